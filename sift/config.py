@@ -1,0 +1,55 @@
+"""Settings, read once at an entry point (CLI, app factory) from ``SIFT_*`` variables and passed down."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """Everything configurable about sift. Env prefix ``SIFT_`` (e.g. ``SIFT_DATA_DIR``)."""
+
+    model_config = SettingsConfigDict(env_prefix="SIFT_", extra="ignore")
+
+    data_dir: Path = Field(default=Path(".sift"), description="Where databases and index files live.")
+    database_url: str | None = Field(
+        default=None, description="SQLAlchemy URL; default is SQLite at DATA_DIR/sift.db."
+    )
+    index_dir: Path | None = Field(default=None, description="Index generations; default DATA_DIR/indexes.")
+    tenant: str = Field(default="default", description="Tenant that owns knowledge bases made from the CLI.")
+
+    # ingestion
+    max_file_bytes: int = Field(default=1024 * 1024, description="Files larger than this are skipped.")
+    ingest_batch_size: int = Field(default=200, description="Files per database write batch.")
+    doc_chunk_min_chars: int = 400
+    doc_chunk_max_chars: int = 800
+    function_chunk_max_lines: int = 120
+    file_chunk_head_lines: int = 40
+
+    # embeddings
+    embed_model_path: Path | None = Field(
+        default=None, description="Local sentence-transformers model dir; default the bundled all-MiniLM-L6-v2."
+    )
+    embed_base_url: str | None = None
+    embed_api_key: str | None = None
+    embed_model: str = "text-embedding-3-small"
+    embed_batch_size: int = 64
+    vector_index: str = Field(default="flat", description="flat (exact) | hnsw (approximate).")
+
+    # LLM (optional; without it the extractive answerer is used)
+    llm_base_url: str | None = None
+    llm_api_key: str | None = None
+    llm_model: str | None = None
+    llm_timeout_s: float = 30.0
+
+    def resolved_database_url(self) -> str:
+        """The database URL in effect."""
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{(self.data_dir / 'sift.db').resolve()}"
+
+    def resolved_index_dir(self) -> Path:
+        """The directory that holds index generations."""
+        return (self.index_dir or self.data_dir / "indexes").resolve()

@@ -1,0 +1,181 @@
+"""Domain objects shared by every package.
+
+Paths are repository-relative with forward slashes; line ranges are 1-based and inclusive.
+Parsed objects (``ParsedNode``, ``DocumentTree``…) are what a parser returns before anything is stored;
+stored objects (``Chunk``, ``Hit``…) carry database ids.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+
+class SourceType(StrEnum):
+    """What kind of source a file is: code, documentation, or other text."""
+
+    CODE = "code"
+    DOC = "doc"
+    TEXT = "text"
+
+
+class NodeKind(StrEnum):
+    """Kinds of document-tree nodes."""
+
+    FILE = "file"
+    MODULE = "module"
+    CLASS = "class"
+    INTERFACE = "interface"
+    STRUCT = "struct"
+    ENUM = "enum"
+    TRAIT = "trait"
+    FUNCTION = "function"
+    METHOD = "method"
+    DOCUMENT = "document"
+    HEADING = "heading"
+
+
+class ChunkKind(StrEnum):
+    """The three index levels: one chunk per file, per function/method, per doc section."""
+
+    FILE = "file"
+    FUNCTION = "function"
+    DOC = "doc"
+
+
+CONTAINER_KINDS = frozenset({NodeKind.CLASS, NodeKind.INTERFACE, NodeKind.STRUCT, NodeKind.ENUM, NodeKind.TRAIT})
+CALLABLE_KINDS = frozenset({NodeKind.FUNCTION, NodeKind.METHOD})
+
+
+@dataclass(slots=True)
+class ParsedNode:
+    """One node of a document tree as a parser emits it.
+
+    ``index`` is the node's position in ``DocumentTree.nodes``; ``parent`` is the parent's index (the file/document
+    root has ``None``). Parents always come before their children.
+    """
+
+    index: int
+    kind: str
+    name: str
+    qualified_name: str
+    start_line: int
+    end_line: int
+    parent: int | None = None
+    level: int = 0
+    signature: str | None = None
+    docstring: str | None = None
+    anchor: str | None = None
+    # For headings: the line where the section body starts (after the title/underline).
+    body_start_line: int | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class ParsedEntity:
+    """A named thing worth finding by name: class, function, HTTP endpoint, glossary term."""
+
+    type: str  # "class" | "function" | "method" | "endpoint" | "term" | ...
+    name: str
+    start_line: int
+    end_line: int
+    node: int | None = None  # index of the ParsedNode it belongs to
+    detail: str | None = None  # e.g. "GET /users/{id}" or a term's definition
+
+
+@dataclass(slots=True)
+class ParsedRef:
+    """A call site: inside node ``caller`` (index), at ``line``, a call to ``callee``.
+
+    ``callee`` is the name as written (``validate_token``, ``self.check``, ``auth.validate``);
+    ``callee_qualified`` is filled when an import in the file makes the target visible.
+    """
+
+    caller: int | None
+    callee: str
+    line: int
+    callee_qualified: str | None = None
+
+
+@dataclass(slots=True)
+class DocumentTree:
+    """Everything a parser learned about one file. ``nodes[0]`` is the file/document root."""
+
+    path: str
+    language: str
+    source_type: SourceType
+    nodes: list[ParsedNode]
+    entities: list[ParsedEntity] = field(default_factory=list)
+    refs: list[ParsedRef] = field(default_factory=list)
+    parser: str = ""
+
+
+@dataclass(slots=True)
+class ChunkDraft:
+    """A chunk before it is stored: what gets embedded and keyword-indexed."""
+
+    kind: ChunkKind
+    node: int | None  # index into DocumentTree.nodes
+    name: str
+    start_line: int
+    end_line: int
+    text: str
+    heading_path: str | None = None
+
+
+class Frozen(BaseModel):
+    """Base for immutable pydantic domain models."""
+
+    model_config = ConfigDict(frozen=True)
+
+
+class Chunk(Frozen):
+    """A stored chunk with its metadata filters."""
+
+    id: int
+    kb: str
+    tenant: str
+    file_id: int
+    node_id: int | None
+    kind: ChunkKind
+    source_type: SourceType
+    path: str
+    language: str
+    name: str
+    heading_path: str | None = None
+    start_line: int
+    end_line: int
+    public: bool = False
+    content_hash: str
+    text: str
+
+
+class Filters(Frozen):
+    """Metadata filters applied inside every channel before ranking."""
+
+    kb: str
+    tenant: str | None = None
+    source_type: SourceType | None = None
+    path_glob: str | None = None
+    language: str | None = None
+    public_only: bool = False
+
+
+class Hit(Frozen):
+    """One ranked, located piece of evidence from a channel (or from fusion)."""
+
+    chunk_id: int | None
+    node_id: int | None
+    path: str
+    start_line: int
+    end_line: int
+    kind: str
+    name: str
+    score: float
+    channel: str
+    rank: int
+    snippet: str = ""
+    channels: tuple[str, ...] = ()
