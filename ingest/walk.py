@@ -1,0 +1,350 @@
+"""Repository walker: .gitignore-aware, skips VCS, vendored, binary and oversized files, never escapes the root.
+
+``walk(root)`` yields one ``WalkedFile`` per indexable text file, in path order. Everything it leaves out
+is counted in ``WalkStats.skipped`` under one reason: ``ignored``, ``vendored``, ``binary``,
+``undecodable``, ``too_large``, ``symlink_outside`` or ``unreadable``. Skipped directories are pruned (not
+descended into) and counted once, with a trailing ``/`` on their path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import stat
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pathspec
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_FILE_BYTES = 1024 * 1024
+BINARY_SNIFF_BYTES = 8192
+MAX_SKIPPED_PATHS = 1000
+
+SKIP_IGNORED = "ignored"
+SKIP_VENDORED = "vendored"
+SKIP_BINARY = "binary"
+SKIP_UNDECODABLE = "undecodable"
+SKIP_TOO_LARGE = "too_large"
+SKIP_SYMLINK_OUTSIDE = "symlink_outside"
+SKIP_UNREADABLE = "unreadable"
+
+VCS_DIRS = frozenset({".git", ".hg", ".svn"})
+
+# Dependency trees, build output, caches and virtualenvs: generated, not authored in the repository.
+VENDORED_DIRS = frozenset(
+    {
+        "node_modules",
+        "bower_components",
+        "vendor",
+        "third_party",
+        "dist",
+        "build",
+        ".venv",
+        "venv",
+        "__pycache__",
+        ".tox",
+        ".nox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".eggs",
+        "site-packages",
+        "coverage",
+        "htmlcov",
+        ".next",
+        ".nuxt",
+    }
+)
+# `target` is only build output when it sits beside a Cargo or Maven project file.
+BUILD_TARGET_MARKERS = frozenset({"Cargo.toml", "pom.xml"})
+
+LOCK_FILES = frozenset(
+    {
+        "package-lock.json",
+        "npm-shrinkwrap.json",
+        "yarn.lock",
+        "pnpm-lock.yaml",
+        "poetry.lock",
+        "uv.lock",
+        "pdm.lock",
+        "Pipfile.lock",
+        "Cargo.lock",
+        "Gemfile.lock",
+        "composer.lock",
+        "go.sum",
+    }
+)
+MINIFIED_SUFFIXES = (".min.js", ".min.css", ".map")
+
+BINARY_EXTENSIONS = frozenset(
+    {
+        # images
+        ".png", ".jpg", ".jpeg", ".gif", ".bmp", ".ico", ".icns", ".webp", ".tif", ".tiff", ".psd", ".avif",
+        # archives and packages
+        ".zip", ".tar", ".gz", ".tgz", ".bz2", ".xz", ".zst", ".7z", ".rar", ".jar", ".war", ".whl", ".egg",
+        # compiled objects
+        ".so", ".dylib", ".dll", ".exe", ".o", ".a", ".lib", ".obj", ".class", ".pyc", ".pyo", ".pyd", ".wasm",
+        ".bin",
+        # media and fonts
+        ".mp3", ".mp4", ".wav", ".ogg", ".flac", ".avi", ".mov", ".webm", ".mkv",
+        ".ttf", ".otf", ".woff", ".woff2", ".eot",
+        # office documents, databases, serialized data and model weights
+        ".pdf", ".doc", ".docx", ".xls", ".xlsx", ".ppt", ".pptx", ".sqlite", ".sqlite3", ".db",
+        ".npy", ".npz", ".pkl", ".pickle", ".parquet", ".h5", ".pt", ".onnx", ".safetensors",
+    }
+)  # fmt: skip
+
+_IgnoreRules = tuple[tuple[str, pathspec.GitIgnoreSpec], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class WalkedFile:
+    """One text file found by the walk: repo-relative POSIX path, decoded text and a hash of the raw bytes."""
+
+    path: str
+    abs_path: Path
+    size: int
+    text: str
+    content_hash: str
+
+
+@dataclass(slots=True)
+class WalkStats:
+    """Counts for one walk: files seen and yielded, and everything skipped by reason.
+
+    Pruned directories are counted in ``skipped`` too, with a trailing ``/`` in ``skipped_paths``; files
+    inside them are never seen.
+    """
+
+    files_seen: int = 0
+    files_yielded: int = 0
+    skipped: Counter[str] = field(default_factory=Counter)
+    skipped_paths: list[tuple[str, str]] = field(default_factory=list)
+
+    def skip(self, path: str, reason: str) -> None:
+        """Record that ``path`` was left out for ``reason`` (paths list capped at MAX_SKIPPED_PATHS)."""
+        self.skipped[reason] += 1
+        if len(self.skipped_paths) < MAX_SKIPPED_PATHS:
+            self.skipped_paths.append((path, reason))
+
+
+def is_binary_bytes(head: bytes) -> bool:
+    """Return True when the first 8 KiB of a file hold a NUL byte (git's own heuristic)."""
+    return b"\x00" in head[:BINARY_SNIFF_BYTES]
+
+
+def decode_text(data: bytes) -> str | None:
+    """Decode UTF-8 (a leading BOM is stripped); return None when the bytes are not valid UTF-8."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return None
+
+
+def walk(
+    root: Path, *, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES, stats: WalkStats | None = None
+) -> Iterator[WalkedFile]:
+    """Yield the repository's indexable text files under ``root``, sorted by path."""
+    root_path = Path(root)
+    if not root_path.exists():
+        raise FileNotFoundError(f"repository root {root_path} does not exist; pass an existing directory")
+    if not root_path.is_dir():
+        raise NotADirectoryError(f"repository root {root_path} is not a directory; pass a directory")
+    walker = _Walker(root_path.resolve(), max_file_bytes, stats if stats is not None else WalkStats())
+    return walker.run()
+
+
+@dataclass(slots=True)
+class _Entry:
+    """A directory entry after following an in-root symlink."""
+
+    name: str
+    abs_path: str
+    is_dir: bool
+    real_path: str | None  # set for directories: the resolved path, for cycle detection
+
+
+class _Walker:
+    """State of one walk: root, limits and stats; the recursion keeps per-directory state on the stack."""
+
+    def __init__(self, root: Path, max_file_bytes: int, stats: WalkStats) -> None:
+        self.root = root
+        self.root_real = str(root)
+        self.max_file_bytes = max_file_bytes
+        self.stats = stats
+
+    def run(self) -> Iterator[WalkedFile]:
+        rules: _IgnoreRules = ()
+        exclude = _load_spec(os.path.join(self.root, ".git", "info", "exclude"))
+        if exclude is not None:
+            rules = (("", exclude),)
+        yield from self._walk_dir(self.root_real, "", rules, (self.root_real,))
+
+    def _walk_dir(
+        self, abs_dir: str, prefix: str, rules: _IgnoreRules, ancestors: tuple[str, ...]
+    ) -> Iterator[WalkedFile]:
+        """Walk one directory; ``ancestors`` are the resolved paths from the root down to this directory."""
+        try:
+            with os.scandir(abs_dir) as it:
+                raw = list(it)
+        except OSError as exc:
+            log.debug("cannot list %s: %s", abs_dir, exc)
+            self.stats.skip(prefix or "./", SKIP_UNREADABLE)
+            return
+        names = {e.name for e in raw}
+        if ".gitignore" in names:
+            spec = _load_spec(os.path.join(abs_dir, ".gitignore"))
+            if spec is not None:
+                rules = (*rules, (prefix, spec))
+        entries: list[_Entry] = []
+        for dir_entry in raw:
+            entry = self._classify(dir_entry, prefix, ancestors[-1])
+            if entry is not None:
+                entries.append(entry)
+        # A trailing "/" on directory names makes sibling order equal to full-path string order.
+        entries.sort(key=lambda e: e.name + "/" if e.is_dir else e.name)
+        for entry in entries:
+            rel = prefix + entry.name
+            if entry.is_dir:
+                reason = self._dir_skip_reason(entry, rel, rules, names)
+                if reason is not None:
+                    self.stats.skip(rel + "/", reason)
+                elif entry.real_path in ancestors:
+                    log.debug("symlink cycle at %s, not followed", rel)
+                else:
+                    real = entry.real_path or entry.abs_path
+                    yield from self._walk_dir(entry.abs_path, rel + "/", rules, (*ancestors, real))
+            else:
+                walked = self._read_file(entry, rel, rules)
+                if walked is not None:
+                    yield walked
+
+    def _classify(self, dir_entry: os.DirEntry[str], prefix: str, real_parent: str) -> _Entry | None:
+        """Resolve symlinks (skipping those that leave the root) and tell directories from files."""
+        try:
+            if not dir_entry.is_symlink():
+                is_dir = dir_entry.is_dir(follow_symlinks=False)
+                real = os.path.join(real_parent, dir_entry.name) if is_dir else None
+                return _Entry(dir_entry.name, dir_entry.path, is_dir, real)
+            real = os.path.realpath(dir_entry.path)
+            if not _is_within(real, self.root_real):
+                # The target is only stat'ed to label the skip; it is never opened or listed.
+                if os.path.isdir(real):
+                    self.stats.skip(prefix + dir_entry.name + "/", SKIP_SYMLINK_OUTSIDE)
+                else:
+                    self.stats.files_seen += 1
+                    self.stats.skip(prefix + dir_entry.name, SKIP_SYMLINK_OUTSIDE)
+                return None
+            is_dir = os.path.isdir(real)
+            return _Entry(dir_entry.name, dir_entry.path, is_dir, real if is_dir else None)
+        except OSError as exc:
+            log.debug("cannot stat %s: %s", dir_entry.path, exc)
+            self.stats.files_seen += 1
+            self.stats.skip(prefix + dir_entry.name, SKIP_UNREADABLE)
+            return None
+
+    def _dir_skip_reason(
+        self, entry: _Entry, rel: str, rules: _IgnoreRules, sibling_names: set[str]
+    ) -> str | None:
+        name = entry.name
+        if name in VCS_DIRS or _is_ignored(rules, rel, is_dir=True):
+            return SKIP_IGNORED
+        if name in VENDORED_DIRS or name.endswith(".egg-info"):
+            return SKIP_VENDORED
+        if name == "target" and not sibling_names.isdisjoint(BUILD_TARGET_MARKERS):
+            return SKIP_VENDORED
+        if os.path.exists(os.path.join(entry.abs_path, "pyvenv.cfg")):
+            return SKIP_VENDORED  # a virtualenv under any name (env, .env311, ...)
+        return None
+
+    def _read_file(self, entry: _Entry, rel: str, rules: _IgnoreRules) -> WalkedFile | None:
+        stats = self.stats
+        stats.files_seen += 1
+        reason = _file_skip_reason(entry.name, rel, rules)
+        if reason is not None:
+            stats.skip(rel, reason)
+            return None
+        try:
+            st = os.stat(entry.abs_path)
+            if not stat.S_ISREG(st.st_mode):
+                # FIFOs, sockets and devices: opening one could block or never end.
+                stats.skip(rel, SKIP_UNREADABLE)
+                return None
+            if st.st_size > self.max_file_bytes:
+                stats.skip(rel, SKIP_TOO_LARGE)
+                return None
+            with open(entry.abs_path, "rb") as fh:
+                data = fh.read(self.max_file_bytes + 1)
+        except OSError as exc:
+            log.debug("cannot read %s: %s", rel, exc)
+            stats.skip(rel, SKIP_UNREADABLE)
+            return None
+        if len(data) > self.max_file_bytes:  # grew after the stat
+            stats.skip(rel, SKIP_TOO_LARGE)
+            return None
+        if is_binary_bytes(data):
+            stats.skip(rel, SKIP_BINARY)
+            return None
+        text = decode_text(data)
+        if text is None:
+            stats.skip(rel, SKIP_UNDECODABLE)
+            return None
+        stats.files_yielded += 1
+        return WalkedFile(
+            path=rel,
+            abs_path=self.root / rel,
+            size=len(data),
+            text=text,
+            content_hash=hashlib.sha256(data).hexdigest(),
+        )
+
+
+def _file_skip_reason(name: str, rel: str, rules: _IgnoreRules) -> str | None:
+    """The reason a file is skipped by name alone (no I/O), or None."""
+    if _is_ignored(rules, rel, is_dir=False):
+        return SKIP_IGNORED
+    if name in LOCK_FILES or name.endswith(MINIFIED_SUFFIXES):
+        return SKIP_VENDORED
+    if os.path.splitext(name)[1].lower() in BINARY_EXTENSIONS:
+        return SKIP_BINARY
+    return None
+
+
+def _is_ignored(rules: _IgnoreRules, rel: str, *, is_dir: bool) -> bool:
+    """Apply .gitignore rules like git: the deepest file with a matching pattern decides, last pattern wins."""
+    for prefix, spec in reversed(rules):
+        sub = rel[len(prefix) :] + ("/" if is_dir else "")
+        include = spec.check_file(sub).include
+        if include is not None:
+            return include
+    return False
+
+
+def _load_spec(path: str) -> pathspec.GitIgnoreSpec | None:
+    """Parse a .gitignore-style file; None when it is missing, unreadable or has no patterns."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None
+    lines = data.decode("utf-8-sig", errors="replace").splitlines()
+    spec = pathspec.GitIgnoreSpec.from_lines(lines)
+    return spec if len(spec.patterns) else None
+
+
+def _is_within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+__all__: Sequence[str] = (
+    "WalkStats",
+    "WalkedFile",
+    "decode_text",
+    "is_binary_bytes",
+    "walk",
+)
