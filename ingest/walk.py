@@ -333,8 +333,21 @@ def _load_spec(path: str) -> pathspec.GitIgnoreSpec | None:
     except OSError:
         return None
     lines = data.decode("utf-8-sig", errors="replace").splitlines()
-    spec = pathspec.GitIgnoreSpec.from_lines(lines)
+    try:
+        spec = pathspec.GitIgnoreSpec.from_lines(lines)
+    except ValueError:
+        # git silently drops a malformed line (e.g. a lone "!"); do the same rather than fail the walk.
+        log.debug("malformed pattern in %s; dropping invalid lines", path)
+        spec = pathspec.GitIgnoreSpec.from_lines([line for line in lines if _is_valid_pattern(line)])
     return spec if len(spec.patterns) else None
+
+
+def _is_valid_pattern(line: str) -> bool:
+    try:
+        pathspec.GitIgnoreSpec.from_lines([line])
+    except ValueError:
+        return False
+    return True
 
 
 def _is_within(path: str, root: str) -> bool:

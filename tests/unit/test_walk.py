@@ -138,6 +138,12 @@ WALK_CASES = [
         {"data.dat": "binary", "logo.png": "binary", "lib.SO": "binary", "latin.txt": "undecodable"},
         id="binary-and-undecodable",
     ),
+    pytest.param(
+        {".gitignore": "!\n*.log\nfoo\\\n", "a.log": "x", "a.py": "x"},
+        [".gitignore", "a.py"],
+        {"a.log": "ignored"},
+        id="malformed-gitignore-lines-dropped",
+    ),
     pytest.param({}, [], {}, id="empty-repo"),
 ]
 
