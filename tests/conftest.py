@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import urllib.request
 import tarfile
 from pathlib import Path
@@ -44,17 +45,20 @@ def fetch_sdist(name: str, version: str | None = None) -> Path:
     """Download ``name``'s sdist from PyPI once into the test cache and return the unpacked source root."""
     version = version or SDISTS[name]
     target = CACHE / f"{name}-{version}"
-    if (target / ".complete").exists():
+    marker = CACHE / f"{name}-{version}.complete"  # beside, not inside: the tree is ingested as it is
+    if marker.exists():
         return target
     CACHE.mkdir(parents=True, exist_ok=True)
     archive = _download_sdist(name, version, CACHE / "downloads")
     tmp = CACHE / f".{name}-{version}.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    shutil.rmtree(target, ignore_errors=True)
     with tarfile.open(archive) as tar:
         tar.extractall(tmp, filter="data")
     (inner,) = list(tmp.iterdir())
     inner.rename(target)
     tmp.rmdir()
-    (target / ".complete").write_text("ok")
+    marker.write_text("ok")
     return target
 
 

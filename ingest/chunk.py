@@ -1,0 +1,245 @@
+"""Chunks for the three index levels, cut from a document tree.
+
+- **file**: one per file — path, outline of symbols, module docstring and the head of the content.
+- **function**: one per class (header and fields, up to the first method) and per function/method (its code);
+  long ones are split into windows that repeat the signature. Module-level code outside every definition gets
+  window chunks too, so nothing in a code file is unreachable.
+- **doc**: sections of about ``min_chars``–``max_chars`` characters, split on blank lines, never crossing a
+  heading, each carrying its heading path.
+
+A chunk's ``text`` is the exact source lines ``start_line..end_line`` (so snippets and citations map to lines);
+what gets embedded and keyword-indexed is :func:`embedding_text`, which adds the path, name or heading path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from sift.models import CALLABLE_KINDS, CONTAINER_KINDS, ChunkDraft, ChunkKind, DocumentTree, SourceType
+
+OUTLINE_MAX_ENTRIES = 80
+MODULE_GAP_MIN_LINES = 4
+FLAT_CODE_WINDOW = 60
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkLimits:
+    """Size limits for chunking (from Settings)."""
+
+    doc_min_chars: int = 400
+    doc_max_chars: int = 800
+    function_max_lines: int = 120
+    file_head_lines: int = 40
+
+
+def embedding_text(kind: str, path: str, name: str, heading_path: str | None, text: str) -> str:
+    """The text that represents a chunk to the embedder and BM25: location and name first, then content."""
+    if kind == ChunkKind.DOC:
+        return f"{path} | {heading_path or name}\n{text}"
+    if kind == ChunkKind.FUNCTION:
+        return f"{path} | {name}\n{text}"
+    return text  # the file chunk already starts with its path and outline
+
+
+def content_hash(kind: str, path: str, name: str, heading_path: str | None, text: str) -> str:
+    """Hash of exactly what is embedded: equal hashes never need embedding twice."""
+    data = embedding_text(kind, path, name, heading_path, text).encode("utf-8", "surrogatepass")
+    return hashlib.sha256(data).hexdigest()
+
+
+def _slice(lines: list[str], start: int, end: int) -> str:
+    return "\n".join(lines[start - 1 : end])
+
+
+def chunk_tree(tree: DocumentTree, lines: list[str], limits: ChunkLimits = ChunkLimits()) -> list[ChunkDraft]:
+    """All chunks of one file: its file chunk, then function or doc-section chunks."""
+    chunks = [_file_chunk(tree, lines, limits)]
+    if not lines:
+        return chunks
+    if tree.source_type == SourceType.CODE:
+        if len(tree.nodes) > 1:
+            chunks.extend(_symbol_chunks(tree, lines, limits))
+        else:
+            chunks.extend(_windows(tree, lines, 1, len(lines), FLAT_CODE_WINDOW, tree.nodes[0].name, 0))
+    else:
+        chunks.extend(_doc_chunks(tree, lines, limits))
+    return chunks
+
+
+def _file_chunk(tree: DocumentTree, lines: list[str], limits: ChunkLimits) -> ChunkDraft:
+    root = tree.nodes[0]
+    parts = [tree.path]
+    outline = []
+    for node in tree.nodes[1 : OUTLINE_MAX_ENTRIES + 1]:
+        indent = "  " * max(0, node.level - 1)
+        label = node.signature or node.name
+        outline.append(f"{indent}{node.kind} {label} (L{node.start_line}-{node.end_line})")
+    if outline:
+        parts.append("\n".join(outline))
+    if root.docstring:
+        parts.append(root.docstring.strip())
+    head = _slice(lines, 1, min(len(lines), limits.file_head_lines))
+    if head.strip():
+        parts.append(head)
+    return ChunkDraft(
+        kind=ChunkKind.FILE,
+        node=0,
+        name=tree.path,
+        start_line=1,
+        end_line=max(1, len(lines)),
+        text="\n\n".join(parts),
+    )
+
+
+def _symbol_chunks(tree: DocumentTree, lines: list[str], limits: ChunkLimits) -> list[ChunkDraft]:
+    out: list[ChunkDraft] = []
+    children: dict[int, list[int]] = {}
+    for node in tree.nodes[1:]:
+        if node.parent is not None:
+            children.setdefault(node.parent, []).append(node.index)
+    for node in tree.nodes[1:]:
+        label = node.qualified_name.split("::", 1)[-1]
+        if node.kind in CALLABLE_KINDS:
+            out.extend(_windows(tree, lines, node.start_line, node.end_line, limits.function_max_lines, label,
+                                node.index, node.signature))
+        elif node.kind in CONTAINER_KINDS:
+            kids = [tree.nodes[i] for i in children.get(node.index, [])]
+            end = node.end_line
+            if kids:
+                end = max(node.start_line, min(k.start_line for k in kids) - 1)
+            out.extend(_windows(tree, lines, node.start_line, end, limits.function_max_lines, label, node.index,
+                                node.signature))
+    out.extend(_module_gaps(tree, lines, children.get(0, [])))
+    return out
+
+
+def _module_gaps(tree: DocumentTree, lines: list[str], top: list[int]) -> list[ChunkDraft]:
+    """Window chunks over module-level code between top-level definitions."""
+    spans = sorted((tree.nodes[i].start_line, tree.nodes[i].end_line) for i in top)
+    gaps, cursor = [], 1
+    for start, end in spans:
+        if start > cursor:
+            gaps.append((cursor, start - 1))
+        cursor = max(cursor, end + 1)
+    if cursor <= len(lines):
+        gaps.append((cursor, len(lines)))
+    out: list[ChunkDraft] = []
+    name = f"{tree.nodes[0].name} (module code)"
+    for start, end in gaps:
+        while start <= end and not lines[start - 1].strip():
+            start += 1
+        while end >= start and not lines[end - 1].strip():
+            end -= 1
+        if end < start:
+            continue
+        nonblank = sum(1 for ln in lines[start - 1 : end] if ln.strip())
+        if nonblank >= MODULE_GAP_MIN_LINES:
+            out.extend(_windows(tree, lines, start, end, FLAT_CODE_WINDOW, name, 0))
+    return out
+
+
+def _windows(
+    tree: DocumentTree,
+    lines: list[str],
+    start: int,
+    end: int,
+    max_lines: int,
+    name: str,
+    node: int,
+    signature: str | None = None,
+) -> list[ChunkDraft]:
+    """One chunk for ``start..end``, or windows of ``max_lines`` with the signature repeated in each."""
+    end = min(end, len(lines))
+    if end < start:
+        return []
+    if end - start + 1 <= max_lines:
+        return [ChunkDraft(ChunkKind.FUNCTION, node, name, start, end, _slice(lines, start, end))]
+    out = []
+    for s in range(start, end + 1, max_lines):
+        e = min(end, s + max_lines - 1)
+        body = _slice(lines, s, e)
+        if s != start and signature:
+            body = f"{signature}  # (continued)\n{body}"
+        out.append(ChunkDraft(ChunkKind.FUNCTION, node, f"{name} (part {len(out) + 1})", s, e, body))
+    return out
+
+
+def _doc_chunks(tree: DocumentTree, lines: list[str], limits: ChunkLimits) -> list[ChunkDraft]:
+    """Sections of 400–800 characters that never cross a heading."""
+    nodes = tree.nodes
+    heads = sorted(nodes[1:], key=lambda n: n.start_line)
+    titles: dict[int, str] = {}
+    for node in nodes[1:]:
+        parent_title = titles.get(node.parent) if node.parent else None
+        titles[node.index] = f"{parent_title} > {node.name}" if parent_title else node.name
+    # Each section's own body runs from its heading to the line before the next heading of any level.
+    sections: list[tuple[int, int, int, str]] = []  # (node index, start, end, heading path)
+    first = heads[0].start_line if heads else len(lines) + 1
+    if first > 1:
+        sections.append((0, 1, first - 1, nodes[0].name))
+    for i, node in enumerate(heads):
+        nxt = heads[i + 1].start_line - 1 if i + 1 < len(heads) else len(lines)
+        end = min(node.end_line, nxt) if node.end_line >= node.start_line else nxt
+        sections.append((node.index, node.start_line, max(node.start_line, end), titles[node.index]))
+    out: list[ChunkDraft] = []
+    for index, start, end, path in sections:
+        for s, e in _split_section(lines, start, end, limits.doc_min_chars, limits.doc_max_chars):
+            out.append(ChunkDraft(ChunkKind.DOC, index, path.rsplit(" > ", 1)[-1], s, e, _slice(lines, s, e),
+                                  heading_path=path))
+    return out
+
+
+def _split_section(lines: list[str], start: int, end: int, min_chars: int, max_chars: int) -> list[tuple[int, int]]:
+    """Line ranges of one section, packed paragraph by paragraph up to ``max_chars`` (at least ``min_chars``)."""
+    while start <= end and not lines[start - 1].strip():
+        start += 1
+    while end >= start and not lines[end - 1].strip():
+        end -= 1
+    if end < start:
+        return []
+    # Paragraph blocks: runs of non-blank lines (fenced code kept whole when it fits).
+    blocks: list[tuple[int, int, int]] = []  # (start, end, chars)
+    s, size, in_fence = None, 0, False
+    for ln in range(start, end + 1):
+        text = lines[ln - 1]
+        stripped = text.lstrip()
+        if stripped.startswith(("```", "~~~")):
+            in_fence = not in_fence
+        if not text.strip() and not in_fence:
+            if s is not None:
+                blocks.append((s, ln - 1, size))
+                s, size = None, 0
+            continue
+        if s is None:
+            s = ln
+        size += len(text) + 1
+    if s is not None:
+        blocks.append((s, end, size))
+    # Split blocks larger than max_chars on line boundaries.
+    pieces: list[tuple[int, int, int]] = []
+    for bs, be, bsize in blocks:
+        if bsize <= max_chars:
+            pieces.append((bs, be, bsize))
+            continue
+        cs, csize = bs, 0
+        for ln in range(bs, be + 1):
+            n = len(lines[ln - 1]) + 1
+            if csize and csize + n > max_chars:
+                pieces.append((cs, ln - 1, csize))
+                cs, csize = ln, 0
+            csize += n
+        pieces.append((cs, be, csize))
+    # Pack pieces greedily up to max_chars; a chunk still under min_chars may run over by min_chars / 2 rather
+    # than be left tiny. A whole section shorter than min_chars is one chunk: chunks never cross a heading.
+    out: list[tuple[int, int]] = []
+    cs, ce, csize = pieces[0]
+    for ps, pe, psize in pieces[1:]:
+        total = csize + psize
+        if total > max_chars and (csize >= min_chars or total > max_chars + min_chars // 2):
+            out.append((cs, ce))
+            cs, ce, csize = ps, pe, psize
+        else:
+            ce, csize = pe, csize + psize
+    out.append((cs, ce))
+    return out

@@ -1,0 +1,98 @@
+"""Chunker: file, function and doc-section chunks cut from hand-built document trees."""
+
+from __future__ import annotations
+
+import pytest
+
+from ingest.chunk import ChunkLimits, _split_section, chunk_tree, content_hash, embedding_text
+from sift.models import ChunkKind, DocumentTree, NodeKind, ParsedNode, SourceType
+
+
+def _code_tree(n_lines: int, defs: list[tuple[str, str, int, int, int | None]]) -> DocumentTree:
+    nodes = [ParsedNode(0, NodeKind.FILE, "m.py", "m.py", 1, n_lines, docstring="Module doc.")]
+    for i, (kind, name, start, end, parent) in enumerate(defs, 1):
+        nodes.append(ParsedNode(i, kind, name, f"m.py::{name}", start, end, parent=parent, level=1,
+                                signature=f"def {name}()"))
+    return DocumentTree("m.py", "python", SourceType.CODE, nodes)
+
+
+def test_chunk_tree_code_file_function_and_class_header():
+    lines = [f"line {i}" for i in range(1, 21)]
+    tree = _code_tree(20, [("class", "A", 1, 10, 0), ("method", "A.f", 4, 10, 1), ("function", "g", 12, 15, 0)])
+    chunks = chunk_tree(tree, lines)
+    kinds = [(c.kind, c.name, c.start_line, c.end_line) for c in chunks]
+    assert kinds[0] == (ChunkKind.FILE, "m.py", 1, 20)
+    assert (ChunkKind.FUNCTION, "A", 1, 3) in kinds  # class header up to its first method
+    assert (ChunkKind.FUNCTION, "A.f", 4, 10) in kinds
+    assert (ChunkKind.FUNCTION, "g", 12, 15) in kinds
+    assert (ChunkKind.FUNCTION, "m.py (module code)", 16, 20) in kinds  # trailing module-level code
+    for c in chunks[1:]:
+        assert c.text == "\n".join(lines[c.start_line - 1 : c.end_line])
+
+
+def test_chunk_tree_long_function_split_with_signature_repeated():
+    lines = [f"x{i}" for i in range(1, 301)]
+    tree = _code_tree(300, [("function", "big", 1, 300, 0)])
+    parts = [c for c in chunk_tree(tree, lines, ChunkLimits(function_max_lines=100)) if c.kind == ChunkKind.FUNCTION]
+    assert [(c.start_line, c.end_line) for c in parts] == [(1, 100), (101, 200), (201, 300)]
+    assert parts[1].text.startswith("def big()  # (continued)\nx101")
+
+
+def test_chunk_tree_file_chunk_has_outline_and_docstring():
+    tree = _code_tree(5, [("function", "g", 1, 5, 0)])
+    file_chunk = chunk_tree(tree, ["a"] * 5)[0]
+    assert "function def g() (L1-5)" in file_chunk.text
+    assert "Module doc." in file_chunk.text
+
+
+def _doc_tree(lines: list[str], heads: list[tuple[str, int, int, int, int | None]]) -> DocumentTree:
+    nodes = [ParsedNode(0, NodeKind.DOCUMENT, "d.md", "d.md", 1, len(lines))]
+    for i, (name, level, start, end, parent) in enumerate(heads, 1):
+        nodes.append(ParsedNode(i, NodeKind.HEADING, name, f"d.md#{name.lower()}", start, end, parent=parent,
+                                level=level))
+    return DocumentTree("d.md", "markdown", SourceType.DOC, nodes)
+
+
+def test_chunk_tree_doc_sections_never_cross_headings():
+    lines = ["intro", "", "# A", "", "text a", "", "## B", "", "text b", "# C", "text c"]
+    tree = _doc_tree(lines, [("A", 1, 3, 9, 0), ("B", 2, 7, 9, 1), ("C", 1, 10, 11, 0)])
+    docs = [c for c in chunk_tree(tree, lines) if c.kind == ChunkKind.DOC]
+    spans = [(c.heading_path, c.start_line, c.end_line) for c in docs]
+    assert spans == [("d.md", 1, 1), ("A", 3, 5), ("A > B", 7, 9), ("C", 10, 11)]
+
+
+@pytest.mark.parametrize(
+    ("sizes", "expected"),
+    [
+        ([100], [(1, 1)]),
+        ([300, 300, 300], [(1, 3), (5, 5)]),  # 3 paragraphs: first two fit 800, third starts a new chunk
+        ([900], [(1, 1)]),  # one long line cannot be split further
+        ([500, 100], [(1, 3)]),
+        ([300, 600], [(1, 3)]),  # under min_chars: may run over max by min/2 rather than stay tiny
+        ([300, 800], [(1, 1), (3, 3)]),
+    ],
+)
+def test_split_section_packs_paragraphs(sizes, expected):
+    lines: list[str] = []
+    for size in sizes:
+        if lines:
+            lines.append("")
+        lines.append("w" * (size - 1))
+    assert _split_section(lines, 1, len(lines), 400, 800) == expected
+
+
+def test_split_section_blank_section_is_empty():
+    assert _split_section(["", "  ", ""], 1, 3, 400, 800) == []
+
+
+def test_content_hash_changes_with_what_is_embedded():
+    a = content_hash("function", "a.py", "f", None, "x")
+    assert a == content_hash("function", "a.py", "f", None, "x")
+    assert a != content_hash("function", "b.py", "f", None, "x")
+    assert embedding_text("doc", "d.md", "B", "A > B", "t").startswith("d.md | A > B")
+
+
+def test_chunk_tree_empty_file_has_only_file_chunk():
+    tree = DocumentTree("e.py", "python", SourceType.CODE,
+                        [ParsedNode(0, NodeKind.FILE, "e.py", "e.py", 1, 1)])
+    assert [c.kind for c in chunk_tree(tree, [])] == [ChunkKind.FILE]
