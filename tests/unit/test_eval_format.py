@@ -1,0 +1,164 @@
+"""Tests for the evaluation question-set format and its line-by-line loader."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from eval.format import EvalQuestion, GoldSpan, LineError, load_questions, parse_line
+from sift.errors import InvalidQuery, NotFound
+
+GOOD = json.dumps(
+    {
+        "id": "q1",
+        "query": "where is login?",
+        "gold_files": ["pkg/auth.py"],
+        "gold_spans": [{"path": "pkg/auth.py", "start_line": 17, "end_line": 21}],
+        "answer_contains": ["login"],
+        "kind": "locate",
+        "kb": "tiny",
+    }
+)
+MINIMAL = '{"id": "q2", "query": "what is sift?"}'
+
+
+def _with_span(path: object = "a.py", start: object = 1, end: object = 4) -> str:
+    span = {"path": path, "start_line": start, "end_line": end}
+    return json.dumps({"id": "a", "query": "q", "gold_spans": [span]})
+
+
+def _write(tmp_path: Path, lines: list[str]) -> Path:
+    path = tmp_path / "set.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("lines", "ids", "bad_lines"),
+    [
+        ([GOOD, MINIMAL], ["q1", "q2"], []),
+        ([], [], []),
+        (["", GOOD, "   ", "", MINIMAL, ""], ["q1", "q2"], []),
+        ([GOOD, "{not json", MINIMAL], ["q1", "q2"], [2]),
+        ([GOOD, "[1, 2]", '"just a string"'], ["q1"], [2, 3]),
+        ([GOOD, GOOD, MINIMAL], ["q1", "q2"], [2]),
+        (['{"query": "no id"}', '{"id": "x"}', MINIMAL], ["q2"], [1, 2]),
+        (
+            ['{"id": 7, "query": "numeric id"}', '{"id": "a", "query": ""}', '{"id": "b", "query": "  "}'],
+            [],
+            [1, 2, 3],
+        ),
+        ([_with_span(start="3")], [], [1]),
+        ([_with_span(start=5)], [], [1]),
+        ([_with_span(start=0)], [], [1]),
+        ([_with_span(path="../a.py"), _with_span(path="/etc/a.py")], [], [1, 2]),
+        (['{"id": "a", "query": "q", "gold_files": "a.py"}'], [], [1]),
+        (['{"id": "a", "query": "q", "answer_contains": [""]}'], [], [1]),
+        (['{"id": "a", "query": "q", "gold_span": []}'], [], [1]),
+        (['{"id": "a", "query": "q", "kind": 3}'], [], [1]),
+        ([_with_span(start=2, end=2)], ["a"], []),
+    ],
+    ids=[
+        "valid",
+        "empty-file",
+        "blank-lines-skipped-but-counted",
+        "malformed-json",
+        "not-an-object",
+        "duplicate-id",
+        "missing-id-or-query",
+        "wrong-id-type-and-blank-query",
+        "string-line-number",
+        "end-before-start",
+        "zero-line",
+        "path-escapes-root",
+        "gold-files-not-a-list",
+        "blank-answer-phrase",
+        "unknown-key",
+        "kind-not-a-string",
+        "one-line-span",
+    ],
+)
+def test_load_questions_reports_bad_lines(
+    tmp_path: Path, lines: list[str], ids: list[str], bad_lines: list[int]
+) -> None:
+    questions, errors = load_questions(_write(tmp_path, lines))
+    assert [q.id for q in questions] == ids
+    assert [e.line for e in errors] == bad_lines
+    assert all(e.message for e in errors)
+
+
+@pytest.mark.parametrize(
+    ("lines", "line", "phrase"),
+    [
+        ([GOOD, "", "{oops"], 3, "invalid JSON"),
+        ([GOOD, GOOD], 2, "duplicate id 'q1' (first used on line 1)"),
+        (['{"id": "a"}'], 1, "query"),
+        (["[]"], 1, "expected a JSON object"),
+    ],
+    ids=["malformed-json", "duplicate-id", "missing-query", "not-an-object"],
+)
+def test_load_questions_strict_raises_naming_line(
+    tmp_path: Path, lines: list[str], line: int, phrase: str
+) -> None:
+    path = _write(tmp_path, lines)
+    with pytest.raises(InvalidQuery) as info:
+        load_questions(path, strict=True)
+    assert f"line {line}" in info.value.message
+    assert phrase in info.value.message
+    assert info.value.field == f"line {line}"
+
+
+def test_load_questions_strict_returns_no_errors_for_valid_file(tmp_path: Path) -> None:
+    questions, errors = load_questions(_write(tmp_path, [GOOD, "", MINIMAL]), strict=True)
+    assert [q.id for q in questions] == ["q1", "q2"]
+    assert errors == []
+
+
+def test_load_questions_defaults_optional_fields(tmp_path: Path) -> None:
+    (question,), _ = load_questions(_write(tmp_path, [MINIMAL]))
+    assert question == EvalQuestion(id="q2", query="what is sift?")
+    assert (question.gold_files, question.gold_spans, question.answer_contains) == ([], [], [])
+    assert (question.kind, question.kb) == (None, None)
+
+
+def test_load_questions_parses_spans(tmp_path: Path) -> None:
+    (question,), _ = load_questions(_write(tmp_path, [GOOD]))
+    assert question.gold_spans == [GoldSpan(path="pkg/auth.py", start_line=17, end_line=21)]
+    assert question.kind == "locate" and question.kb == "tiny"
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("\ufeff" + MINIMAL + "\r\n" + GOOD + "\r\n", ["q2", "q1"]),
+        (MINIMAL, ["q2"]),
+        ('{"id": "u", "query": "a\u2028b"}\n', ["u"]),
+    ],
+    ids=["bom-and-crlf", "no-trailing-newline", "line-separator-inside-string"],
+)
+def test_load_questions_tolerates_encodings_and_line_endings(
+    tmp_path: Path, raw: str, expected: list[str]
+) -> None:
+    path = tmp_path / "set.jsonl"
+    path.write_text(raw, encoding="utf-8", newline="")
+    questions, errors = load_questions(path)
+    assert errors == []
+    assert [q.id for q in questions] == expected
+
+
+def test_load_questions_missing_file_raises_not_found(tmp_path: Path) -> None:
+    with pytest.raises(NotFound):
+        load_questions(tmp_path / "absent.jsonl")
+
+
+@pytest.mark.parametrize(
+    ("text", "column"),
+    [('{"id": "a",, }', 12), ("{", 2)],
+    ids=["stray-comma", "truncated"],
+)
+def test_parse_line_reports_json_column(text: str, column: int) -> None:
+    result = parse_line(text, 4)
+    assert isinstance(result, LineError)
+    assert (result.line, result.column) == (4, column)
