@@ -1,0 +1,173 @@
+"""The bundled evaluation sets are checked against the real attrs and marshmallow sdists they describe."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+import eval.format as eval_format
+from eval.format import KINDS, EvalQuestion, load_questions
+
+SETS = Path(eval_format.__file__).parent / "sets"
+KBS = {"attrs": "attrs_src", "marshmallow": "marshmallow_src"}
+MIN_QUESTIONS = 22
+MIN_NEGATIVE = 3
+# A query "names code" when it quotes code or uses an identifier-shaped word (snake_case, _private,
+# dotted.name, call(), @decorator); at least half of each set must be phrased in plain words instead.
+CODE_TOKEN = re.compile(r"`|\b\w*_\w*\b|\b[A-Za-z]\w*\.[A-Za-z]\w*|\w\(\)|@\w")
+RST_ADORNMENT = re.compile(r"^([=\-`:'\"~^_*+#<>.])\1{2,}\s*$")
+LABEL = re.compile(r"^(\.\. _[^:]+:|\(.+\)=)\s*$")
+
+
+def _questions(kb: str) -> list[EvalQuestion]:
+    questions, errors = load_questions(SETS / f"{kb}.jsonl", strict=True)
+    assert errors == []
+    return questions
+
+
+def _lines(root: Path, rel: str) -> list[str]:
+    return (root / rel).read_text(encoding="utf-8").split("\n")
+
+
+def _node_ranges(source: str) -> dict[int, set[int]]:
+    """Map each def/class line, and each first-decorator line, to the end line of its node."""
+    ranges: dict[int, set[int]] = {}
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            starts = {node.lineno, min((d.lineno for d in node.decorator_list), default=node.lineno)}
+            for start in starts:
+                ranges.setdefault(start, set()).add(node.end_lineno or node.lineno)
+    return ranges
+
+
+def _md_headings(lines: list[str]) -> list[tuple[int, int]]:
+    """(line, level) of each ATX heading outside fenced code blocks."""
+    out, fence = [], ""
+    for number, line in enumerate(lines, start=1):
+        stripped = line.lstrip()
+        if stripped.startswith(("```", "~~~")):
+            marker = stripped[:3]
+            fence = "" if fence == marker else (fence or marker)
+            continue
+        match = re.match(r"(#{1,6})\s+\S", line)
+        if match and not fence:
+            out.append((number, len(match.group(1))))
+    return out
+
+
+def _rst_headings(lines: list[str]) -> list[tuple[int, int]]:
+    """(line of the title text, level) of each reStructuredText section title; levels in order of first use."""
+    out: list[tuple[int, int]] = []
+    styles: list[tuple[str, bool]] = []
+    for i in range(len(lines) - 1):
+        title, under = lines[i], lines[i + 1]
+        is_title = title.strip() and not title.startswith(" ") and not RST_ADORNMENT.match(title)
+        if not (is_title and RST_ADORNMENT.match(under) and len(under.rstrip()) >= len(title.rstrip())):
+            continue
+        over = lines[i - 1] if i else ""
+        style = (under[0], bool(RST_ADORNMENT.match(over)) and over[0] == under[0])
+        if style not in styles:
+            styles.append(style)
+        out.append((i + 1, styles.index(style)))
+    return out
+
+
+def _section_end(lines: list[str], headings: list[tuple[int, int]], start: int) -> int | None:
+    """Last line of the section whose heading is on ``start`` (blank lines and link labels trimmed)."""
+    levels = dict(headings)
+    if start not in levels:
+        return None
+    end = (
+        next((line for line, level in headings if line > start and level <= levels[start]), len(lines) + 1)
+        - 1
+    )
+    while end > start and (not lines[end - 1].strip() or LABEL.match(lines[end - 1])):
+        end -= 1
+    return end
+
+
+@pytest.fixture(params=sorted(KBS))
+def question_set(request: pytest.FixtureRequest) -> tuple[str, Path, list[EvalQuestion]]:
+    """(kb name, sdist root, questions) for each bundled set."""
+    kb = request.param
+    return kb, request.getfixturevalue(KBS[kb]), _questions(kb)
+
+
+def test_eval_set_sizes_and_kind_mix(question_set: tuple[str, Path, list[EvalQuestion]]) -> None:
+    kb, _, questions = question_set
+    kinds = Counter(q.kind for q in questions)
+    assert len(questions) >= MIN_QUESTIONS
+    assert set(kinds) == set(KINDS), kinds
+    assert kinds["negative"] >= MIN_NEGATIVE
+    assert {q.kb for q in questions} == {kb}
+    gold_paths = {s.path for q in questions for s in q.gold_spans}
+    assert any(p.endswith(".py") for p in gold_paths) and any(p.startswith("docs/") for p in gold_paths)
+
+
+def test_eval_set_mostly_plain_language(question_set: tuple[str, Path, list[EvalQuestion]]) -> None:
+    _, _, questions = question_set
+    plain = [q.id for q in questions if not CODE_TOKEN.search(q.query)]
+    assert 2 * len(plain) >= len(questions), plain
+
+
+def test_eval_set_gold_shape_matches_kind(question_set: tuple[str, Path, list[EvalQuestion]]) -> None:
+    _, _, questions = question_set
+    for q in questions:
+        if q.kind == "negative":
+            assert (q.gold_files, q.gold_spans, q.answer_contains) == ([], [], []), q.id
+            continue
+        assert q.gold_spans and 1 <= len(q.answer_contains) <= 3, q.id
+        assert sorted(q.gold_files) == sorted({s.path for s in q.gold_spans}), q.id
+        assert len(set(q.gold_spans)) == len(q.gold_spans), q.id
+
+
+def test_eval_set_spans_inside_real_files(question_set: tuple[str, Path, list[EvalQuestion]]) -> None:
+    _, root, questions = question_set
+    for q in questions:
+        for path in q.gold_files:
+            assert (root / path).is_file(), (q.id, path)
+        for span in q.gold_spans:
+            count = len((root / span.path).read_text(encoding="utf-8").splitlines())
+            assert span.end_line <= count, (q.id, span)
+
+
+def test_eval_set_answer_phrases_in_gold_text(question_set: tuple[str, Path, list[EvalQuestion]]) -> None:
+    _, root, questions = question_set
+    for q in questions:
+        texts = ["\n".join(_lines(root, s.path)[s.start_line - 1 : s.end_line]).lower() for s in q.gold_spans]
+        for phrase in q.answer_contains:
+            assert any(phrase.lower() in text for text in texts), (q.id, phrase)
+
+
+def test_eval_set_python_spans_match_ast_nodes(question_set: tuple[str, Path, list[EvalQuestion]]) -> None:
+    _, root, questions = question_set
+    checked = 0
+    for q in questions:
+        for span in q.gold_spans:
+            if not span.path.endswith(".py"):
+                continue
+            ranges = _node_ranges((root / span.path).read_text(encoding="utf-8"))
+            if span.start_line in ranges:
+                assert span.end_line in ranges[span.start_line], (q.id, span, ranges[span.start_line])
+                checked += 1
+    assert checked > 0
+
+
+def test_eval_set_doc_spans_cover_whole_sections(question_set: tuple[str, Path, list[EvalQuestion]]) -> None:
+    _, root, questions = question_set
+    checked = 0
+    for q in questions:
+        for span in q.gold_spans:
+            if not span.path.endswith((".md", ".rst")):
+                continue
+            lines = _lines(root, span.path)
+            headings = _md_headings(lines) if span.path.endswith(".md") else _rst_headings(lines)
+            end = _section_end(lines, headings, span.start_line)
+            if end is not None:
+                assert span.end_line == end, (q.id, span, end)
+                checked += 1
+    assert checked > 0
