@@ -1,0 +1,74 @@
+"""Read-only views of knowledge bases for `sift kb` and the API."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, func, select
+
+from ingest.store import generation_dir, get_kb
+from sift.config import Settings
+from sift.db import visible_in
+from sift.db.tables import Chunk, File, Generation, IngestJob, KnowledgeBase, Node
+
+
+def _counts(conn: Any, kb_id: int, generation: int) -> dict[str, Any]:
+    files = conn.execute(
+        select(func.count()).select_from(File).where(File.kb_id == kb_id, visible_in(File, generation))
+    ).scalar()
+    nodes = conn.execute(
+        select(func.count()).select_from(Node).join(File, Node.file_id == File.id)
+        .where(File.kb_id == kb_id, visible_in(File, generation))
+    ).scalar()
+    by_kind = dict(conn.execute(
+        select(Chunk.kind, func.count()).join(File, Chunk.file_id == File.id)
+        .where(File.kb_id == kb_id, visible_in(File, generation)).group_by(Chunk.kind)
+    ).all())
+    return {"files": files, "nodes": nodes, "chunks": sum(by_kind.values()), "chunks_by_kind": by_kind}
+
+
+def list_kbs(engine: Engine, tenant: str | None = None) -> list[dict[str, Any]]:
+    """Every knowledge base (of ``tenant`` when given) with its serving generation's counts."""
+    with engine.connect() as conn:
+        stmt = select(KnowledgeBase).order_by(KnowledgeBase.tenant, KnowledgeBase.name)
+        if tenant is not None:
+            stmt = stmt.where(KnowledgeBase.tenant == tenant)
+        out = []
+        for kb in conn.execute(stmt):
+            row = {"name": kb.name, "tenant": kb.tenant, "root_path": kb.root_path, "public": kb.public,
+                   "generation": kb.current_generation, "updated_at": kb.updated_at}
+            row.update(_counts(conn, kb.id, kb.current_generation))
+            out.append(row)
+    return out
+
+
+def _dir_bytes(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.exists() else 0
+
+
+def show_kb(engine: Engine, settings: Settings, name: str, tenant: str = "default") -> dict[str, Any]:
+    """One knowledge base: counts, generations with index sizes, and its last ingest job."""
+    kb = get_kb(engine, name, tenant)
+    index_root = settings.resolved_index_dir()
+    with engine.connect() as conn:
+        info: dict[str, Any] = {"name": kb.name, "tenant": kb.tenant, "root_path": kb.root_path,
+                                "public": kb.public, "generation": kb.generation}
+        info.update(_counts(conn, kb.id, kb.generation))
+        gens = conn.execute(
+            select(Generation).where(Generation.kb_id == kb.id).order_by(Generation.number)
+        ).all()
+        info["generations"] = [
+            {"number": g.number, "status": g.status, "created_at": g.created_at, "published_at": g.published_at,
+             "stats": g.stats, "index_bytes": _dir_bytes(generation_dir(index_root, kb.id, g.number))}
+            for g in gens
+        ]
+        job = conn.execute(
+            select(IngestJob).where(IngestJob.kb_id == kb.id).order_by(IngestJob.id.desc()).limit(1)
+        ).first()
+        info["last_job"] = None if job is None else {
+            "id": job.id, "status": job.status, "generation": job.generation, "created_at": job.created_at,
+            "finished_at": job.finished_at, "elapsed_s": job.elapsed_s, "error": job.error,
+            "failures": len(job.failures or []),
+        }
+    return info

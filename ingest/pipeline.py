@@ -1,0 +1,302 @@
+"""The ingestion job: walk → parse → chunk → write rows → build indexes → publish a new generation.
+
+Streaming and batched: files are parsed one at a time and written ``ingest_batch_size`` at a time. Everything
+is written as generation G+1 beside the serving generation G; only the final ``publish`` transaction switches
+readers over, so a crash at any point leaves G serving (the next run discards the leftovers).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import socket
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, func, insert, select, update
+
+from ingest import store
+from ingest.chunk import ChunkLimits, chunk_tree, content_hash
+from ingest.languages import classify
+from ingest.parsers import ParserRegistry
+from ingest.walk import WalkedFile, WalkStats, walk
+from sift.config import Settings
+from sift.db import open_database
+from sift.db.tables import Generation, IngestJob
+from sift.errors import Conflict
+from sift.models import DocumentTree
+
+log = logging.getLogger(__name__)
+
+#: progress(phase, done, total) — phase is "parse", "embed" or "index"; total may be None while walking.
+Progress = Callable[[str, int, int | None], None]
+
+
+@contextmanager
+def kb_lock(data_dir: Path, tenant: str, kb: str) -> Iterator[None]:
+    """An exclusive, crash-safe lock per knowledge base (released by the OS when the process dies)."""
+    lock_dir = data_dir / "locks"
+    lock_dir.mkdir(parents=True, exist_ok=True)
+    path = lock_dir / f"{tenant}__{kb}.lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as exc:
+            raise Conflict(
+                f"another ingest of knowledge base {kb!r} is running; wait for it to finish and run this again"
+            ) from exc
+        yield
+    finally:
+        os.close(fd)
+
+
+def ingest(
+    settings: Settings,
+    root: Path,
+    kb: str,
+    *,
+    tenant: str | None = None,
+    public: bool = False,
+    engine: Engine | None = None,
+    embedder: Any = None,
+    build_index: bool = True,
+    progress: Progress | None = None,
+    job_id: int | None = None,
+) -> dict[str, Any]:
+    """Ingest the repository at ``root`` into knowledge base ``kb``; returns the run's summary.
+
+    Raises FileNotFoundError/NotADirectoryError for a bad root and Conflict when the kb is already being ingested.
+    """
+    root = Path(root).resolve()
+    if not root.exists():
+        raise FileNotFoundError(f"path {str(root)!r} does not exist")
+    if not root.is_dir():
+        raise NotADirectoryError(f"path {str(root)!r} is not a directory")
+    tenant = tenant or settings.tenant
+    engine = engine or open_database(settings)
+    with kb_lock(settings.data_dir, tenant, kb):
+        return _run(settings, engine, root, kb, tenant, public, embedder, build_index, progress, job_id)
+
+
+def _run(
+    settings: Settings,
+    engine: Engine,
+    root: Path,
+    kb_name: str,
+    tenant: str,
+    public: bool,
+    embedder: Any,
+    build_index: bool,
+    progress: Progress | None,
+    job_id: int | None,
+) -> dict[str, Any]:
+    started = time.perf_counter()
+    index_root = settings.resolved_index_dir()
+    with engine.begin() as conn:
+        kb = store.ensure_kb(conn, kb_name, tenant, root, public)
+        discarded = store.discard_unpublished(conn, kb, index_root)
+        number = store.next_generation(conn, kb)
+        previous = store.visible_files(conn, kb.id, kb.generation) if kb.generation else {}
+        job_id = _start_job(conn, kb, root, number, job_id)
+    if discarded:
+        log.info("discarded %d file versions left by an interrupted run of kb %s", discarded, kb_name)
+
+    summary = _summary(kb, number, job_id)
+    registry = ParserRegistry()
+    limits = ChunkLimits(settings.doc_chunk_min_chars, settings.doc_chunk_max_chars,
+                         settings.function_chunk_max_lines, settings.file_chunk_head_lines)
+    walk_stats = WalkStats()
+    seen: set[str] = set()
+    replaced: list[int] = []
+    batch = store.new_batch()
+    t_parse = time.perf_counter()
+    for done, wf in enumerate(walk(root, max_file_bytes=settings.max_file_bytes, stats=walk_stats), 1):
+        seen.add(wf.path)
+        old = previous.get(wf.path)
+        if old is not None and old[1] == wf.content_hash:
+            summary["unchanged"] += 1
+        else:
+            if old is not None:
+                replaced.append(old[0])
+                summary["changed"] += 1
+            else:
+                summary["added"] += 1
+            _add_file(batch, registry, limits, kb, number, wf, summary)
+            summary["lines"] += wf.text.count("\n") + 1
+        if len(batch) >= settings.ingest_batch_size:
+            _flush(engine, batch, summary, job_id)
+            batch = store.new_batch()
+        if progress:
+            progress("parse", done, None)
+    _flush(engine, batch, summary, job_id)
+    deleted = [fid for path, (fid, _) in previous.items() if path not in seen]
+    summary["deleted"] = len(deleted)
+    summary["files"] = len(seen)
+    summary["skipped"] = dict(sorted(walk_stats.skipped.items()))
+    summary["parse_seconds"] = round(time.perf_counter() - t_parse, 3)
+
+    changed = bool(replaced or deleted or summary["added"])
+    if not changed and kb.generation and (not build_index or _has_index(engine, kb)):
+        with engine.begin() as conn:
+            store.drop_generation(conn, kb.id, number)
+            summary.update(generation=kb.generation, status="unchanged")
+            _finish_job(conn, job_id, summary, started)
+        summary["seconds"] = round(time.perf_counter() - started, 3)
+        return summary
+
+    with engine.begin() as conn:
+        store.close_files(conn, replaced + deleted, number)
+    index_dir = None
+    if build_index:
+        from ingest.index import build_indexes
+
+        if embedder is None:
+            from sift.embed import make_embedder
+
+            embedder = make_embedder(settings)
+        index_dir = store.generation_dir(index_root, kb.id, number)
+        prev_dir = store.generation_dir(index_root, kb.id, kb.generation) if kb.generation else None
+        summary["index"] = build_indexes(
+            engine, embedder, kb.id, number, index_dir,
+            previous_dir=prev_dir if prev_dir and prev_dir.exists() else None,
+            progress=progress,
+        )
+    summary["seconds"] = round(time.perf_counter() - started, 3)
+    summary["status"] = "published"
+    with engine.begin() as conn:
+        store.publish(conn, kb, number, index_dir, _gen_stats(summary))
+        _finish_job(conn, job_id, summary, started)
+    with engine.begin() as conn:
+        store.collect_garbage(conn, kb.id, number, index_root)
+    return summary
+
+
+def _has_index(engine: Engine, kb: store.KbRef) -> bool:
+    with engine.connect() as conn:
+        path = conn.execute(
+            select(Generation.index_path).where(Generation.kb_id == kb.id, Generation.number == kb.generation)
+        ).scalar()
+    return bool(path)
+
+
+def _summary(kb: store.KbRef, number: int, job_id: int) -> dict[str, Any]:
+    return {
+        "kb": kb.name, "tenant": kb.tenant, "job_id": job_id, "generation": number, "status": "running",
+        "files": 0, "added": 0, "changed": 0, "unchanged": 0, "deleted": 0, "lines": 0,
+        "nodes": 0, "chunks": 0, "skipped": {}, "failures": [], "seconds": 0.0,
+    }
+
+
+def _gen_stats(summary: dict[str, Any]) -> dict[str, Any]:
+    keys = ("files", "added", "changed", "unchanged", "deleted", "nodes", "chunks", "lines", "seconds")
+    return {k: summary[k] for k in keys}
+
+
+def _start_job(conn: Any, kb: store.KbRef, root: Path, number: int, job_id: int | None) -> int:
+    values = dict(status="running", generation=number, started_at=func.now(), worker=f"{socket.gethostname()}:{os.getpid()}",
+                  heartbeat_at=func.now())
+    if job_id is not None:
+        conn.execute(update(IngestJob).where(IngestJob.id == job_id).values(**values))
+        return job_id
+    return conn.execute(
+        insert(IngestJob).values(kb_id=kb.id, tenant=kb.tenant, source_path=str(root), **values).returning(IngestJob.id)
+    ).scalar_one()
+
+
+def _finish_job(conn: Any, job_id: int, summary: dict[str, Any], started: float) -> None:
+    conn.execute(
+        update(IngestJob)
+        .where(IngestJob.id == job_id)
+        .values(status="succeeded", stats={k: v for k, v in summary.items() if k != "failures"},
+                failures=summary["failures"][:1000], finished_at=func.now(),
+                elapsed_s=round(time.perf_counter() - started, 3), generation=summary["generation"])
+    )
+
+
+def mark_job_failed(engine: Engine, job_id: int, error: str) -> None:
+    """Record that a job ended with an error (the serving generation is untouched)."""
+    with engine.begin() as conn:
+        conn.execute(
+            update(IngestJob).where(IngestJob.id == job_id).values(status="failed", error=error[:4000],
+                                                                   finished_at=func.now())
+        )
+
+
+def _flush(engine: Engine, batch: store.FileBatch, summary: dict[str, Any], job_id: int) -> None:
+    if not batch.files:
+        return
+    with engine.begin() as conn:
+        nodes, chunks = store.write_batch(conn, batch)
+        summary["nodes"] += nodes
+        summary["chunks"] += chunks
+        conn.execute(
+            update(IngestJob).where(IngestJob.id == job_id).values(
+                heartbeat_at=func.now(),
+                progress={"files": summary["added"] + summary["changed"] + summary["unchanged"],
+                          "nodes": summary["nodes"], "chunks": summary["chunks"]},
+            )
+        )
+
+
+def _add_file(
+    batch: store.FileBatch,
+    registry: ParserRegistry,
+    limits: ChunkLimits,
+    kb: store.KbRef,
+    generation: int,
+    wf: WalkedFile,
+    summary: dict[str, Any],
+) -> None:
+    language, source_type = classify(wf.path)
+    tree, error = registry.parse(wf.path, wf.text, language, source_type)
+    if error:
+        summary["failures"].append({"path": wf.path, "error": error})
+    lines = wf.text.splitlines()
+    drafts = chunk_tree(tree, lines, limits)
+    st = tree.source_type.value
+    batch.files.append(dict(
+        kb_id=kb.id, gen_from=generation, gen_to=None, path=wf.path, language=language, source_type=st,
+        content_hash=wf.content_hash, size_bytes=wf.size, line_count=len(lines), parser=tree.parser,
+        parse_error=error, content=wf.text,
+    ))
+    batch.nodes.append(_node_rows(tree, kb))
+    batch.chunks.append([
+        dict(
+            _node=d.node, kb_id=kb.id, tenant=kb.tenant, kind=d.kind.value, source_type=st, path=wf.path,
+            language=language, name=d.name, heading_path=d.heading_path, start_line=d.start_line,
+            end_line=d.end_line, public=kb.public, text=d.text,
+            content_hash=content_hash(d.kind, wf.path, d.name, d.heading_path, d.text),
+        )
+        for d in drafts
+    ])
+    batch.entities.append([
+        dict(_node=e.node, kb_id=kb.id, path=wf.path, type=e.type, name=e.name, detail=e.detail,
+             start_line=e.start_line, end_line=e.end_line)
+        for e in tree.entities
+    ])
+    names = [n.qualified_name.split("::", 1)[-1] for n in tree.nodes]
+    batch.refs.append([
+        dict(_caller=r.caller, kb_id=kb.id, path=wf.path,
+             caller_name=names[r.caller] if r.caller else None, callee=r.callee,
+             callee_name=r.callee.rsplit(".", 1)[-1], callee_qualified=r.callee_qualified, line=r.line)
+        for r in tree.refs
+    ])
+
+
+def _node_rows(tree: DocumentTree, kb: store.KbRef) -> list[dict[str, Any]]:
+    st = tree.source_type.value
+    return [
+        dict(
+            _index=n.index, _parent=n.parent, kb_id=kb.id, path=tree.path, language=tree.language, source_type=st,
+            kind=str(n.kind), name=n.name, qualified_name=n.qualified_name, level=n.level,
+            start_line=n.start_line, end_line=n.end_line, body_start_line=n.body_start_line,
+            signature=n.signature, docstring=n.docstring, anchor=n.anchor, meta=n.meta or None,
+        )
+        for n in tree.nodes
+    ]
+

@@ -1,0 +1,249 @@
+"""Writes and reads ingestion state: knowledge bases, generations, file versions and their rows.
+
+See ``sift.db.tables`` for the generation visibility rule this module maintains.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Connection, Engine, delete, func, insert, select, update
+
+from sift.db import visible_in
+from sift.db.tables import Chunk, Entity, File, Generation, KnowledgeBase, Node, Ref
+from sift.errors import IndexNotReady, NotFound
+
+
+@dataclass(frozen=True, slots=True)
+class KbRef:
+    """The identity and serving generation of a knowledge base."""
+
+    id: int
+    name: str
+    tenant: str
+    root_path: str
+    public: bool
+    generation: int
+
+
+def _kb_ref(row: Any) -> KbRef:
+    return KbRef(row.id, row.name, row.tenant, row.root_path, row.public, row.current_generation)
+
+
+def get_kb(engine: Engine | Connection, name: str, tenant: str = "default") -> KbRef:
+    """The knowledge base ``name`` of ``tenant``; NotFound if there is none."""
+    stmt = select(KnowledgeBase).where(KnowledgeBase.name == name, KnowledgeBase.tenant == tenant)
+    if isinstance(engine, Connection):
+        row = engine.execute(stmt).first()
+    else:
+        with engine.connect() as conn:
+            row = conn.execute(stmt).first()
+    if row is None:
+        raise NotFound(f"knowledge base {name!r} does not exist; create it with `sift ingest PATH --kb {name}`")
+    return _kb_ref(row)
+
+
+def get_serving_kb(engine: Engine, name: str, tenant: str = "default") -> KbRef:
+    """Like :func:`get_kb`, but IndexNotReady while no generation has been published."""
+    kb = get_kb(engine, name, tenant)
+    if kb.generation < 1:
+        raise IndexNotReady(f"knowledge base {name!r} has no published index yet; wait for its ingest to finish")
+    return kb
+
+
+def ensure_kb(conn: Connection, name: str, tenant: str, root: Path, public: bool = False) -> KbRef:
+    """Get or create the knowledge base; a new root path replaces the old one."""
+    row = conn.execute(
+        select(KnowledgeBase).where(KnowledgeBase.name == name, KnowledgeBase.tenant == tenant)
+    ).first()
+    if row is None:
+        conn.execute(
+            insert(KnowledgeBase).values(name=name, tenant=tenant, root_path=str(root), public=public,
+                                         current_generation=0)
+        )
+    elif row.root_path != str(root):
+        conn.execute(update(KnowledgeBase).where(KnowledgeBase.id == row.id).values(root_path=str(root)))
+    return get_kb(conn, name, tenant)
+
+
+def discard_unpublished(conn: Connection, kb: KbRef, index_root: Path) -> int:
+    """Undo what a crashed run left behind: rows of unpublished generations, closes it made, its index dirs."""
+    stale = conn.execute(
+        select(File.id).where(File.kb_id == kb.id, File.gen_from > kb.generation)
+    ).scalars().all()
+    _delete_file_rows(conn, stale)
+    conn.execute(
+        update(File).where(File.kb_id == kb.id, File.gen_to > kb.generation).values(gen_to=None)
+    )
+    numbers = conn.execute(
+        select(Generation.number).where(Generation.kb_id == kb.id, Generation.number > kb.generation)
+    ).scalars().all()
+    for number in numbers:
+        shutil.rmtree(generation_dir(index_root, kb.id, number), ignore_errors=True)
+    conn.execute(
+        update(Generation)
+        .where(Generation.kb_id == kb.id, Generation.number > kb.generation)
+        .values(status="abandoned")
+    )
+    return len(stale)
+
+
+def next_generation(conn: Connection, kb: KbRef) -> int:
+    """A generation number never used before for this knowledge base."""
+    top = conn.execute(select(func.max(Generation.number)).where(Generation.kb_id == kb.id)).scalar()
+    number = max(top or 0, kb.generation) + 1
+    conn.execute(insert(Generation).values(kb_id=kb.id, number=number, status="building"))
+    return number
+
+
+def drop_generation(conn: Connection, kb_id: int, number: int) -> None:
+    """Forget a generation that was started but turned out to have nothing to publish."""
+    conn.execute(delete(Generation).where(Generation.kb_id == kb_id, Generation.number == number))
+
+
+def generation_dir(index_root: Path, kb_id: int, number: int) -> Path:
+    """Where the index files of one generation live."""
+    return index_root / f"kb{kb_id}" / f"g{number}"
+
+
+def visible_files(conn: Connection, kb_id: int, generation: int) -> dict[str, tuple[int, str]]:
+    """path → (file id, content hash) of the file versions in ``generation``."""
+    rows = conn.execute(
+        select(File.path, File.id, File.content_hash).where(File.kb_id == kb_id, visible_in(File, generation))
+    )
+    return {r.path: (r.id, r.content_hash) for r in rows}
+
+
+def close_files(conn: Connection, file_ids: Iterable[int], generation: int) -> None:
+    """Mark file versions as replaced or deleted as of ``generation``."""
+    ids = list(file_ids)
+    for i in range(0, len(ids), 500):
+        conn.execute(update(File).where(File.id.in_(ids[i : i + 500])).values(gen_to=generation))
+
+
+def _delete_file_rows(conn: Connection, file_ids: list[int]) -> None:
+    for i in range(0, len(file_ids), 500):
+        ids = file_ids[i : i + 500]
+        for table in (Chunk, Node, Entity, Ref):
+            conn.execute(delete(table).where(table.file_id.in_(ids)))
+        conn.execute(delete(File).where(File.id.in_(ids)))
+
+
+@dataclass(slots=True)
+class FileBatch:
+    """Rows of several parsed files, written in one transaction; node/chunk refs are file-local indices."""
+
+    files: list[dict[str, Any]]
+    nodes: list[list[dict[str, Any]]]
+    chunks: list[list[dict[str, Any]]]
+    entities: list[list[dict[str, Any]]]
+    refs: list[list[dict[str, Any]]]
+
+    def __len__(self) -> int:
+        return len(self.files)
+
+
+def new_batch() -> FileBatch:
+    """An empty batch."""
+    return FileBatch([], [], [], [], [])
+
+
+def write_batch(conn: Connection, batch: FileBatch) -> tuple[int, int]:
+    """Insert a batch of file versions with their nodes, chunks, entities and refs; returns (nodes, chunks).
+
+    Node ids are allocated here, after the file insert has taken the database's write lock, so parent ids and
+    chunk → node links can be set in the same single pass.
+    """
+    if not batch.files:
+        return 0, 0
+    file_ids = conn.execute(
+        insert(File).returning(File.id, sort_by_parameter_order=True), batch.files
+    ).scalars().all()
+    next_node = (conn.execute(select(func.max(Node.id))).scalar() or 0) + 1
+    node_rows, chunk_rows, entity_rows, ref_rows = [], [], [], []
+    for file_id, nodes, chunks, entities, refs in zip(
+        file_ids, batch.nodes, batch.chunks, batch.entities, batch.refs, strict=True
+    ):
+        base = next_node
+        next_node += len(nodes)
+        for row in nodes:
+            row["id"] = base + row.pop("_index")
+            parent = row.pop("_parent")
+            row["parent_id"] = None if parent is None else base + parent
+            row["file_id"] = file_id
+            node_rows.append(row)
+        for row in chunks:
+            node = row.pop("_node")
+            row["node_id"] = None if node is None else base + node
+            row["file_id"] = file_id
+            chunk_rows.append(row)
+        for row in entities:
+            node = row.pop("_node")
+            row["node_id"] = None if node is None else base + node
+            row["file_id"] = file_id
+            entity_rows.append(row)
+        for row in refs:
+            caller = row.pop("_caller")
+            row["caller_node_id"] = None if caller is None else base + caller
+            row["file_id"] = file_id
+            ref_rows.append(row)
+    for table, rows in ((Node, node_rows), (Chunk, chunk_rows), (Entity, entity_rows), (Ref, ref_rows)):
+        if rows:
+            conn.execute(insert(table), rows)
+    return len(node_rows), len(chunk_rows)
+
+
+def publish(conn: Connection, kb: KbRef, number: int, index_path: Path | None, stats: dict[str, Any]) -> None:
+    """Make ``number`` the serving generation (one short transaction) and retire the one it replaces."""
+    conn.execute(
+        update(Generation)
+        .where(Generation.kb_id == kb.id, Generation.number == kb.generation)
+        .values(status="retired")
+    )
+    conn.execute(
+        update(Generation)
+        .where(Generation.kb_id == kb.id, Generation.number == number)
+        .values(status="published", index_path=str(index_path) if index_path else None, stats=stats,
+                published_at=func.now())
+    )
+    conn.execute(
+        update(KnowledgeBase)
+        .where(KnowledgeBase.id == kb.id)
+        .values(current_generation=number, updated_at=func.now())
+    )
+
+
+def collect_garbage(conn: Connection, kb_id: int, serving: int, index_root: Path) -> int:
+    """Drop file versions and index dirs no longer visible in the serving generation or the one before it.
+
+    Keeping the previous generation lets requests that started before the swap finish on it.
+    """
+    keep_from = serving - 1
+    dead = conn.execute(
+        select(File.id).where(File.kb_id == kb_id, File.gen_to.is_not(None), File.gen_to <= keep_from)
+    ).scalars().all()
+    _delete_file_rows(conn, list(dead))
+    old = conn.execute(
+        select(Generation.number).where(Generation.kb_id == kb_id, Generation.number < keep_from,
+                                        Generation.status.in_(["retired", "abandoned", "published"]))
+    ).scalars().all()
+    for number in old:
+        shutil.rmtree(generation_dir(index_root, kb_id, number), ignore_errors=True)
+    if old:
+        conn.execute(delete(Generation).where(Generation.kb_id == kb_id, Generation.number.in_(old)))
+    return len(dead)
+
+
+def read_lines(engine: Engine, kb: KbRef, path: str) -> list[str]:
+    """The stored lines of ``path`` in the serving generation (NotFound when it is not in the knowledge base)."""
+    with engine.connect() as conn:
+        content = conn.execute(
+            select(File.content).where(File.kb_id == kb.id, File.path == path, visible_in(File, kb.generation))
+        ).scalar()
+    if content is None:
+        raise NotFound(f"{path!r} is not in knowledge base {kb.name!r}; list files with `sift docql '$.files' --kb {kb.name}`")
+    return content.splitlines()
