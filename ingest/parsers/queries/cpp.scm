@@ -1,0 +1,10 @@
+(class_specifier name: (type_identifier) @name body: (field_declaration_list)) @definition.class
+(struct_specifier name: (type_identifier) @name body: (field_declaration_list)) @definition.struct
+(union_specifier name: (type_identifier) @name body: (field_declaration_list)) @definition.struct
+(enum_specifier name: (type_identifier) @name body: (enumerator_list)) @definition.enum
+(function_definition declarator: (function_declarator declarator: [(identifier) (field_identifier) (destructor_name) (operator_name)] @name)) @definition.function
+(function_definition declarator: (function_declarator declarator: (qualified_identifier scope: (_) @receiver name: (_) @name))) @definition.function
+(function_definition declarator: (pointer_declarator declarator: (function_declarator declarator: (_) @name))) @definition.function
+(function_definition declarator: (reference_declarator (function_declarator declarator: (_) @name))) @definition.function
+
+(call_expression function: (_) @callee) @call
