@@ -1,0 +1,25 @@
+"""DocQL: a JSONPath-like query language over the document trees of code and docs.
+
+``parse(query)`` checks syntax and names; ``execute(engine, kb_id, generation, query, limit=50)`` runs it as
+parameterised SQL (plus time-bounded regexes in Python) and returns a ``docql_result`` grouped by file.
+"""
+
+from __future__ import annotations
+
+from retrievers.docql.ast import Query
+from retrievers.docql.channel import DocQLChannel, make_docql_tool, resolve_kb, result_hits
+from retrievers.docql.describe import DOCQL_TOOL_DESCRIPTION
+from retrievers.docql.executor import DEFAULT_LIMIT, execute
+from retrievers.docql.parser import parse
+
+__all__ = [
+    "DEFAULT_LIMIT",
+    "DOCQL_TOOL_DESCRIPTION",
+    "DocQLChannel",
+    "Query",
+    "execute",
+    "make_docql_tool",
+    "parse",
+    "resolve_kb",
+    "result_hits",
+]
