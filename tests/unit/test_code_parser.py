@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import os
 import textwrap
+from pathlib import Path
 
 import pytest
 
+from ingest.languages import classify
 from ingest.parsers.code import CodeParser, python_module
 from sift.models import DocumentTree, SourceType
 
@@ -595,3 +600,19 @@ def test_code_parser_reuses_grammar_per_language(parser: CodeParser) -> None:
     first = parser._cache["python"]
     parser.parse("b.py", "y = 2\n", "python")
     assert parser._cache["python"] is first
+
+
+GOLDEN = Path(__file__).parent.parent / "golden" / "code"
+GOLDEN_INPUTS = sorted(p.name for p in GOLDEN.iterdir() if p.suffix != ".json")
+
+
+@pytest.mark.parametrize("name", GOLDEN_INPUTS)
+def test_code_parser_matches_golden_file(parser: CodeParser, name: str) -> None:
+    """Whole parser output against a reviewed golden file; SIFT_UPDATE_GOLDEN=1 rewrites them."""
+    language, _ = classify(name)
+    tree = parser.parse(f"src/{name}", (GOLDEN / name).read_text(encoding="utf-8"), language)
+    actual = json.loads(json.dumps(dataclasses.asdict(tree)))
+    expected_path = GOLDEN / f"{name}.json"
+    if os.environ.get("SIFT_UPDATE_GOLDEN") == "1":
+        expected_path.write_text(json.dumps(actual, indent=1) + "\n", encoding="utf-8")
+    assert actual == json.loads(expected_path.read_text(encoding="utf-8"))
