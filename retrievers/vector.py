@@ -1,0 +1,152 @@
+"""FAISS vector index over normalised embeddings, keyed by chunk id.
+
+``flat`` (default) is exact inner product (``IndexIDMap2(IndexFlatIP)``); ``hnsw`` is approximate
+(``IndexIDMap2(IndexHNSWFlat)`` with the inner-product metric). Filters are applied inside the search with an
+``IDSelectorBatch``, so the top k are the top k of the allowed chunks, not a post-filtered remainder.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
+
+import faiss
+import numpy as np
+
+VectorKind = Literal["flat", "hnsw"]
+HNSW_M = 32
+HNSW_EF_CONSTRUCTION = 80
+HNSW_EF_SEARCH = 128  # recall@10 vs flat: 0.95 on 5k unstructured 384-d vectors, 1.0 on clustered ones
+
+
+def _as_ids(ids: Sequence[int] | np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(np.asarray(ids, dtype=np.int64).reshape(-1))
+
+
+def _as_vectors(vectors: np.ndarray, dim: int) -> np.ndarray:
+    return np.ascontiguousarray(np.asarray(vectors, dtype=np.float32).reshape(-1, dim))
+
+
+def _new_index(dim: int, kind: VectorKind) -> faiss.IndexIDMap2:
+    if kind == "flat":
+        inner = faiss.IndexFlatIP(dim)
+    elif kind == "hnsw":
+        inner = faiss.IndexHNSWFlat(dim, HNSW_M, faiss.METRIC_INNER_PRODUCT)
+        inner.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
+    else:
+        raise ValueError(f"vector index kind must be 'flat' or 'hnsw', not {kind!r}")
+    return faiss.IndexIDMap2(inner)  # the Python wrapper keeps ``inner`` alive
+
+
+def _kind_of(index: faiss.Index) -> VectorKind:
+    inner = faiss.downcast_index(faiss.downcast_index(index).index)
+    return "hnsw" if isinstance(inner, faiss.IndexHNSW) else "flat"
+
+
+class VectorIndex:
+    """Chunk-id keyed FAISS index; scores are inner products of normalised vectors (cosine)."""
+
+    def __init__(self, index: faiss.Index, kind: VectorKind, ef_search: int = HNSW_EF_SEARCH) -> None:
+        self.index = index
+        self.kind: VectorKind = kind
+        self.ef_search = ef_search
+
+    @property
+    def dim(self) -> int:
+        """Vector length."""
+        return int(self.index.d)
+
+    def __len__(self) -> int:
+        return int(self.index.ntotal)
+
+    @property
+    def ids(self) -> np.ndarray:
+        """Chunk ids in insertion order."""
+        return faiss.vector_to_array(faiss.downcast_index(self.index).id_map).astype(np.int64)
+
+    @classmethod
+    def build(
+        cls,
+        ids: Sequence[int] | np.ndarray,
+        vectors: np.ndarray,
+        kind: VectorKind = "flat",
+        *,
+        dim: int | None = None,
+        ef_search: int = HNSW_EF_SEARCH,
+    ) -> VectorIndex:
+        """Index ``vectors`` (rows, already normalised) under chunk ``ids``; ``dim`` is needed when empty."""
+        d = dim if dim is not None else int(np.asarray(vectors).shape[-1])
+        index = _new_index(d, kind)
+        id_arr = _as_ids(ids)
+        if len(id_arr):
+            index.add_with_ids(_as_vectors(vectors, d), id_arr)
+        return cls(index, kind, ef_search)
+
+    def save(self, path: Path) -> None:
+        """Write the index to ``path`` via a temp name and an atomic rename."""
+        tmp = path.with_name(path.name + ".tmp")
+        faiss.write_index(self.index, str(tmp))
+        os.replace(tmp, path)
+
+    @classmethod
+    def load(cls, path: Path, *, mmap: bool = False, ef_search: int = HNSW_EF_SEARCH) -> VectorIndex:
+        """Read an index; ``mmap=True`` maps a flat index's vectors instead of reading them into memory."""
+        flags = faiss.IO_FLAG_MMAP if mmap else 0
+        index = faiss.read_index(str(path), flags)
+        return cls(index, _kind_of(index), ef_search)
+
+    def search(
+        self, query_vec: np.ndarray, k: int, allowed_ids: np.ndarray | None = None
+    ) -> list[tuple[int, float]]:
+        """Top ``k`` (chunk id, score) among ``allowed_ids`` (all when None); score desc, then id asc."""
+        if k <= 0 or not len(self):
+            return []
+        params = self._params(allowed_ids)
+        if params is False:
+            return []
+        query = _as_vectors(query_vec, self.dim)[:1]
+        scores, ids = self.index.search(query, min(k, len(self)), params=params)
+        hits = [(int(i), float(s)) for i, s in zip(ids[0], scores[0], strict=True) if i >= 0]
+        hits.sort(key=lambda h: (-h[1], h[0]))
+        return hits
+
+    def _params(self, allowed_ids: np.ndarray | None) -> faiss.SearchParameters | None | bool:
+        sel = None
+        if allowed_ids is not None:
+            allowed = _as_ids(allowed_ids)
+            if not len(allowed):
+                return False
+            sel = faiss.IDSelectorBatch(allowed)
+        if self.kind == "hnsw":
+            return faiss.SearchParametersHNSW(sel=sel, efSearch=self.ef_search)
+        return faiss.SearchParameters(sel=sel) if sel is not None else None
+
+    def vectors_for(self, ids: Sequence[int] | np.ndarray) -> np.ndarray:
+        """The stored vectors of ``ids`` (all must be present)."""
+        id_arr = _as_ids(ids)
+        if not len(id_arr):
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return self.index.reconstruct_batch(id_arr)
+
+    def with_changes(
+        self,
+        remove_ids: Sequence[int] | np.ndarray,
+        add_ids: Sequence[int] | np.ndarray,
+        add_vectors: np.ndarray,
+    ) -> VectorIndex:
+        """A new index with ``remove_ids`` gone and ``add_ids`` added; this one is left unchanged."""
+        remove, add = _as_ids(remove_ids), _as_ids(add_ids)
+        if self.kind == "flat":
+            index = faiss.clone_index(self.index)
+            if len(remove):
+                index.remove_ids(faiss.IDSelectorBatch(remove))
+            if len(add):
+                index.add_with_ids(_as_vectors(add_vectors, self.dim), add)
+            return VectorIndex(index, self.kind, self.ef_search)
+        # HNSW graphs do not support removal: rebuild from the kept vectors (stored in the index).
+        kept = self.ids[~np.isin(self.ids, remove)]
+        ids = np.concatenate([kept, add])
+        vectors = np.vstack([self.vectors_for(kept), _as_vectors(add_vectors, self.dim)])
+        return VectorIndex.build(ids, vectors, "hnsw", dim=self.dim, ef_search=self.ef_search)
