@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import os
+from pathlib import Path
+
 import pytest
 
 from ingest.parsers.doc_terms import clip, slugify, unique_anchor
@@ -304,3 +309,17 @@ def test_unique_anchor_numbers_repeats() -> None:
 )
 def test_clip_cuts_at_word_boundary(text: str, limit: int, expected: str) -> None:
     assert clip(text, limit) == expected
+
+
+GOLDEN = Path(__file__).parent.parent / "golden" / "docs"
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in GOLDEN.glob("*.md")))
+def test_markdown_parser_matches_golden_file(name: str) -> None:
+    """Whole parser output against a reviewed golden file; SIFT_UPDATE_GOLDEN=1 rewrites them."""
+    tree = _parse((GOLDEN / name).read_text(encoding="utf-8"), path=f"docs/{name}")
+    actual = json.loads(json.dumps(dataclasses.asdict(tree)))
+    expected_path = GOLDEN / f"{name}.json"
+    if os.environ.get("SIFT_UPDATE_GOLDEN") == "1":
+        expected_path.write_text(json.dumps(actual, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    assert actual == json.loads(expected_path.read_text(encoding="utf-8"))
