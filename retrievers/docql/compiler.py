@@ -361,6 +361,5 @@ def _expanding_plan(q: Query, kb_id: int, generation: int) -> Plan:
         expand="grep",
         extra={
             "pattern": q.selector.args[0],
-            "flags": q.selector.args[1] if len(q.selector.args) > 1 else "",
         },
     )

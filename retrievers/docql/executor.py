@@ -112,13 +112,11 @@ def _candidates(
     if plan.expand == "codeblock":
         return expand_codeblocks(rows, texts)
     if plan.expand == "grep":
-        arg, flags = plan.extra["pattern"], plan.extra["flags"]
-        rx = arg if isinstance(arg, Regex) else Regex(arg, flags, q.selector.pos if q.selector else 1)
-        if any(f not in "ims" for f in rx.flags):
-            raise query_error(
-                q.text, (q.selector.pos if q.selector else 1) - 1, "grep flags may only be i, m or s"
-            )
-        pattern = compile_regex(rx.pattern, rx.flags, query=q.text, position=rx.pos)
+        rx = plan.extra["pattern"]
+        # grep is line-oriented: ^ and $ anchor at every line.
+        pattern = compile_regex(
+            rx.pattern, "".join(sorted(set(rx.flags + "m"))), query=q.text, position=rx.pos
+        )
         deadline.position = rx.pos
         return grep_rows(conn, rows, pattern, deadline, texts)
     return iter(rows)

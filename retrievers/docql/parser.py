@@ -196,20 +196,36 @@ class _Parser:
 
     def args(self, regex_ok: bool) -> list[str | Regex]:
         self.expect("(")
-        out: list[str | Regex] = []
+        out: list[str | Regex | None] = []
         if self.eat(")"):
             return out
         while True:
             self.ws()
-            if self.text[self.i : self.i + 1] in ("'", '"'):
-                out.append(self.string())
+            at = self.i
+            if self.text[at : at + 1] in ("'", '"'):
+                value = self.string()
+                out.append(self._string_regex(value, at, out) if regex_ok else value)
             elif regex_ok and self.text[self.i : self.i + 1] == "/":
                 out.append(self.regex())
             else:
                 raise self.error("a quoted string argument" + (" or a /regex/" if regex_ok else ""))
             if self.eat(")"):
-                return out
+                return [a for a in out if a is not None]
             self.expect(",", "',' or ')'")
+
+    def _string_regex(self, value: str, at: int, before: list[str | Regex | None]) -> Regex | None:
+        """A quoted pattern becomes a Regex; a quoted second argument holds its flags (returns None)."""
+        if not before:
+            compile_regex(value, "", query=self.text, position=at + 1)
+            return Regex(value, "", at + 1)
+        first = before[0]
+        bad = [k for k, f in enumerate(value) if f not in "ims"]
+        if len(before) > 1 or not isinstance(first, Regex) or bad:
+            raise _fail(
+                self.text, at + 1 + (bad[0] if bad else 0), "the second argument holds regex flags: i, m or s"
+            )
+        before[0] = Regex(first.pattern, first.flags + value, first.pos)
+        return None
 
     def steps(self, record: str) -> tuple[list[Expr], Window | None, str | None]:
         filters: list[Expr] = []

@@ -18,8 +18,8 @@ from sift.errors import InvalidQuery
         ('$.content.heading("Authentication")', "content", "heading", ("heading", ("Authentication",))),
         ("$.content.h1('Intro')", "content", "heading", ("h1", ("Intro",))),
         ('$.content.h6("x")', "content", "heading", ("h6", ("x",))),
-        ('$.content.grep("to+ken")', "content", "match", ("grep", ("to+ken",))),
-        ('$.content.grep("token", "i")', "content", "match", ("grep", ("token", "i"))),
+        ('$.content.grep("to+ken")', "content", "match", ("grep", (Regex("to+ken", "", 16),))),
+        ('$.content.grep("token", "i")', "content", "match", ("grep", (Regex("token", "i", 16),))),
         ("$.content.codeblock[*]", "content", "codeblock", ("codeblock", ())),
         ("$.code", "code", "code", None),
         ("$.code.classes", "code", "code", ("classes", ())),
@@ -154,6 +154,9 @@ def test_parse_multiple_filters_are_kept_in_order() -> None:
         ("$.toc[?(@.title == 'a\\q')]", 22, "invalid escape"),
         ("$.content.grep(/a(/)", 16, "invalid regex"),
         ("$.content.grep(1)", 16, "expected a quoted string argument or a /regex/"),
+        ("$.content.grep('(')", 16, "invalid regex /(/"),
+        ("$.content.grep('a', 'x')", 22, "the second argument holds regex flags"),
+        ("$.content.grep('a', 'i', 'm')", 27, "the second argument holds regex flags"),
     ],
 )
 def test_parse_error_points_at_column(query: str, column: int, fragment: str) -> None:
