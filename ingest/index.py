@@ -1,0 +1,265 @@
+"""Build and load the search indexes of one knowledge-base generation.
+
+A generation directory holds three FAISS indexes (``file.faiss``, ``function.faiss``, ``doc.faiss``, one per
+chunk kind), a BM25 index over all chunks (``bm25.npz`` + ``bm25.vocab.json``) and ``manifest.json``. It is
+built in a hidden sibling directory and renamed into place after the manifest is written, so a directory that
+exists under its final name is always complete.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from sqlalchemy import Engine, Row, func, select
+
+from ingest.chunk import embedding_text
+from retrievers.bm25 import BM25Builder, BM25Index
+from retrievers.tokenize import tokenize
+from retrievers.vector import VectorIndex, VectorKind
+from sift.db import visible_in
+from sift.db.tables import Chunk, File
+from sift.embed import Embedder, EmbeddingCache, embed_with_cache
+from sift.errors import IndexNotReady
+from sift.models import ChunkKind
+
+log = logging.getLogger(__name__)
+
+KINDS: tuple[str, ...] = tuple(k.value for k in ChunkKind)
+MANIFEST = "manifest.json"
+MANIFEST_VERSION = 1
+
+#: progress(phase, done, total): phase "embed" while embedding, "index" while writing files.
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass
+class LoadedIndexes:
+    """One generation's indexes, loaded once and shared by the retrieval channels."""
+
+    directory: Path
+    manifest: dict[str, Any]
+    vectors: dict[str, VectorIndex]
+    bm25: BM25Index
+
+    @property
+    def model_id(self) -> str:
+        """The embedding model the vectors were made with (queries must use the same)."""
+        return str(self.manifest["model_id"])
+
+
+@dataclass
+class _Accumulator:
+    ids: dict[str, list[np.ndarray]] = field(default_factory=lambda: {k: [] for k in KINDS})
+    vectors: dict[str, list[np.ndarray]] = field(default_factory=lambda: {k: [] for k in KINDS})
+    cached: int = 0
+    computed: int = 0
+    reused: int = 0
+
+
+def build_indexes(
+    engine: Engine,
+    embedder: Embedder,
+    kb_id: int,
+    generation: int,
+    out_dir: Path,
+    *,
+    previous_dir: Path | None = None,
+    progress: Progress | None = None,
+    vector_kind: VectorKind = "flat",
+    batch_size: int = 1000,
+) -> dict[str, Any]:
+    """Embed the chunks visible in ``generation`` and write its indexes to ``out_dir``; returns stats.
+
+    Vectors come, in order of preference, from ``previous_dir``'s indexes (same chunk id, same model), the
+    embedding cache, or the embedder; only the last costs model time.
+    """
+    started = time.perf_counter()
+    out_dir = Path(out_dir)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    for stale in out_dir.parent.glob(f".{out_dir.name}.building-*"):  # left by a killed run (the kb lock
+        shutil.rmtree(stale, ignore_errors=True)  # guarantees no other builder of this kb is alive)
+    tmp_dir = out_dir.with_name(f".{out_dir.name}.building-{os.getpid()}")
+    tmp_dir.mkdir()
+    total = _count_chunks(engine, kb_id, generation)
+    previous = _load_previous(previous_dir, embedder.model_id)
+    cache = EmbeddingCache(engine)
+    acc = _Accumulator()
+    bm25 = BM25Builder()
+    t_embed, done = 0.0, 0
+    for rows in _chunk_batches(engine, kb_id, generation, batch_size):
+        ids = np.fromiter((r.id for r in rows), dtype=np.int64, count=len(rows))
+        texts = [embedding_text(r.kind, r.path, r.name, r.heading_path, r.text) for r in rows]
+        for chunk_id, text in zip(ids.tolist(), texts, strict=True):
+            bm25.add(chunk_id, tokenize(text))
+        t0 = time.perf_counter()
+        vectors = _vectors_for(rows, ids, texts, embedder, cache, previous, acc)
+        t_embed += time.perf_counter() - t0
+        kinds = np.array([r.kind for r in rows])
+        for kind in KINDS:
+            sel = kinds == kind
+            acc.ids[kind].append(ids[sel])
+            acc.vectors[kind].append(vectors[sel])
+        done += len(rows)
+        if progress:
+            progress("embed", done, total)
+    t_write = time.perf_counter()
+    manifest = _write(tmp_dir, embedder, kb_id, generation, vector_kind, acc, bm25.finish(), progress)
+    _swap_in(tmp_dir, out_dir)
+    seconds_write = time.perf_counter() - t_write
+    elapsed = time.perf_counter() - started
+    stats = {
+        "chunks": manifest["counts"],
+        "chunks_total": done,
+        "embedded": acc.computed,
+        "cached": acc.cached,
+        "reused": acc.reused,
+        "model_id": embedder.model_id,
+        "seconds": {
+            "read_tokenize": round(elapsed - t_embed - seconds_write, 3),
+            "embed": round(t_embed, 3),
+            "write": round(seconds_write, 3),
+            "total": round(elapsed, 3),
+        },
+        "embed_chunks_per_s": round(acc.computed / t_embed, 1) if acc.computed and t_embed else None,
+    }
+    log.info("kb %d generation %d indexed: %s", kb_id, generation, stats)
+    return stats
+
+
+def load_indexes(directory: Path, *, mmap: bool = False, ef_search: int | None = None) -> LoadedIndexes:
+    """Load a generation written by ``build_indexes``; raises IndexNotReady when it is missing or partial."""
+    directory = Path(directory)
+    try:
+        manifest = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise IndexNotReady(
+            f"no complete index at {directory}; run `sift ingest` for this knowledge base"
+        ) from exc
+    kwargs = {"ef_search": ef_search} if ef_search else {}
+    vectors = {k: VectorIndex.load(directory / f"{k}.faiss", mmap=mmap, **kwargs) for k in KINDS}
+    return LoadedIndexes(directory, manifest, vectors, BM25Index.load(directory))
+
+
+def _count_chunks(engine: Engine, kb_id: int, generation: int) -> int:
+    q = (
+        select(func.count(Chunk.id))
+        .join(File, Chunk.file_id == File.id)
+        .where(File.kb_id == kb_id, visible_in(File, generation))
+    )
+    with engine.connect() as conn:
+        return int(conn.execute(q).scalar_one())
+
+
+def _chunk_batches(engine: Engine, kb_id: int, generation: int, batch_size: int) -> Iterator[Sequence[Row]]:
+    q = (
+        select(Chunk.id, Chunk.kind, Chunk.path, Chunk.name, Chunk.heading_path, Chunk.content_hash, Chunk.text)
+        .join(File, Chunk.file_id == File.id)
+        .where(File.kb_id == kb_id, visible_in(File, generation))
+        .order_by(Chunk.id)
+    )
+    with engine.connect() as conn:
+        result = conn.execution_options(yield_per=batch_size).execute(q)
+        yield from result.partitions()
+
+
+def _load_previous(previous_dir: Path | None, model_id: str) -> dict[str, tuple[VectorIndex, np.ndarray]]:
+    """The previous generation's vector indexes when they exist and were made with the same model."""
+    if previous_dir is None:
+        return {}
+    try:
+        old = load_indexes(previous_dir, mmap=True)
+    except (IndexNotReady, RuntimeError, OSError) as exc:
+        log.warning("previous index at %s is unusable (%s); using the embedding cache", previous_dir, exc)
+        return {}
+    if old.model_id != model_id:
+        return {}
+    return {kind: (index, index.ids) for kind, index in old.vectors.items()}
+
+
+def _vectors_for(
+    rows: list[Any],
+    ids: np.ndarray,
+    texts: list[str],
+    embedder: Embedder,
+    cache: EmbeddingCache,
+    previous: dict[str, tuple[VectorIndex, np.ndarray]],
+    acc: _Accumulator,
+) -> np.ndarray:
+    out = np.zeros((len(rows), embedder.dim), dtype=np.float32)
+    todo = np.ones(len(rows), dtype=bool)
+    kinds = np.array([r.kind for r in rows])
+    for kind, (index, old_ids) in previous.items():
+        sel = np.flatnonzero((kinds == kind) & np.isin(ids, old_ids))
+        if len(sel):
+            out[sel] = index.vectors_for(ids[sel])
+            todo[sel] = False
+            acc.reused += len(sel)
+    rest = np.flatnonzero(todo)
+    if len(rest):
+        items = [(rows[i].content_hash, texts[i]) for i in rest]
+        by_hash, cached, computed = embed_with_cache(embedder, cache, items)
+        acc.cached += cached
+        acc.computed += computed
+        out[rest] = np.stack([by_hash[h] for h, _ in items])
+    return out
+
+
+def _write(
+    tmp_dir: Path,
+    embedder: Embedder,
+    kb_id: int,
+    generation: int,
+    vector_kind: VectorKind,
+    acc: _Accumulator,
+    bm25: BM25Index,
+    progress: Progress | None,
+) -> dict[str, Any]:
+    chunk_ids: dict[str, list[int]] = {}
+    for step, kind in enumerate(KINDS, 1):
+        ids = np.concatenate(acc.ids[kind]) if acc.ids[kind] else np.zeros(0, dtype=np.int64)
+        vecs = np.vstack(acc.vectors[kind]) if acc.vectors[kind] else np.zeros((0, embedder.dim), np.float32)
+        VectorIndex.build(ids, vecs, vector_kind, dim=embedder.dim).save(tmp_dir / f"{kind}.faiss")
+        chunk_ids[kind] = ids.tolist()
+        if progress:
+            progress("index", step, len(KINDS) + 1)
+    bm25.save(tmp_dir)
+    manifest = {
+        "version": MANIFEST_VERSION,
+        "kb_id": kb_id,
+        "generation": generation,
+        "model_id": embedder.model_id,
+        "dim": embedder.dim,
+        "vector_kind": vector_kind,
+        "counts": {k: len(v) for k, v in chunk_ids.items()},
+        "bm25": {"docs": len(bm25), "terms": len(bm25.terms)},
+        "chunk_ids": chunk_ids,
+    }
+    _write_json(tmp_dir / MANIFEST, manifest)
+    if progress:
+        progress("index", len(KINDS) + 1, len(KINDS) + 1)
+    return manifest
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("w", encoding="utf-8") as fh:
+        json.dump(data, fh)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def _swap_in(tmp_dir: Path, out_dir: Path) -> None:
+    """Move the finished directory to its final name (replacing a stale one of the same generation)."""
+    if out_dir.exists():
+        shutil.rmtree(out_dir)
+    os.replace(tmp_dir, out_dir)

@@ -1,0 +1,192 @@
+"""Building a generation's indexes from real SQLite rows with the real MiniLM model and real FAISS files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from sqlalchemy import Engine, insert, update
+
+from ingest.chunk import content_hash
+from ingest.index import build_indexes, load_indexes
+from retrievers.tokenize import tokenize
+from sift.config import Settings
+from sift.db import open_database
+from sift.db.tables import Chunk, File, KnowledgeBase
+from sift.embed import LocalEmbedder
+from sift.errors import IndexNotReady
+
+FUNCTIONS = {
+    "validate_token": "def validate_token(self, token: str) -> bool:\n    \"\"\"Return True when the bearer token matches the secret.\"\"\"",
+    "rotate_secret": "def rotate_secret(self) -> None:\n    \"\"\"Replace the shared secret with a fresh random one.\"\"\"",
+    "render_page": "def render_page(page: Page) -> str:\n    \"\"\"Render a documentation page to HTML.\"\"\"",
+    "parse_date": "def parse_date(text: str) -> date:\n    \"\"\"Parse an ISO 8601 date string.\"\"\"",
+    "send_email": "def send_email(to: str, body: str) -> None:\n    \"\"\"Deliver an email message over SMTP.\"\"\"",
+    "resize_image": "def resize_image(img: Image, width: int) -> Image:\n    \"\"\"Scale an image to the given width.\"\"\"",
+    "hash_password": "def hash_password(pw: str) -> str:\n    \"\"\"Hash a password with bcrypt.\"\"\"",
+    "load_config": "def load_config(path: Path) -> Config:\n    \"\"\"Read settings from a TOML file.\"\"\"",
+}
+DOCS = {
+    "Installation": "Install the package with pip install tiny.",
+    "Authentication": "Tokens are validated by AuthService.validate_token against the shared secret.",
+    "Configuration": "Set SIFT_DATA_DIR to move the data directory.",
+    "Deployment": "Run the service behind a reverse proxy such as nginx.",
+}
+
+
+@pytest.fixture(scope="module")
+def embedder() -> LocalEmbedder:
+    return LocalEmbedder()
+
+
+def _add_file(engine: Engine, kb_id: int, path: str, gen: int, chunks: list[dict[str, Any]]) -> int:
+    source_type = "doc" if path.endswith(".md") else "code"
+    with engine.begin() as conn:
+        file_id = conn.execute(
+            insert(File).values(
+                kb_id=kb_id, gen_from=gen, path=path, language="python" if source_type == "code" else "markdown",
+                source_type=source_type, content_hash=f"{path}@{gen}", size_bytes=100, line_count=50,
+                parser="test", content="",
+            )
+        ).inserted_primary_key[0]
+        for i, c in enumerate(chunks):
+            conn.execute(
+                insert(Chunk).values(
+                    kb_id=kb_id, tenant="default", file_id=file_id, kind=c["kind"], source_type=source_type,
+                    path=path, language="python", name=c["name"], heading_path=c.get("heading_path"),
+                    start_line=i * 5 + 1, end_line=i * 5 + 4,
+                    content_hash=content_hash(c["kind"], path, c["name"], c.get("heading_path"), c["text"]),
+                    text=c["text"],
+                )
+            )
+    return int(file_id)
+
+
+def _corpus(engine: Engine) -> tuple[int, dict[str, int]]:
+    """A kb with two code files, one doc file; returns kb id and file ids by path."""
+    with engine.begin() as conn:
+        kb_id = conn.execute(insert(KnowledgeBase).values(name="tiny", root_path="/tiny")).inserted_primary_key[0]
+    names = list(FUNCTIONS)
+    files = {}
+    for path, part in (("pkg/a.py", names[:4]), ("pkg/b.py", names[4:])):
+        chunks = [{"kind": "file", "name": path, "text": f"{path}\n" + "\n".join(part)}]
+        chunks += [{"kind": "function", "name": n, "text": FUNCTIONS[n]} for n in part]
+        files[path] = _add_file(engine, kb_id, path, 1, chunks)
+    doc_chunks = [{"kind": "file", "name": "docs/guide.md", "text": "docs/guide.md\n# Guide"}]
+    doc_chunks += [
+        {"kind": "doc", "name": h, "heading_path": f"Guide > {h}", "text": f"## {h}\n\n{t}"} for h, t in DOCS.items()
+    ]
+    files["docs/guide.md"] = _add_file(engine, kb_id, "docs/guide.md", 1, doc_chunks)
+    return int(kb_id), files
+
+
+def _chunk_id(engine: Engine, name: str) -> int:
+    with engine.connect() as conn:
+        return int(conn.execute(Chunk.__table__.select().where(Chunk.name == name)).first().id)
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> tuple[Engine, int, dict[str, int]]:
+    engine = open_database(Settings(data_dir=tmp_path / "data"))
+    kb_id, files = _corpus(engine)
+    return engine, kb_id, files
+
+
+@pytest.fixture(scope="module")
+def built(embedder: LocalEmbedder, tmp_path_factory: pytest.TempPathFactory) -> tuple[Engine, Path]:
+    """One corpus indexed once, shared by the read-only tests."""
+    root = tmp_path_factory.mktemp("built")
+    engine = open_database(Settings(data_dir=root / "data"))
+    kb_id, _ = _corpus(engine)
+    build_indexes(engine, embedder, kb_id, 1, root / "g1")
+    return engine, root / "g1"
+
+
+def test_build_indexes_writes_a_complete_generation(
+    db: tuple[Engine, int, dict[str, int]], embedder: LocalEmbedder, tmp_path: Path
+) -> None:
+    engine, kb_id, _ = db
+    calls: list[tuple[str, int, int]] = []
+    out = tmp_path / "idx" / "g1"
+    stats = build_indexes(engine, embedder, kb_id, 1, out, progress=lambda *a: calls.append(a))
+    assert stats["chunks"] == {"file": 3, "function": 8, "doc": 4}
+    assert (stats["embedded"], stats["cached"], stats["reused"]) == (15, 0, 0)
+    assert stats["embed_chunks_per_s"] > 0
+    assert calls[-1] == ("index", 4, 4) and ("embed", 15, 15) in calls
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        ["file.faiss", "function.faiss", "doc.faiss", "bm25.npz", "bm25.vocab.json", "manifest.json"]
+    )
+    assert [p.name for p in out.parent.iterdir()] == ["g1"]  # no temp directory left behind
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["model_id"] == "local:all-MiniLM-L6-v2" and manifest["dim"] == 384
+    assert len(manifest["chunk_ids"]["function"]) == 8
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("check that a bearer token is valid", "validate_token"),
+        ("convert text into a calendar date", "parse_date"),
+        ("deliver a message by mail", "send_email"),
+        ("read settings file", "load_config"),
+    ],
+)
+def test_build_indexes_nearest_function_is_right(
+    built: tuple[Engine, Path], embedder: LocalEmbedder, query: str, expected: str
+) -> None:
+    engine, directory = built
+    loaded = load_indexes(directory)
+    (top_id, _), *_ = loaded.vectors["function"].search(embedder.embed_query(query), 3)
+    assert top_id == _chunk_id(engine, expected)
+    assert loaded.bm25.search(tokenize(expected), 1)[0][0] == _chunk_id(engine, expected)
+
+
+def test_build_indexes_rebuild_embeds_nothing_new(
+    db: tuple[Engine, int, dict[str, int]], embedder: LocalEmbedder, tmp_path: Path
+) -> None:
+    engine, kb_id, _ = db
+    build_indexes(engine, embedder, kb_id, 1, tmp_path / "a")
+    again = build_indexes(engine, embedder, kb_id, 1, tmp_path / "b")
+    assert (again["embedded"], again["cached"], again["reused"]) == (0, 15, 0)
+    reused = build_indexes(engine, embedder, kb_id, 1, tmp_path / "c", previous_dir=tmp_path / "a")
+    assert (reused["embedded"], reused["cached"], reused["reused"]) == (0, 0, 15)
+    a, c = load_indexes(tmp_path / "a"), load_indexes(tmp_path / "c")
+    q = embedder.embed_query("hash a password")
+    assert a.vectors["function"].search(q, 5) == c.vectors["function"].search(q, 5)
+
+
+def test_build_indexes_next_generation_sees_only_visible_files(
+    db: tuple[Engine, int, dict[str, int]], embedder: LocalEmbedder, tmp_path: Path
+) -> None:
+    engine, kb_id, files = db
+    build_indexes(engine, embedder, kb_id, 1, tmp_path / "g1")
+    # generation 2: pkg/b.py deleted, pkg/a.py replaced by a version with one changed function
+    with engine.begin() as conn:
+        conn.execute(update(File).where(File.id.in_([files["pkg/b.py"], files["pkg/a.py"]])).values(gen_to=2))
+    names = list(FUNCTIONS)[:4]
+    chunks = [{"kind": "file", "name": "pkg/a.py", "text": "pkg/a.py\n" + "\n".join(names)}]
+    chunks += [{"kind": "function", "name": n, "text": FUNCTIONS[n]} for n in names[1:]]
+    chunks.append({"kind": "function", "name": "verify_signature", "text": "def verify_signature(sig): ..."})
+    _add_file(engine, kb_id, "pkg/a.py", 2, chunks)
+    stats = build_indexes(engine, embedder, kb_id, 2, tmp_path / "g2", previous_dir=tmp_path / "g1")
+    assert stats["chunks"] == {"file": 2, "function": 4, "doc": 4}
+    assert stats["embedded"] == 1  # only verify_signature's text is new
+    loaded = load_indexes(tmp_path / "g2")
+    with engine.connect() as conn:
+        gone = {r.id for r in conn.execute(Chunk.__table__.select().where(Chunk.file_id == files["pkg/b.py"]))}
+    for index in loaded.vectors.values():
+        assert not gone & set(index.ids.tolist())
+    assert not gone & set(loaded.bm25.ids.tolist())
+    hits = loaded.bm25.search(tokenize("send_email"), 5)
+    assert hits == []
+    assert np.array_equal(np.sort(loaded.bm25.ids), np.sort(np.concatenate([v.ids for v in loaded.vectors.values()])))
+
+
+def test_load_indexes_refuses_a_partial_directory(tmp_path: Path) -> None:
+    (tmp_path / "g3").mkdir()
+    (tmp_path / "g3" / "file.faiss").write_bytes(b"")
+    with pytest.raises(IndexNotReady):
+        load_indexes(tmp_path / "g3")
