@@ -1,0 +1,180 @@
+"""Per-question evaluation metrics as pure functions over ranked hits, gold files and gold spans.
+
+A hit or a citation is anything with ``path``, ``start_line`` and ``end_line`` (1-based, inclusive). A hit is
+relevant to a gold span when it *overlaps* it: same path and intersecting line ranges. Ranked lists are taken
+as given (rank 1 first); ``k`` cuts them. A metric that is undefined for a question (no gold data, nothing to
+measure) returns ``None`` so that aggregates skip it instead of counting it as zero.
+
+Formulas follow the TREC definitions (Voorhees, "The TREC-8 Question Answering Track Report", 1999, for
+reciprocal rank; Järvelin & Kekäläinen, "Cumulated gain-based evaluation of IR techniques", TOIS 2002, for
+nDCG with gain ``rel / log2(rank + 1)``); tests check them against ``ranx``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+from typing import Protocol
+
+import numpy as np
+
+
+class Span(Protocol):
+    """A located line range: what hits, citations and gold spans have in common."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def start_line(self) -> int: ...
+    @property
+    def end_line(self) -> int: ...
+
+
+NOT_FOUND_PATTERNS = re.compile(
+    r"not found|could not find|couldn't find|cannot find|can't find|no (?:relevant )?(?:evidence|information|"
+    r"match|results?)|does not (?:appear|seem) to|isn't (?:covered|mentioned|supported)|"
+    r"is not (?:covered|mentioned|supported|documented)|no mention",
+    re.IGNORECASE,
+)
+"""Phrases with which an answer says the indexed sources do not answer the question."""
+
+
+def overlaps(a: Span, b: Span) -> bool:
+    """True when two spans are in the same file and their line ranges intersect."""
+    return a.path == b.path and a.start_line <= b.end_line and b.start_line <= a.end_line
+
+
+def _top(hits: Sequence[Span], k: int | None) -> Sequence[Span]:
+    return hits if k is None else hits[: max(k, 0)]
+
+
+def file_recall_at_k(hits: Sequence[Span], gold_files: Iterable[str], k: int) -> float | None:
+    """Fraction of gold files among the distinct paths of the top-k hits."""
+    gold = set(gold_files)
+    if not gold:
+        return None
+    found = {h.path for h in _top(hits, k)} & gold
+    return len(found) / len(gold)
+
+
+def span_recall_at_k(hits: Sequence[Span], gold_spans: Sequence[Span], k: int) -> float | None:
+    """Fraction of gold spans overlapped by at least one of the top-k hits."""
+    if not gold_spans:
+        return None
+    top = _top(hits, k)
+    found = sum(1 for g in gold_spans if any(overlaps(h, g) for h in top))
+    return found / len(gold_spans)
+
+
+def span_hit_at_k(hits: Sequence[Span], gold_spans: Sequence[Span], k: int) -> float | None:
+    """1.0 when some top-k hit overlaps some gold span, else 0.0."""
+    if not gold_spans:
+        return None
+    top = _top(hits, k)
+    return 1.0 if any(overlaps(h, g) for h in top for g in gold_spans) else 0.0
+
+
+def _reciprocal_rank(flags: Iterable[bool]) -> float:
+    for rank, relevant in enumerate(flags, start=1):
+        if relevant:
+            return 1.0 / rank
+    return 0.0
+
+
+def file_mrr(hits: Sequence[Span], gold_files: Iterable[str], k: int | None = None) -> float | None:
+    """Reciprocal rank of the first hit whose path is a gold file (0.0 when none is)."""
+    gold = set(gold_files)
+    if not gold:
+        return None
+    return _reciprocal_rank(h.path in gold for h in _top(hits, k))
+
+
+def span_mrr(hits: Sequence[Span], gold_spans: Sequence[Span], k: int | None = None) -> float | None:
+    """Reciprocal rank of the first hit that overlaps a gold span (0.0 when none does)."""
+    if not gold_spans:
+        return None
+    return _reciprocal_rank(any(overlaps(h, g) for g in gold_spans) for h in _top(hits, k))
+
+
+def binary_gains(hits: Sequence[Span], gold_spans: Sequence[Span], gold_files: Iterable[str]) -> list[int]:
+    """Gain 1 for a hit that claims a not-yet-claimed gold span (or gold file when no spans are given), else 0.
+
+    A hit claims the first unclaimed gold span it overlaps, so each gold item earns gain once: a second hit on
+    the same span is a duplicate, not new relevant evidence.
+    """
+    gains: list[int] = []
+    if gold_spans:
+        claimed = [False] * len(gold_spans)
+        for h in hits:
+            index = next((i for i, g in enumerate(gold_spans) if not claimed[i] and overlaps(h, g)), None)
+            if index is not None:
+                claimed[index] = True
+            gains.append(0 if index is None else 1)
+        return gains
+    remaining = set(gold_files)
+    for h in hits:
+        gains.append(1 if h.path in remaining else 0)
+        remaining.discard(h.path)
+    return gains
+
+
+def ndcg_at_k(hits: Sequence[Span], gold_spans: Sequence[Span], gold_files: Iterable[str], k: int) -> float | None:
+    """nDCG@k with binary gains from ``binary_gains``; the ideal ranking puts every gold item first."""
+    gold_files = set(gold_files)
+    n_gold = len(gold_spans) if gold_spans else len(gold_files)
+    if n_gold == 0:
+        return None
+    gains = binary_gains(_top(hits, k), gold_spans, gold_files)
+    dcg = sum(g / math.log2(rank + 1) for rank, g in enumerate(gains, start=1))
+    idcg = sum(1 / math.log2(rank + 1) for rank in range(1, min(k, n_gold) + 1))
+    return dcg / idcg if idcg else None
+
+
+def duplicate_rate(hits: Sequence[Span], k: int | None = None) -> float | None:
+    """Fraction of the top-k hits that overlap an earlier hit in the same file."""
+    top = _top(hits, k)
+    if not top:
+        return None
+    dupes = sum(1 for i, h in enumerate(top) if any(overlaps(h, e) for e in top[:i]))
+    return dupes / len(top)
+
+
+def citation_precision(
+    citations: Sequence[Span], gold_spans: Sequence[Span], gold_files: Iterable[str]
+) -> float | None:
+    """Fraction of citations overlapping a gold span (or, with only gold files, citing a gold file)."""
+    gold_files = set(gold_files)
+    if not citations or not (gold_spans or gold_files):
+        return None
+    if gold_spans:
+        good = sum(1 for c in citations if any(overlaps(c, g) for g in gold_spans))
+    else:
+        good = sum(1 for c in citations if c.path in gold_files)
+    return good / len(citations)
+
+
+def answer_hit(text: str, answer_contains: Sequence[str]) -> float | None:
+    """1.0 when every required phrase occurs in the answer (case-insensitive), else 0.0."""
+    if not answer_contains:
+        return None
+    folded = text.casefold()
+    return 1.0 if all(p.casefold() in folded for p in answer_contains) else 0.0
+
+
+def says_not_found(text: str, grounded: bool) -> bool:
+    """True when an answer admits the sources do not answer: ungrounded, or it says so in words."""
+    return (not grounded) or bool(NOT_FOUND_PATTERNS.search(text))
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """The q-th percentile (0-100, linear interpolation) of the values, or None when there are none."""
+    if not values:
+        return None
+    return float(np.percentile(np.asarray(values, dtype=float), q))
+
+
+def mean(values: Iterable[float | None]) -> float | None:
+    """Mean of the defined values, or None when none is defined."""
+    defined = [v for v in values if v is not None]
+    return sum(defined) / len(defined) if defined else None
