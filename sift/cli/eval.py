@@ -1,0 +1,199 @@
+"""`sift eval FILE --kb NAME`: run a JSONL question set and write JSON + Markdown reports;
+`sift eval compare A.json B.json`: per-metric deltas and the questions that changed outcome."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import inspect
+import json
+import sys
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from sift.cli.common import add_common, settings_from
+from sift.config import Settings
+from sift.errors import SiftError
+
+EXAMPLE = """examples:
+  sift eval eval/sets/attrs.jsonl --kb attrs --mode retrieval --out eval/runs --name attrs-retrieval
+  sift eval eval/sets/attrs.jsonl --kb attrs --mode answer --concurrency 2 --format json
+  sift eval compare eval/runs/before.json eval/runs/after.json"""
+
+BACKENDS = {
+    "retrieval": ("retrievers.search", "fused_search"),
+    "answer": ("graph.ask", "answer_question"),
+}
+"""Where each mode's callable lives; it is called with the keyword arguments its signature names."""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the eval command (and its `compare` form)."""
+    p = sub.add_parser(
+        "eval", help="run an evaluation question set, or compare two runs",
+        usage="sift eval FILE --kb NAME [options]\n       sift eval compare A.json B.json [--format json]",
+        description=__doc__, epilog=EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    # One positional plus a hidden tail: `compare` cannot be a subparser next to a positional FILE.
+    p.add_argument("file", metavar="FILE", help="JSONL question set, or the word `compare`")
+    p.add_argument("reports", nargs="*", metavar="A.json B.json", help=argparse.SUPPRESS)
+    p.add_argument("--kb", help="knowledge base to evaluate (default: each question's `kb`)")
+    p.add_argument("--mode", choices=("retrieval", "answer"), default="retrieval",
+                   help="retrieval: the fused retriever; answer: the full graph (default retrieval)")
+    p.add_argument("--concurrency", type=int, default=4, help="questions in flight at once (default 4)")
+    p.add_argument("--k", type=int, default=10, help="hits kept per question (default 10)")
+    p.add_argument("--out", type=Path, default=None, help="report directory (default DATA_DIR/eval)")
+    p.add_argument("--name", default=None, help="run name, the reports' file stem (default SET-MODE-TIME)")
+    p.add_argument("--strict", action="store_true", help="fail on the first malformed line instead of skipping it")
+    p.add_argument("--format", choices=("text", "json"), default="text", help="stdout format (default text)")
+    add_common(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Dispatch to the compare form or run a question set."""
+    if args.file == "compare":
+        return run_compare(args)
+    if args.reports:
+        raise _usage(f"unexpected arguments {' '.join(args.reports)}; did you mean `sift eval compare A B`?")
+    return run_set(args)
+
+
+def _usage(message: str) -> Exception:
+    from sift.cli import UsageError
+
+    return UsageError(message)
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    """Print the comparison of two run reports."""
+    from eval.compare import compare, render_comparison
+
+    if len(args.reports) != 2:
+        raise _usage("compare takes exactly two run reports: sift eval compare A.json B.json")
+    result = compare(*args.reports)
+    if args.format == "json":
+        print(json.dumps(result, indent=2))
+    else:
+        sys.stdout.write(render_comparison(result))
+    return 0
+
+
+def run_set(args: argparse.Namespace) -> int:
+    """Load the set, run it against the knowledge base, write the reports and print a summary."""
+    from eval.format import load_questions
+    from eval.report import write_reports
+    from eval.runner import run_eval
+
+    if not Path(args.file).is_file():
+        raise _usage(f"question set {args.file} does not exist")
+    if args.k < 1 or args.concurrency < 1:
+        raise _usage("--k and --concurrency must be at least 1")
+    questions, line_errors = load_questions(args.file, strict=args.strict)
+    for e in line_errors:
+        print(f"{args.file}:{e.line}: skipped: {e.message}", file=sys.stderr)
+    kb = args.kb or _single_kb(questions)
+    settings = settings_from(args)
+    call = _backend(args.mode)
+    config: dict[str, Any] = {"question_set": str(args.file), "kb": kb, "kb_generation": _kb_generation(settings, kb)}
+    kwargs: dict[str, Any] = {"retrieve": _retriever(call, settings, kb)} if args.mode == "retrieval" else {
+        "answer": _answerer(call, settings, kb)}
+    with _ProgressBar(len(questions)) as advance:
+        result = run_eval(questions, mode=args.mode, k=args.k, concurrency=args.concurrency, progress=advance,
+                          config=config, line_errors=line_errors, **kwargs)
+    name = args.name or f"{Path(args.file).stem}-{args.mode}-{datetime.now():%Y%m%d-%H%M%S}"
+    json_path, md_path = write_reports(result, args.out or settings.data_dir / "eval", name)
+    if args.format == "json":
+        print(json.dumps({"name": name, "json": str(json_path), "markdown": str(md_path),
+                          "aggregate": result.aggregate, "by_kind": result.by_kind,
+                          "line_errors": len(line_errors)}, indent=2))
+    else:
+        _print_summary(result, json_path, md_path)
+    return 0
+
+
+def _single_kb(questions: list[Any]) -> str:
+    kbs = {q.kb for q in questions if q.kb}
+    if len(kbs) != 1:
+        raise _usage("pass --kb NAME (the questions name " + (", ".join(sorted(kbs)) or "no knowledge base") + ")")
+    return kbs.pop()
+
+
+def _kb_generation(settings: Settings, kb: str) -> int:
+    from ingest.store import get_serving_kb
+    from sift.db import open_database
+
+    return get_serving_kb(open_database(settings), kb, settings.tenant).generation
+
+
+def _backend(mode: str) -> Callable[..., Any]:
+    module_name, attr = BACKENDS[mode]
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name is None or not module_name.startswith(exc.name):
+            raise
+        module = None
+    fn = getattr(module, attr, None)
+    if fn is None:
+        raise SiftError(f"{mode} mode needs {module_name}.{attr}, which this installation does not have yet; "
+                        f"use the other --mode or update sift")
+    return fn
+
+
+def _call(fn: Callable[..., Any], **available: Any) -> Any:
+    """Call ``fn`` with those of ``available`` that its signature names."""
+    params = inspect.signature(fn).parameters
+    return fn(**{k: v for k, v in available.items() if k in params})
+
+
+def _retriever(fn: Callable[..., Any], settings: Settings, kb: str) -> Callable[[Any, int], list[Any]]:
+    def retrieve(question: Any, k: int) -> list[Any]:
+        return list(_call(fn, query=question.query, kb=kb, k=k, settings=settings, tenant=settings.tenant))
+
+    return retrieve
+
+
+def _answerer(fn: Callable[..., Any], settings: Settings, kb: str) -> Callable[[Any], Any]:
+    def answer(question: Any) -> Any:
+        return _call(fn, question=question.query, query=question.query, kb=kb, settings=settings,
+                     tenant=settings.tenant)
+
+    return answer
+
+
+class _ProgressBar:
+    """A rich progress bar on a terminal; silent otherwise. Yields the runner's per-question callback."""
+
+    def __init__(self, total: int) -> None:
+        self.total, self.bar, self.task = total, None, None
+
+    def __enter__(self) -> Callable[[Any], None] | None:
+        if not sys.stderr.isatty():
+            return None
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.bar = Progress(TextColumn("eval"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                            console=Console(stderr=True), transient=True)
+        self.bar.start()
+        self.task = self.bar.add_task("eval", total=self.total)
+        return lambda _result: self.bar.advance(self.task)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def _print_summary(result: Any, json_path: Path, md_path: Path) -> None:
+    from eval.report import KIND_COLUMNS_ANSWER, KIND_COLUMNS_RETRIEVAL
+
+    agg = result.aggregate
+    keys = KIND_COLUMNS_RETRIEVAL + (KIND_COLUMNS_ANSWER if result.mode == "answer" else ())
+    print(f"{agg['questions']} questions, {agg['errors']} errors, {len(result.line_errors)} skipped lines")
+    for key in (*keys, "latency_p50_ms", "latency_p95_ms"):
+        value = agg.get(key)
+        print(f"  {key:<20} {'–' if value is None else f'{value:.3f}'}")
+    print(f"reports: {json_path}  {md_path}")

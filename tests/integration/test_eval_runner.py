@@ -1,0 +1,197 @@
+"""The batch runner over a tiny question set in both modes, with malformed input and failing questions.
+
+The retrieve and answer callables here are scripted test inputs for the runner (it takes any callable): each
+returns fixed hits or answers per question id so the expected metrics can be computed by hand.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from eval.format import EvalQuestion, GoldSpan, load_questions
+from eval.report import write_reports
+from eval.runner import run_eval
+from sift.cli import main
+from sift.models import Hit
+
+QUESTIONS = [
+    EvalQuestion(id="find-evolve", query="copy with changes", kind="locate", gold_files=["src/make.py"],
+                 gold_spans=[GoldSpan(path="src/make.py", start_line=10, end_line=20)], answer_contains=["evolve"]),
+    EvalQuestion(id="doc-frozen", query="immutable classes", kind="doc",
+                 gold_spans=[GoldSpan(path="docs/frozen.md", start_line=1, end_line=30),
+                             GoldSpan(path="src/make.py", start_line=100, end_line=120)],
+                 answer_contains=["frozen", "FrozenInstanceError"]),
+    EvalQuestion(id="neg-orm", query="built-in ORM", kind="negative"),
+    EvalQuestion(id="boom", query="this one raises", kind="locate", gold_files=["src/make.py"]),
+]
+
+
+def _hit(path: str, start: int, end: int, rank: int) -> Hit:
+    return Hit(chunk_id=rank, node_id=None, path=path, start_line=start, end_line=end, kind="function",
+               name=f"chunk{rank}", score=1.0 / rank, channel="scripted", rank=rank)
+
+
+SCRIPTED_HITS = {
+    "find-evolve": [("src/other.py", 1, 5), ("src/make.py", 12, 18), ("src/make.py", 14, 16)],
+    "doc-frozen": [("docs/frozen.md", 5, 9), ("README.md", 1, 3), ("docs/other.md", 1, 2), ("src/make.py", 110, 111)],
+    "neg-orm": [("README.md", 1, 3)],
+}
+
+
+def scripted_retrieve(question: EvalQuestion, k: int) -> list[Hit]:
+    """Test input: the scripted hits of a question, or an error for the question meant to fail."""
+    if question.id == "boom":
+        raise RuntimeError("index file missing")
+    return [_hit(p, s, e, rank) for rank, (p, s, e) in enumerate(SCRIPTED_HITS[question.id], start=1)][:k]
+
+
+@dataclass
+class ScriptedCitation:
+    path: str
+    start_line: int
+    end_line: int
+    evidence_id: str
+    valid: bool
+
+
+@dataclass
+class ScriptedAnswer:
+    text: str
+    citations: list
+    grounded: bool
+    rounds: int = 1
+    fallbacks: int = 0
+    tokens: int = 0
+    evidence: list = field(default_factory=list)
+
+
+def scripted_answer(question: EvalQuestion) -> ScriptedAnswer:
+    """Test input: a fixed answer per question id; ``boom`` raises."""
+    evidence = scripted_retrieve(question, 10)
+    if question.id == "find-evolve":
+        return ScriptedAnswer("Use `evolve` [1].", [("src/make.py", 12, 18, "1")], True, evidence=evidence)
+    if question.id == "doc-frozen":
+        citations = [ScriptedCitation("docs/frozen.md", 5, 9, "1", True), ScriptedCitation("README.md", 1, 3, "2", False)]
+        return ScriptedAnswer("Pass frozen=True [1][2].", citations, True, rounds=2, fallbacks=1, tokens=300,
+                              evidence=evidence)
+    return ScriptedAnswer("That is not found in the indexed sources.", [], False, rounds=3, fallbacks=2,
+                          evidence=evidence)
+
+
+def _by_id(run) -> dict:
+    return {r.id: r for r in run.results}
+
+
+def test_run_eval_retrieval_mode_scores_each_question() -> None:
+    run = run_eval(QUESTIONS, mode="retrieval", retrieve=scripted_retrieve, k=10, concurrency=2)
+    results = _by_id(run)
+    assert [r.id for r in run.results] == [q.id for q in QUESTIONS]  # set order kept despite concurrency
+    evolve = results["find-evolve"].metrics
+    assert evolve["file_mrr"] == 0.5 and evolve["span_mrr"] == 0.5
+    assert evolve["span_recall@1"] == 0.0 and evolve["span_recall@3"] == 1.0
+    assert evolve["duplicate_rate"] == pytest.approx(1 / 3)
+    frozen = results["doc-frozen"].metrics
+    assert frozen["span_recall@3"] == 0.5 and frozen["span_recall@10"] == 1.0
+    assert frozen["file_recall@1"] == 0.5  # gold files come from the gold spans
+    assert results["neg-orm"].metrics["span_mrr"] is None  # no gold: undefined, not zero
+    assert run.aggregate["questions"] == 4 and run.aggregate["errors"] == 1
+    assert run.aggregate["span_mrr"] == pytest.approx((0.5 + 1.0) / 2)
+    assert run.by_kind["locate"]["errors"] == 1 and run.by_kind["doc"]["span_recall@10"] == 1.0
+    assert run.aggregate["latency_p95_ms"] >= run.aggregate["latency_p50_ms"] >= 0
+    assert "answer_hit" not in run.aggregate
+
+
+def test_run_eval_records_a_raising_question_and_goes_on() -> None:
+    seen = []
+    run = run_eval(QUESTIONS, mode="retrieval", retrieve=scripted_retrieve, concurrency=1, progress=seen.append)
+    boom = _by_id(run)["boom"]
+    assert boom.error == "RuntimeError: index file missing"
+    assert boom.metrics == {} and boom.latency_ms is not None
+    assert sorted(r.id for r in seen) == sorted(q.id for q in QUESTIONS)
+
+
+def test_run_eval_answer_mode_scores_answers() -> None:
+    run = run_eval(QUESTIONS, mode="answer", answer=scripted_answer, concurrency=3)
+    results = _by_id(run)
+    evolve, frozen, neg = (results[i].metrics for i in ("find-evolve", "doc-frozen", "neg-orm"))
+    assert evolve["answer_hit"] == 1.0 and evolve["citation_precision"] == 1.0
+    assert evolve["citation_validity"] is None  # tuple citations carry no checker verdict
+    assert frozen["answer_hit"] == 0.0  # "FrozenInstanceError" is missing
+    assert frozen["citation_precision"] == 0.5 and frozen["citation_validity"] == 0.5
+    assert frozen["span_recall@10"] == 1.0  # retrieval metrics come from the answer's evidence
+    assert neg["not_found_accuracy"] == 1.0 and neg["answer_hit"] is None
+    assert run.aggregate["grounded"] == pytest.approx(2 / 3)
+    assert run.aggregate["fallback"] == pytest.approx(2 / 3)
+    assert run.aggregate["rounds"] == pytest.approx(2.0)
+    assert run.aggregate["errors"] == 1
+    assert results["find-evolve"].answer.citations[0].evidence_id == "1"
+
+
+def test_run_eval_runs_questions_concurrently() -> None:
+    barrier = threading.Barrier(2, timeout=5)
+
+    def retrieve_waiting_for_each_other(question: EvalQuestion, k: int) -> list[Hit]:
+        barrier.wait()  # raises BrokenBarrierError unless both questions are in flight together
+        return []
+
+    run = run_eval(QUESTIONS[:2], mode="retrieval", retrieve=retrieve_waiting_for_each_other, concurrency=2)
+    assert run.aggregate["errors"] == 0
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"mode": "retrieval"}, "retrieve function"),
+        ({"mode": "answer", "retrieve": scripted_retrieve}, "answer function"),
+        ({"mode": "both", "retrieve": scripted_retrieve}, "mode must be"),
+        ({"mode": "retrieval", "retrieve": scripted_retrieve, "k": 0}, "at least 1"),
+    ],
+)
+def test_run_eval_rejects_bad_arguments(kwargs: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        run_eval(QUESTIONS, **kwargs)
+
+
+MALFORMED = "\n".join([
+    json.dumps({"id": "ok-1", "query": "copy with changes", "gold_files": ["src/make.py"]}),
+    "{not json",
+    json.dumps({"id": "bad-span", "query": "q", "gold_spans": [{"path": "a.py", "start_line": 9, "end_line": 2}]}),
+    "",
+    json.dumps({"id": "ok-2", "query": "immutable classes", "kind": "doc"}),
+])
+
+
+def test_malformed_set_reports_lines_and_keeps_the_rest(tmp_path: Path) -> None:
+    path = tmp_path / "set.jsonl"
+    path.write_text(MALFORMED, encoding="utf-8")
+    questions, line_errors = load_questions(path)
+    assert [q.id for q in questions] == ["ok-1", "ok-2"]
+    assert [e.line for e in line_errors] == [2, 3]
+
+    def retrieve_make_py(question: EvalQuestion, k: int) -> list[Hit]:
+        return [_hit("src/make.py", 1, 5, 1)]
+
+    run = run_eval(questions, mode="retrieval", retrieve=retrieve_make_py, line_errors=line_errors)
+    json_path, md_path = write_reports(run, tmp_path / "out", "malformed")
+    report = json.loads(json_path.read_text(encoding="utf-8"))
+    assert [e["line"] for e in report["line_errors"]] == [2, 3]
+    assert report["aggregate"]["file_mrr"] == 1.0
+    assert "line 3: " in md_path.read_text(encoding="utf-8")
+
+
+def test_cli_eval_strict_fails_on_the_first_bad_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "set.jsonl"
+    path.write_text(MALFORMED, encoding="utf-8")
+    code = main(["eval", str(path), "--kb", "demo", "--strict", "--data-dir", str(tmp_path / "data")])
+    assert code == 1
+    assert "line 2" in capsys.readouterr().err
+
+
+def test_cli_eval_missing_set_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["eval", str(tmp_path / "nope.jsonl"), "--kb", "demo"]) == 2
+    assert "does not exist" in capsys.readouterr().err
