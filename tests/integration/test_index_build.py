@@ -190,3 +190,23 @@ def test_load_indexes_refuses_a_partial_directory(tmp_path: Path) -> None:
     (tmp_path / "g3" / "file.faiss").write_bytes(b"")
     with pytest.raises(IndexNotReady):
         load_indexes(tmp_path / "g3")
+
+
+def test_build_indexes_through_the_ingest_pipeline(tiny_repo: Path, embedder: LocalEmbedder, tmp_path: Path) -> None:
+    from ingest.pipeline import ingest
+
+    settings = Settings(data_dir=tmp_path / "data")
+    first = ingest(settings, tiny_repo, "tiny", embedder=embedder)["index"]
+    assert first["embedded"] == first["chunks_total"] > 0
+    engine = open_database(settings)
+    with engine.connect() as conn:
+        names = {r.id: r.name for r in conn.execute(Chunk.__table__.select())}
+        (index_path,) = conn.execute(Chunk.__table__.metadata.tables["generations"].select()).fetchall()[-1:]
+    loaded = load_indexes(Path(index_path.index_path))
+    (top, _), *_ = loaded.vectors["function"].search(embedder.embed_query("check that a token is valid"), 1)
+    assert names[top] == "AuthService.validate_token"
+    auth = tiny_repo / "pkg" / "auth.py"
+    auth.write_text(auth.read_text().replace("Log a user in", "Sign a user in"))
+    second = ingest(settings, tiny_repo, "tiny", embedder=embedder)["index"]
+    assert second["embedded"] == 2  # the changed function and its file chunk; nothing else
+    assert second["embedded"] + second["cached"] + second["reused"] == second["chunks_total"]
