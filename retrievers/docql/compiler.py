@@ -140,10 +140,14 @@ def _ends_with(col: Any, value: str) -> ColumnElement[bool]:
 
 
 def _starts_with(col: Any, value: str) -> ColumnElement[bool]:
-    """Case-sensitive prefix test; the ``>=`` bound lets an index on ``col`` start its range scan."""
+    """Case-sensitive prefix test, bounded above and below so an index on ``col`` turns it into a range scan."""
     if not value:
         return true()
-    return and_(col >= value, func.substr(col, 1, len(value)) == value)
+    cond = [col >= value, func.substr(col, 1, len(value)) == value]
+    last = ord(value[-1])
+    if last < 0x10FFFF and not 0xD7FF <= last < 0xE000:
+        cond.append(col < value[:-1] + chr(last + 1))
+    return and_(*cond)
 
 
 def _atom(col: Any, nullable: bool, is_int: bool, op: str, value: Any) -> ColumnElement[bool]:
@@ -211,8 +215,10 @@ def _node_select(kb_id: int, generation: int, filters: tuple[Expr, ...]) -> Sele
         stmt = stmt.add_columns(Parent.name.label("parent")).outerjoin(Parent, Parent.id == Node.parent_id)
     else:
         stmt = stmt.add_columns(literal(None).label("parent"))
+    # Order by an expression, not the bare column: otherwise SQLite walks ix_nodes_kb_path over every node of
+    # the knowledge base to skip a sort, instead of narrowing through the kind/name/level indexes.
     return stmt.where(Node.kb_id == kb_id, visible_in(File, generation)).order_by(
-        Node.path, Node.start_line, Node.id
+        Node.path + "", Node.start_line, Node.id
     )
 
 
@@ -248,7 +254,9 @@ def _selector_where(q: Query) -> tuple[list[Any], dict[str, Any]]:
         conds = [Node.kind.in_(OUTLINE_KINDS)]
         if isinstance(arg, str) and arg.strip("/"):
             prefix = arg.strip("/")
-            conds.append(or_(Node.path == prefix, _starts_with(Node.path, prefix + "/")))
+            # Everything at or under ``prefix`` sorts inside [prefix, prefix + "0"): "/" is the byte before "0".
+            conds += [Node.path >= prefix, Node.path < prefix + "0"]
+            conds.append(or_(Node.path == prefix, func.substr(Node.path, 1, len(prefix) + 1) == prefix + "/"))
         return conds, {}
     raise AssertionError(q.record)
 
