@@ -6,8 +6,8 @@ import hashlib
 import json
 import os
 import shutil
-import urllib.request
 import tarfile
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -135,3 +135,11 @@ def tiny_repo(tmp_path: Path) -> Path:
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(text)
     return root
+
+
+@pytest.fixture(scope="session")
+def local_embedder():
+    """The real all-MiniLM-L6-v2 model, loaded once per test process."""
+    from sift.embed import LocalEmbedder
+
+    return LocalEmbedder()

@@ -1,0 +1,187 @@
+"""The Channel protocol and the per-generation index bundle every channel reads.
+
+``KbIndex`` is loaded once per (knowledge base, generation): the FAISS and BM25 files of the generation and a
+columnar copy of its chunks' metadata (no text), so filters become numpy masks applied before ranking and hits
+are built without a database round trip per hit. ``IndexCache`` hands out the bundle of the serving generation
+and reloads only when the generation changes; the app or CLI owns one (no module-level state).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+from sqlalchemy import Engine, select
+
+from ingest.store import KbRef, generation_dir, get_serving_kb
+from sift.db import visible_in
+from sift.db.tables import Chunk, File, Generation
+from sift.errors import IndexNotReady
+from sift.models import Filters, Hit
+
+log = logging.getLogger(__name__)
+
+
+class Channel(Protocol):
+    """A retrieval channel: (query, filters, k) → ranked hits with node id, path and lines."""
+
+    name: str
+
+    def search(self, query: str, filters: Filters, k: int) -> list[Hit]:
+        """The top ``k`` hits for ``query`` among chunks that pass ``filters``."""
+        ...
+
+
+@dataclass
+class ChunkTable:
+    """Columnar metadata of a generation's chunks, sorted by id."""
+
+    ids: np.ndarray
+    path: np.ndarray
+    start_line: np.ndarray
+    end_line: np.ndarray
+    kind: np.ndarray
+    name: np.ndarray
+    heading_path: np.ndarray
+    language: np.ndarray
+    source_type: np.ndarray
+    node_id: np.ndarray
+    public: np.ndarray
+    _pos: dict[int, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._pos = {int(i): p for p, i in enumerate(self.ids)}
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def position(self, chunk_id: int) -> int | None:
+        """Row of ``chunk_id`` (None when it is not in this generation)."""
+        return self._pos.get(chunk_id)
+
+    def mask(self, filters: Filters) -> np.ndarray | None:
+        """Boolean mask of chunks passing ``filters`` (None when nothing is filtered out)."""
+        m = np.ones(len(self.ids), dtype=bool)
+        narrowed = False
+        if filters.source_type is not None:
+            m &= self.source_type == str(filters.source_type)
+            narrowed = True
+        if filters.language:
+            m &= self.language == filters.language
+            narrowed = True
+        if filters.public_only:
+            m &= self.public
+            narrowed = True
+        if filters.path_glob:
+            uniq = np.unique(self.path)
+            ok = {p for p in uniq if _glob_match(p, filters.path_glob)}
+            m &= np.fromiter((p in ok for p in self.path), dtype=bool, count=len(self.path))
+            narrowed = True
+        return m if narrowed else None
+
+
+def _glob_match(path: str, pattern: str) -> bool:
+    """Glob on repository paths: ``*`` within a segment, ``**`` across; a bare directory matches its subtree."""
+    if fnmatch.fnmatchcase(path, pattern):
+        return True
+    if "/" not in pattern and fnmatch.fnmatchcase(path.rsplit("/", 1)[-1], pattern):
+        return True
+    if pattern.endswith("/") or not any(c in pattern for c in "*?["):
+        return path.startswith(pattern.rstrip("/") + "/")
+    if "**" in pattern:
+        return fnmatch.fnmatchcase(path, pattern.replace("**/", "*").replace("**", "*"))
+    return False
+
+
+def load_chunk_table(engine: Engine, kb_id: int, generation: int) -> ChunkTable:
+    """Read the metadata (not the text) of every chunk visible in ``generation``."""
+    cols = (Chunk.id, Chunk.path, Chunk.start_line, Chunk.end_line, Chunk.kind, Chunk.name, Chunk.heading_path,
+            Chunk.language, Chunk.source_type, Chunk.node_id, Chunk.public)
+    with engine.connect() as conn:
+        rows = conn.execute(
+            select(*cols).join(File, Chunk.file_id == File.id)
+            .where(File.kb_id == kb_id, visible_in(File, generation)).order_by(Chunk.id)
+        ).all()
+    data = list(zip(*rows, strict=True)) if rows else [[] for _ in cols]
+    obj = lambda xs: np.array(xs, dtype=object)  # noqa: E731
+    return ChunkTable(
+        ids=np.array(data[0], dtype=np.int64), path=obj(data[1]),
+        start_line=np.array(data[2], dtype=np.int32), end_line=np.array(data[3], dtype=np.int32),
+        kind=obj(data[4]), name=obj(data[5]), heading_path=obj(data[6]), language=obj(data[7]),
+        source_type=obj(data[8]), node_id=np.array([-1 if x is None else x for x in data[9]], dtype=np.int64),
+        public=np.array(data[10], dtype=bool),
+    )
+
+
+@dataclass
+class KbIndex:
+    """Everything the channels need for one generation of one knowledge base."""
+
+    kb: KbRef
+    chunks: ChunkTable
+    indexes: Any  # ingest.index.LoadedIndexes
+    directory: Path
+    loaded_at: float
+
+    def hit(self, chunk_id: int, score: float, channel: str, rank: int) -> Hit | None:
+        """A Hit for ``chunk_id`` built from the metadata table."""
+        pos = self.chunks.position(chunk_id)
+        if pos is None:
+            return None
+        c = self.chunks
+        return Hit(
+            chunk_id=chunk_id, node_id=None if c.node_id[pos] < 0 else int(c.node_id[pos]), path=c.path[pos],
+            start_line=int(c.start_line[pos]), end_line=int(c.end_line[pos]), kind=c.kind[pos], name=c.name[pos],
+            score=float(score), channel=channel, rank=rank, channels=(channel,),
+        )
+
+
+class IndexCache:
+    """Loads a knowledge base's serving generation once and swaps it when a new one is published."""
+
+    def __init__(self, engine: Engine, index_root: Path) -> None:
+        self.engine = engine
+        self.index_root = index_root
+        self._lock = threading.Lock()
+        self._loaded: dict[tuple[str, str], KbIndex] = {}
+
+    def get(self, kb: str, tenant: str = "default") -> KbIndex:
+        """The index bundle of ``kb``'s serving generation (IndexNotReady while it has none)."""
+        ref = get_serving_kb(self.engine, kb, tenant)
+        key = (tenant, kb)
+        cached = self._loaded.get(key)
+        if cached is not None and cached.kb.generation == ref.generation:
+            return cached
+        with self._lock:
+            cached = self._loaded.get(key)
+            if cached is not None and cached.kb.generation == ref.generation:
+                return cached
+            bundle = self._load(ref)
+            self._loaded[key] = bundle
+            return bundle
+
+    def _load(self, ref: KbRef) -> KbIndex:
+        from ingest.index import load_indexes
+
+        with self.engine.connect() as conn:
+            path = conn.execute(
+                select(Generation.index_path).where(Generation.kb_id == ref.id, Generation.number == ref.generation)
+            ).scalar()
+        directory = Path(path) if path else generation_dir(self.index_root, ref.id, ref.generation)
+        if not (directory / "manifest.json").exists():
+            raise IndexNotReady(
+                f"knowledge base {ref.name!r} generation {ref.generation} has no search index; "
+                f"run `sift ingest {ref.root_path} --kb {ref.name}` without --no-index"
+            )
+        t0 = time.perf_counter()
+        bundle = KbIndex(ref, load_chunk_table(self.engine, ref.id, ref.generation), load_indexes(directory),
+                         directory, time.time())
+        log.info("loaded kb %s generation %d (%d chunks) in %.2fs", ref.name, ref.generation, len(bundle.chunks),
+                 time.perf_counter() - t0)
+        return bundle

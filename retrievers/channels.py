@@ -1,0 +1,115 @@
+"""The BM25, vector and smart keyword channels over a knowledge base's serving generation.
+
+Each channel resolves the bundle of ``filters.kb`` through an ``IndexCache`` (loaded once per generation),
+applies the metadata filters as a mask before ranking, and returns ``Hit``s built from the metadata table.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from retrievers.base import IndexCache, KbIndex
+from retrievers.smart import SmartMatcher, SmartResult
+from retrievers.tokenize import tokenize
+from sift.errors import InvalidQuery
+from sift.models import Filters, Hit
+
+INDEX_TYPES = ("file", "function", "doc", "all")
+
+
+def _bundle(cache: IndexCache, filters: Filters) -> KbIndex:
+    return cache.get(filters.kb, filters.tenant or "default")
+
+
+def _allowed_ids(bundle: KbIndex, filters: Filters) -> np.ndarray | None:
+    mask = bundle.chunks.mask(filters)
+    return None if mask is None else bundle.chunks.ids[mask]
+
+
+def _derived(bundle: KbIndex, key: str, build: Any) -> Any:
+    """Per-bundle derived structures, built on first use and dropped with the bundle."""
+    store = bundle.__dict__.setdefault("_derived", {})
+    if key not in store:
+        store[key] = build()
+    return store[key]
+
+
+class BM25Channel:
+    """Okapi BM25 over all chunks with the code-aware tokenizer."""
+
+    name = "bm25"
+
+    def __init__(self, cache: IndexCache) -> None:
+        self.cache = cache
+
+    def search(self, query: str, filters: Filters, k: int) -> list[Hit]:
+        """Top ``k`` chunks by BM25 score."""
+        bundle = _bundle(self.cache, filters)
+        bm25 = bundle.indexes.bm25
+        allowed = None
+        mask = bundle.chunks.mask(filters)
+        if mask is not None:
+            allowed = _derived(bundle, f"bm25mask:{filters.model_dump_json()}",
+                               lambda: bm25.mask_for(bundle.chunks.ids[mask]))
+        ranked = bm25.search(tokenize(query), k, allowed)
+        hits = (bundle.hit(cid, score, self.name, rank) for rank, (cid, score) in enumerate(ranked, 1))
+        return [h for h in hits if h is not None]
+
+
+class VectorChannel:
+    """Nearest neighbours of the query embedding in the file, function or doc index (or all three)."""
+
+    name = "vector"
+
+    def __init__(self, cache: IndexCache, embedder: Any, index_type: str = "all") -> None:
+        if index_type not in INDEX_TYPES:
+            raise InvalidQuery(f"index_type must be one of {', '.join(INDEX_TYPES)}, got {index_type!r}",
+                               field="index_type")
+        self.cache = cache
+        self.embedder = embedder
+        self.index_type = index_type
+
+    def search(self, query: str, filters: Filters, k: int, query_vec: np.ndarray | None = None) -> list[Hit]:
+        """Top ``k`` chunks by cosine similarity (inner product of normalised vectors)."""
+        bundle = _bundle(self.cache, filters)
+        vec = self.embedder.embed_query(query) if query_vec is None else query_vec
+        allowed = _allowed_ids(bundle, filters)
+        kinds = ("file", "function", "doc") if self.index_type == "all" else (self.index_type,)
+        scored: list[tuple[int, float]] = []
+        for kind in kinds:
+            index = bundle.indexes.vectors.get(kind)
+            if index is None or not len(index):
+                continue
+            scored.extend(index.search(vec, k, allowed))
+        scored.sort(key=lambda h: (-h[1], h[0]))
+        hits = (bundle.hit(cid, score, self.name, rank) for rank, (cid, score) in enumerate(scored[:k], 1))
+        return [h for h in hits if h is not None]
+
+
+class SmartChannel:
+    """Multi-level keyword expansion (see ``retrievers.smart``); names of symbols and headings first."""
+
+    name = "smart"
+
+    def __init__(self, cache: IndexCache) -> None:
+        self.cache = cache
+
+    def matcher(self, bundle: KbIndex) -> SmartMatcher:
+        """The bundle's matcher, built once per generation."""
+        return _derived(bundle, "smart", lambda: SmartMatcher(
+            bundle.chunks.name, bundle.indexes.bm25.ids, bundle.chunks.ids, bundle.indexes.bm25))
+
+    def search(self, query: str, filters: Filters, k: int) -> list[Hit]:
+        """Top ``k`` chunks by expanded keyword matches."""
+        return self.search_detailed(query, filters, k)[0]
+
+    def search_detailed(self, query: str, filters: Filters, k: int) -> tuple[list[Hit], SmartResult]:
+        """Hits plus the level and term requirement the search stopped at."""
+        bundle = _bundle(self.cache, filters)
+        result = self.matcher(bundle).search(query, k, bundle.chunks.mask(filters))
+        ids = bundle.chunks.ids
+        hits = (bundle.hit(int(ids[p]), s, self.name, r)
+                for r, (p, s) in enumerate(zip(result.positions, result.scores, strict=True), 1))
+        return [h for h in hits if h is not None], result

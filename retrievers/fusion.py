@@ -1,0 +1,163 @@
+"""Fusion of channel rankings: RRF, a composite score, dedup by id and overlapping lines, grouping by file.
+
+Pure functions, no I/O; ties break deterministically by score, then path, then start line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from sift.models import Hit
+
+CODE_KINDS = frozenset({"function", "method", "class", "interface", "struct", "enum", "trait"})
+
+
+def rrf(rankings: Sequence[Sequence[str | int]], k: int = 60) -> dict[str | int, float]:
+    """Reciprocal Rank Fusion: ``score(d) = Σ_r 1 / (k + rank_r(d))``, ranks starting at 1.
+
+    Cormack, Clarke & Büttcher, "Reciprocal Rank Fusion outperforms Condorcet and individual rank learning
+    methods", SIGIR 2009. A key repeated within one ranking counts at its best rank only.
+    """
+    scores: dict[str | int, float] = {}
+    for ranking in rankings:
+        seen: set[str | int] = set()
+        for rank, key in enumerate(ranking, 1):
+            if key in seen:
+                continue
+            seen.add(key)
+            scores[key] = scores.get(key, 0.0) + 1.0 / (k + rank)
+    return scores
+
+
+@dataclass(frozen=True, slots=True)
+class CompositeWeights:
+    """Multipliers applied to the RRF score."""
+
+    code_entity: float = 1.25  # a function/class chunk over plain text
+    file_level: float = 0.85  # a whole-file chunk is the least precise evidence
+    name_match: float = 1.3  # a query term names the chunk (symbol or heading)
+    definition: float = 1.6  # the chunk *defines* an identifier the query names
+
+
+def _name_tokens(name: str) -> set[str]:
+    from retrievers.tokenize import tokenize
+
+    return set(tokenize(name))
+
+
+def composite_score(
+    hit: Hit, rrf_score: float, query_tokens: set[str], identifiers: set[str],
+    weights: CompositeWeights = CompositeWeights(),
+) -> float:
+    """RRF score adjusted for evidence quality: code entities, name matches and definitions rank higher."""
+    score = rrf_score
+    if hit.kind in CODE_KINDS or hit.kind == "function":
+        score *= weights.code_entity
+    elif hit.kind == "file":
+        score *= weights.file_level
+    short = hit.name.split(" (", 1)[0]  # drop " (part 2)" / " (module code)"
+    last = short.rsplit(".", 1)[-1].rsplit(" > ", 1)[-1].lower()
+    if identifiers and last in identifiers:
+        score *= weights.definition
+    elif query_tokens and _name_tokens(short) & query_tokens:
+        score *= weights.name_match
+    return score
+
+
+def _key(hit: Hit) -> str | int:
+    if hit.chunk_id is not None:
+        return hit.chunk_id
+    return f"{hit.path}:{hit.start_line}-{hit.end_line}"
+
+
+def fuse(
+    rankings: Sequence[Sequence[Hit]],
+    query_tokens: Iterable[str] = (),
+    identifiers: Iterable[str] = (),
+    k: int = 60,
+    weights: CompositeWeights = CompositeWeights(),
+) -> list[Hit]:
+    """RRF across rankings, composite score, dedup; returns hits ranked 1..n with their contributing channels."""
+    qt, ids = set(query_tokens), {i.lower() for i in identifiers}
+    fused = rrf([[_key(h) for h in ranking] for ranking in rankings], k=k)
+    best: dict[str | int, Hit] = {}
+    channels: dict[str | int, set[str]] = {}
+    for ranking in rankings:
+        for h in ranking:
+            key = _key(h)
+            channels.setdefault(key, set()).update(h.channels or (h.channel,))
+            if key not in best:
+                best[key] = h
+    scored = [
+        best[key].model_copy(update={
+            "score": composite_score(best[key], fused[key], qt, ids, weights),
+            "channel": "fused",
+            "channels": tuple(sorted(channels[key])),
+        })
+        for key in best
+    ]
+    return rerank(dedup_overlaps(sort_hits(scored)))
+
+
+def sort_hits(hits: Iterable[Hit]) -> list[Hit]:
+    """Score descending, then path, then start line: the deterministic order everywhere."""
+    return sorted(hits, key=lambda h: (-h.score, h.path, h.start_line, h.end_line))
+
+
+def overlaps(a: Hit, b: Hit) -> bool:
+    """Same file and intersecting line ranges."""
+    return a.path == b.path and a.start_line <= b.end_line and b.start_line <= a.end_line
+
+
+def dedup_overlaps(hits: Sequence[Hit], tighter_ratio: float = 0.7) -> list[Hit]:
+    """Drop hits overlapping a better one in the same file, keeping the tighter, better-scored span.
+
+    Input must be sorted best first. A lower-scored hit strictly inside a kept one (a method inside its class,
+    a function inside a whole-file chunk) replaces it when it scores at least ``tighter_ratio`` of it: the
+    narrower lines are the better citation; inside a whole-file chunk it always does. The kept entry keeps the
+    higher score and the union of channels.
+    """
+    kept: list[Hit] = []
+    for h in hits:
+        merged = False
+        for i, k in enumerate(kept):
+            if not overlaps(h, k):
+                continue
+            merged = True
+            chans = tuple(sorted(set(k.channels) | set(h.channels)))
+            inside = k.start_line <= h.start_line and h.end_line <= k.end_line
+            tighter = inside and (h.end_line - h.start_line) < (k.end_line - k.start_line)
+            if tighter and (k.kind == "file" or h.score >= tighter_ratio * k.score):
+                kept[i] = h.model_copy(update={"score": k.score, "channels": chans})
+            else:
+                kept[i] = k.model_copy(update={"channels": chans})
+            break
+        if not merged:
+            kept.append(h)
+    return kept
+
+
+def rerank(hits: Sequence[Hit]) -> list[Hit]:
+    """Sort and renumber ranks from 1."""
+    return [h.model_copy(update={"rank": r}) for r, h in enumerate(sort_hits(hits), 1)]
+
+
+def duplicate_rate(hits: Sequence[Hit]) -> float:
+    """Fraction of hits that overlap an earlier hit in the same file."""
+    if not hits:
+        return 0.0
+    dups = sum(1 for i, h in enumerate(hits) if any(overlaps(h, p) for p in hits[:i]))
+    return dups / len(hits)
+
+
+def group_by_file(hits: Sequence[Hit], snippets: dict[str | int, str] | None = None) -> dict[str, list[dict]]:
+    """The ``docql_result``-style grouping: path → entries in rank order (files ordered by their best hit)."""
+    files: dict[str, list[dict]] = {}
+    for h in hits:
+        files.setdefault(h.path, []).append({
+            "type": h.kind, "name": h.name, "start_line": h.start_line, "end_line": h.end_line,
+            "score": round(h.score, 6), "rank": h.rank, "channels": list(h.channels or (h.channel,)),
+            "snippet": (snippets or {}).get(_key(h), h.snippet),
+        })
+    return files

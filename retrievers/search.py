@@ -1,0 +1,165 @@
+"""Fused search: channels in parallel, RRF + composite score + dedup, grouped by file with snippets.
+
+``Searcher`` owns the loaded indexes (through an ``IndexCache``) and the embedder; build one per process
+(CLI command, app lifespan) and call ``search`` per query.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import Engine, select
+
+from retrievers.base import IndexCache
+from retrievers.channels import INDEX_TYPES, BM25Channel, SmartChannel, VectorChannel
+from retrievers.fusion import fuse, group_by_file
+from retrievers.tokenize import tokenize
+from sift.db.tables import Chunk
+from sift.errors import InvalidQuery
+from sift.models import Filters, Hit
+
+CHANNELS = ("bm25", "vector", "smart")
+MAX_QUERY_CHARS = 2000
+SNIPPET_CHARS = 400
+_IDENT = re.compile(r"`([^`]+)`|\b([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\b")
+
+
+def identifiers_in(query: str) -> list[str]:
+    """Code identifiers a query names: backticked text, dotted names, snake_case and camelCase words."""
+    out: list[str] = []
+    for m in _IDENT.finditer(query):
+        text = m.group(1) or m.group(2)
+        for part in re.split(r"[.\s()]+", text):
+            if not part:
+                continue
+            looks_code = m.group(1) or "_" in part or re.search(r"[a-z][A-Z]", part) or re.match(r"[A-Z][a-z]+[A-Z]", part)
+            if looks_code and part not in out:
+                out.append(part)
+    return out
+
+
+@dataclass
+class SearchResult:
+    """Fused hits plus per-channel details; ``as_dict`` is the ``search_result`` JSON shape."""
+
+    query: str
+    hits: list[Hit]
+    snippets: dict[int | str, str]
+    per_channel: dict[str, list[Hit]] = field(default_factory=dict)
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    smart_level: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """``{"type": "search_result", "query", "files": {path: [...]}, "hits": [...]}``."""
+        flat = []
+        for h in self.hits:
+            flat.append({"rank": h.rank, "path": h.path, "start_line": h.start_line, "end_line": h.end_line,
+                         "type": h.kind, "name": h.name, "score": round(h.score, 6), "channels": list(h.channels),
+                         "chunk_id": h.chunk_id, "node_id": h.node_id})
+        return {
+            "type": "search_result", "query": self.query, "files": group_by_file(self.hits, self.snippets),
+            "hits": flat, "total": len(self.hits), "smart_level": self.smart_level,
+            "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
+        }
+
+
+class Searcher:
+    """Runs any subset of channels for a query and fuses them."""
+
+    def __init__(self, engine: Engine, cache: IndexCache, embedder: Any, max_workers: int = 4) -> None:
+        self.engine = engine
+        self.cache = cache
+        self.embedder = embedder
+        self.bm25 = BM25Channel(cache)
+        self.smart = SmartChannel(cache)
+        self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="sift-channel")
+
+    def close(self) -> None:
+        """Stop the worker threads."""
+        self._pool.shutdown(wait=False)
+
+    def channel(self, name: str, query: str, filters: Filters, k: int, index_type: str = "all") -> list[Hit]:
+        """Run one channel."""
+        if name == "bm25":
+            return self.bm25.search(query, filters, k)
+        if name == "smart":
+            return self.smart.search(query, filters, k)
+        if name == "vector":
+            return VectorChannel(self.cache, self.embedder, index_type).search(query, filters, k)
+        raise InvalidQuery(f"unknown channel {name!r}; use one of {', '.join(CHANNELS)} or all", field="channel")
+
+    def search(
+        self,
+        query: str,
+        filters: Filters,
+        k: int = 10,
+        channels: tuple[str, ...] | str = "all",
+        index_type: str = "all",
+        depth: int | None = None,
+    ) -> SearchResult:
+        """Fused top ``k``: each channel retrieves ``depth`` (default 3k) candidates, in parallel."""
+        query = query.strip()
+        if not query:
+            raise InvalidQuery("query is empty", field="query")
+        if len(query) > MAX_QUERY_CHARS:
+            raise InvalidQuery(f"query is longer than {MAX_QUERY_CHARS} characters", field="query")
+        if k < 1 or k > 200:
+            raise InvalidQuery("k must be between 1 and 200", field="k")
+        if index_type not in INDEX_TYPES:
+            raise InvalidQuery(f"index must be one of {', '.join(INDEX_TYPES)}", field="index")
+        if isinstance(channels, str):
+            names = CHANNELS if channels == "all" else (channels,)
+        else:
+            names = tuple(channels)
+        for name in names:
+            if name not in CHANNELS:
+                raise InvalidQuery(f"unknown channel {name!r}; use one of {', '.join(CHANNELS)} or all",
+                                   field="channel")
+        self.cache.get(filters.kb, filters.tenant or "default")  # fail fast (NotFound / IndexNotReady)
+        depth = depth or max(3 * k, 30)
+        timings: dict[str, float] = {}
+        t_all = time.perf_counter()
+
+        def run(name: str) -> tuple[str, list[Hit], Any]:
+            t0 = time.perf_counter()
+            extra = None
+            if name == "smart":
+                hits, extra = self.smart.search_detailed(query, filters, depth)
+            else:
+                hits = self.channel(name, query, filters, depth, index_type)
+            timings[name] = (time.perf_counter() - t0) * 1000
+            return name, hits, extra
+
+        results = [run(names[0])] if len(names) == 1 else list(self._pool.map(run, names))
+        per_channel = {name: hits for name, hits, _ in results}
+        smart_level = next((extra.level for name, _, extra in results if name == "smart" and extra), None)
+        if len(names) == 1:
+            fused = per_channel[names[0]][:k]
+        else:
+            fused = fuse([per_channel[n] for n in names], tokenize(query), identifiers_in(query))[:k]
+        snippets = self.snippets(fused)
+        timings["total"] = (time.perf_counter() - t_all) * 1000
+        return SearchResult(query, fused, snippets, per_channel, timings, smart_level)
+
+    def snippets(self, hits: list[Hit]) -> dict[int | str, str]:
+        """The first lines of each hit's chunk text (one query for all hits)."""
+        ids = [h.chunk_id for h in hits if h.chunk_id is not None]
+        if not ids:
+            return {}
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(Chunk.id, Chunk.text, Chunk.start_line).where(Chunk.id.in_(ids))).all()
+        by_id = {r.id: (r.text, r.start_line) for r in rows}
+        out: dict[int | str, str] = {}
+        for h in hits:
+            if h.chunk_id not in by_id:
+                continue
+            text, start = by_id[h.chunk_id]
+            lines = text.splitlines()
+            offset = max(0, h.start_line - start)
+            snippet = "\n".join(lines[offset : offset + (h.end_line - h.start_line + 1)])
+            out[h.chunk_id] = snippet[:SNIPPET_CHARS]
+        return out

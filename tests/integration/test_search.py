@@ -1,0 +1,107 @@
+"""Fused search over a real ingest of the tiny repository: real MiniLM, FAISS, BM25 and SQLite."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from ingest.pipeline import ingest
+from retrievers.base import IndexCache
+from retrievers.search import Searcher, identifiers_in
+from sift.cli import main
+from sift.config import Settings
+from sift.db import open_database
+from sift.errors import InvalidQuery, NotFound
+from sift.models import Filters
+
+
+@pytest.fixture(scope="module")
+def searcher(tmp_path_factory, local_embedder):
+    from tests.conftest import TINY_FILES
+
+    base = tmp_path_factory.mktemp("search")
+    repo = base / "tiny"
+    for rel, text in TINY_FILES.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    other = base / "other"
+    shutil.copytree(repo, other)
+    (other / "pkg" / "secret.py").write_text("def other_tenant_secret_token():\n    return 'tenant b'\n")
+    settings = Settings(data_dir=base / "data")
+    ingest(settings, repo, "tiny", embedder=local_embedder)
+    ingest(settings, other, "tiny", tenant="acme", embedder=local_embedder)
+    engine = open_database(settings)
+    s = Searcher(engine, IndexCache(engine, settings.resolved_index_dir()), local_embedder)
+    yield s, settings
+    s.close()
+
+
+@pytest.mark.parametrize("channel", ["bm25", "vector", "smart", "all"])
+def test_search_finds_the_validating_method(searcher, channel):
+    s, _ = searcher
+    result = s.search("where is the token validated", Filters(kb="tiny"), k=5, channels=channel)
+    top = [(h.path, h.name) for h in result.hits[:3]]
+    assert ("pkg/auth.py", "AuthService.validate_token") in top, top
+
+
+def test_search_vector_nearest_function(searcher):
+    s, _ = searcher
+    hits = s.search("log a user in", Filters(kb="tiny"), k=3, channels="vector", index_type="function").hits
+    assert (hits[0].name, hits[0].start_line, hits[0].end_line) == ("login", 17, 21)
+
+
+def test_search_filters_apply_before_ranking(searcher):
+    s, _ = searcher
+    docs = s.search("token validation", Filters(kb="tiny", path_glob="docs/**"), k=10).hits
+    assert docs and all(h.path.startswith("docs/") for h in docs)
+    code = s.search("token validation", Filters(kb="tiny", source_type="code"), k=10).hits
+    assert code and all(h.path.endswith(".py") for h in code)
+
+
+def test_search_never_crosses_tenants(searcher):
+    s, _ = searcher
+    for tenant in (None, "default"):
+        hits = s.search("other tenant secret token", Filters(kb="tiny", tenant=tenant), k=20).hits
+        assert all(h.path != "pkg/secret.py" for h in hits)
+    theirs = s.search("other tenant secret token", Filters(kb="tiny", tenant="acme"), k=5).hits
+    assert theirs[0].path == "pkg/secret.py"
+    with pytest.raises(NotFound):
+        s.search("x", Filters(kb="tiny", tenant="nobody"), k=5)
+
+
+def test_search_result_shape_groups_by_file(searcher):
+    s, _ = searcher
+    d = s.search("AuthService", Filters(kb="tiny"), k=5).as_dict()
+    assert d["type"] == "search_result" and d["query"] == "AuthService"
+    entry = d["files"]["pkg/auth.py"][0]
+    assert set(entry) >= {"type", "name", "start_line", "end_line", "score", "channels", "snippet"}
+    assert "class AuthService" in d["files"]["pkg/auth.py"][0]["snippet"] or any(
+        "class AuthService" in e["snippet"] for e in d["files"]["pkg/auth.py"])
+
+
+@pytest.mark.parametrize(("query", "k", "channels"), [("", 5, "all"), ("x", 0, "all"), ("x", 5, ("nope",))])
+def test_search_bad_input_is_invalid_query(searcher, query, k, channels):
+    s, _ = searcher
+    with pytest.raises(InvalidQuery):
+        s.search(query, Filters(kb="tiny"), k=k, channels=channels)
+
+
+def test_cli_search_json(searcher, capsys):
+    _, settings = searcher
+    code = main(["search", "validate token", "--kb", "tiny", "--json", "-k", "3",
+                 "--data-dir", str(settings.data_dir)])
+    assert code == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["hits"][0]["path"] == "pkg/auth.py"
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [("where is `validate_token` called?", ["validate_token"]),
+     ("AuthService.validateToken", ["AuthService", "validateToken"]),
+     ("how do I make a class immutable", [])],
+)
+def test_identifiers_in(query, expected):
+    assert identifiers_in(query) == expected
