@@ -164,7 +164,7 @@ def _run(
         summary["index"] = build_indexes(
             engine, embedder, kb.id, number, index_dir,
             previous_dir=prev_dir if prev_dir and prev_dir.exists() else None,
-            progress=progress,
+            progress=progress, vector_kind=settings.vector_index,
         )
     summary["seconds"] = round(time.perf_counter() - started, 3)
     summary["status"] = "published"

@@ -84,6 +84,9 @@ def discard_unpublished(conn: Connection, kb: KbRef, index_root: Path) -> int:
     ).scalars().all()
     for number in numbers:
         shutil.rmtree(generation_dir(index_root, kb.id, number), ignore_errors=True)
+    # Half-built index directories of killed runs (the kb lock guarantees no builder is alive).
+    for partial in generation_dir(index_root, kb.id, 0).parent.glob(".g*.building-*"):
+        shutil.rmtree(partial, ignore_errors=True)
     conn.execute(
         update(Generation)
         .where(Generation.kb_id == kb.id, Generation.number > kb.generation)
