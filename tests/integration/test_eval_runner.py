@@ -195,3 +195,40 @@ def test_cli_eval_strict_fails_on_the_first_bad_line(tmp_path: Path, capsys: pyt
 def test_cli_eval_missing_set_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["eval", str(tmp_path / "nope.jsonl"), "--kb", "demo"]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+TINY_SET = "\n".join([
+    json.dumps({"id": "tiny-token", "query": "How are bearer tokens validated?", "kind": "locate",
+                "gold_spans": [{"path": "pkg/auth.py", "start_line": 12, "end_line": 14}]}),
+    '{"id": "broken", "query": 3}',
+    json.dumps({"id": "tiny-rotate", "query": "How often should the secret be rotated?", "kind": "doc",
+                "gold_spans": [{"path": "docs/guide.md", "start_line": 13, "end_line": 15}]}),
+    json.dumps({"id": "tiny-neg", "query": "Which database drivers are supported?", "kind": "negative"}),
+])
+
+
+@pytest.mark.slow
+def test_cli_eval_retrieval_over_an_ingested_repo(
+    tiny_repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data, out = tmp_path / "data", tmp_path / "runs"
+    assert main(["ingest", str(tiny_repo), "--kb", "tiny", "--data-dir", str(data)]) == 0
+    set_path = tmp_path / "tiny.jsonl"
+    set_path.write_text(TINY_SET, encoding="utf-8")
+    capsys.readouterr()
+    code = main(["eval", str(set_path), "--kb", "tiny", "--data-dir", str(data), "--out", str(out),
+                 "--name", "tiny", "--concurrency", "2", "--format", "json"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert f"{set_path}:2: skipped" in captured.err
+    summary = json.loads(captured.out)
+    assert summary["line_errors"] == 1 and summary["aggregate"]["questions"] == 3
+    assert summary["aggregate"]["errors"] == 0
+    report = json.loads((out / "tiny.json").read_text(encoding="utf-8"))
+    assert report["config"]["kb_generation"] == 1
+    by_id = {q["id"]: q for q in report["questions"]}
+    # The tiny repository has a handful of chunks, so every gold file is somewhere in the top 10.
+    assert by_id["tiny-token"]["metrics"]["file_recall@10"] == 1.0
+    assert by_id["tiny-rotate"]["metrics"]["file_recall@10"] == 1.0
+    assert all(h["path"] != "ignored.py" for q in report["questions"] for h in q["hits"])
+    assert (out / "tiny.md").read_text(encoding="utf-8").startswith("# Evaluation run `tiny`")
