@@ -14,7 +14,7 @@ import pytest
 
 from eval.compare import compare, load_run, render_comparison
 from eval.format import EvalQuestion, GoldSpan
-from eval.report import render_markdown, worst_questions, write_reports
+from eval.report import render_markdown, run_to_dict, worst_questions, write_reports
 from eval.runner import EvalRun, run_eval
 from sift.cli import main
 from sift.errors import InvalidQuery, NotFound
@@ -135,8 +135,6 @@ def test_compare_answer_hit_flip() -> None:
 
     a = run_eval(QUESTIONS[:1], mode="answer", answer=answer_with("Alpha it is [1]."))
     b = run_eval(QUESTIONS[:1], mode="answer", answer=answer_with("Beta [1]."))
-    from eval.report import run_to_dict
-
     result = compare(run_to_dict(a, "a"), run_to_dict(b, "b"))
     assert {"id": "q1", "kind": "locate", "outcome": "answer_hit", "a": 1.0, "b": 0.0, "change": "lost"} in result["changed"]
     assert result["aggregate"]["answer_hit"]["delta"] == -1.0
