@@ -15,7 +15,7 @@ import pytest
 
 from eval.format import EvalQuestion, GoldSpan, load_questions
 from eval.report import write_reports
-from eval.runner import run_eval
+from eval.runner import CitationRecord, HitRecord, run_eval, to_citation, to_hit
 from sift.cli import main
 from sift.models import Hit
 
@@ -155,6 +155,24 @@ def test_run_eval_runs_questions_concurrently() -> None:
 def test_run_eval_rejects_bad_arguments(kwargs: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         run_eval(QUESTIONS, **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("citation", "expected"),
+    [
+        (("a.py", 1, 2, 7), CitationRecord("a.py", 1, 2, "7", None)),
+        ({"path": "a.py", "start_line": 1, "end_line": 2, "evidence_id": 3, "valid": False},
+         CitationRecord("a.py", 1, 2, "3", False)),
+        (ScriptedCitation("a.py", 1, 2, "1", True), CitationRecord("a.py", 1, 2, "1", True)),
+    ],
+)
+def test_to_citation_accepts_tuples_mappings_and_objects(citation: object, expected: CitationRecord) -> None:
+    assert to_citation(citation) == expected
+
+
+def test_to_hit_accepts_evidence_mappings() -> None:
+    evidence = {"id": 1, "path": "a.py", "start_line": 3, "end_line": 9, "kind": "doc", "name": "Intro", "score": 0.5}
+    assert to_hit(evidence) == HitRecord("a.py", 3, 9, 0.5, "doc", "Intro")
 
 
 MALFORMED = "\n".join([
