@@ -6,6 +6,7 @@ from alembic import context
 from sqlalchemy import engine_from_config, pool
 
 from sift.config import Settings
+from sift.db import api_tables  # noqa: F401 - registers the API tables on Base
 from sift.db.tables import Base
 
 config = context.config

@@ -1,0 +1,1 @@
+"""The REST service (Litestar): ``api.app.create_app(settings)``."""

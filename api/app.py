@@ -1,0 +1,110 @@
+"""The Litestar app factory: ``create_app(settings)``; resources are opened once in the lifespan.
+
+Nothing in process memory is the source of truth (threads, records, jobs and keys are in the database, chat state
+in the checkpointer), so several workers can serve the same data directory.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+from litestar import Litestar
+from litestar.datastructures import State
+from litestar.di import Provide
+from litestar.openapi import OpenAPIConfig
+from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
+from litestar.openapi.spec import Components, SecurityScheme
+
+from api.auth import provide_tenant
+from api.cache import ApiIndexCache
+from api.controllers.chat import ChatController
+from api.controllers.health import HealthController
+from api.controllers.kbs import JobController, KbController
+from api.controllers.search import SearchController
+from api.errors import EXCEPTION_HANDLERS
+from api.jobs import JobRunner
+from api.settings import ApiSettings, api_settings
+from retrievers.search import Searcher
+from sift.config import Settings
+from sift.db import open_database
+
+log = logging.getLogger(__name__)
+
+
+def _make_service(settings: ApiSettings, engine: Any, searcher: Searcher, checkpointer: Any) -> Any:
+    """The chat service, or None when the graph package does not provide one."""
+    try:
+        from graph.service import AskService
+    except ImportError as exc:
+        log.warning("chat disabled: %s", exc)
+        return None
+    return AskService(settings, engine, searcher, checkpointer)
+
+
+def _lifespan(settings: ApiSettings, embedder: Any) -> Any:
+    @asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+        from sift.embed import make_embedder
+
+        state = app.state
+        state.settings = settings
+        state.engine = engine = await anyio.to_thread.run_sync(open_database, settings)
+        state.embedder = embedder if embedder is not None else await anyio.to_thread.run_sync(make_embedder, settings)
+        state.cache = cache = ApiIndexCache(engine, settings.resolved_index_dir())
+        await anyio.to_thread.run_sync(cache.warm, engine)
+        state.searcher = searcher = Searcher(engine, cache, state.embedder)
+        state.jobs = JobRunner(settings, engine)
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        async with AsyncSqliteSaver.from_conn_string(str(settings.data_dir / "checkpoints.db")) as saver:
+            await saver.setup()
+            state.checkpointer = saver
+            state.ask = _make_service(settings, engine, searcher, saver)
+            log.info("ready: %d knowledge bases loaded, chat %s", cache.loaded(),
+                     "on" if state.ask is not None else "off")
+            try:
+                yield
+            finally:
+                state.checkpointer = None
+                searcher.close()
+                engine.dispose()
+
+    return lifespan
+
+
+def create_app(settings: Settings | None = None, *, embedder: Any = None, debug: bool = False) -> Litestar:
+    """The REST app for ``settings`` (an already loaded ``embedder`` may be passed to skip loading one)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    settings = api_settings(settings or ApiSettings())
+    state = State({"settings": settings, "engine": None, "embedder": None, "checkpointer": None, "ask": None,
+                   "cache": None, "searcher": None, "jobs": None})
+    openapi = OpenAPIConfig(
+        title="sift", version="0.1.0", path="/schema",
+        description="Answers about a code base with citations to exact files and lines.",
+        render_plugins=[ScalarRenderPlugin(), SwaggerRenderPlugin(path="/swagger")],
+        components=Components(security_schemes={
+            "BearerToken": SecurityScheme(type="http", scheme="bearer", description="`sift keys create`")}),
+        security=[{"BearerToken": []}] if settings.auth else None,
+    )
+    return Litestar(
+        route_handlers=[HealthController, KbController, JobController, SearchController, ChatController],
+        dependencies={"tenant": Provide(provide_tenant)},
+        exception_handlers=EXCEPTION_HANDLERS,
+        lifespan=[_lifespan(settings, embedder)],
+        state=state,
+        openapi_config=openapi,
+        request_max_body_size=settings.max_body_bytes,
+        debug=debug,
+    )
+
+
+def create_app_from_env() -> Litestar:
+    """Factory for ``uvicorn --factory`` workers: settings from ``SIFT_*`` variables."""
+    return create_app(ApiSettings())

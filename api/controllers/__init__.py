@@ -1,0 +1,1 @@
+"""HTTP controllers, one module per resource group."""

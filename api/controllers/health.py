@@ -1,0 +1,39 @@
+"""``GET /health`` (process up) and ``GET /ready`` (database, embedder, checkpointer and indexes loaded)."""
+
+from __future__ import annotations
+
+from litestar import Controller, Response, get
+from litestar.datastructures import State
+from litestar.openapi import ResponseSpec
+from sqlalchemy import text
+
+from api.schemas import Health, Ready
+
+
+class HealthController(Controller):
+    """Liveness and readiness probes (no auth)."""
+
+    tags = ["health"]
+
+    @get("/health", summary="Process is up")
+    async def health(self) -> Health:
+        """Always ok while the process serves requests."""
+        return Health(status="ok")
+
+    @get("/ready", summary="Database and indexes loaded", sync_to_thread=True,
+         responses={503: ResponseSpec(data_container=Ready, description="Not ready")})
+    def ready(self, state: State) -> Response[Ready]:
+        """200 when the database answers and the embedder, checkpointer and index cache are loaded."""
+        try:
+            with state.engine.connect() as conn:
+                conn.execute(text("SELECT 1"))
+            database = True
+        except Exception:  # noqa: BLE001 - any database failure means not ready
+            database = False
+        ok = database and state.embedder is not None and state.checkpointer is not None
+        body = Ready(
+            status="ready" if ok else "not_ready", database=database, embedder=state.embedder is not None,
+            checkpointer=state.checkpointer is not None, chat=state.ask is not None,
+            indexes_loaded=state.cache.loaded(),
+        )
+        return Response(body, status_code=200 if ok else 503)

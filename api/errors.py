@@ -1,0 +1,106 @@
+"""The one mapping from errors to HTTP responses: ``{error, detail, field?, position?}``."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from litestar import MediaType, Request, Response
+from litestar.exceptions import HTTPException, ValidationException
+from pydantic import BaseModel
+
+from sift.errors import Conflict, IndexNotReady, InvalidQuery, NotFound, OutsideRoot, SiftError, UpstreamError
+
+log = logging.getLogger(__name__)
+
+#: Most specific class first: the first ``isinstance`` match names the error.
+SIFT_CODES: tuple[tuple[type[SiftError], str], ...] = (
+    (OutsideRoot, "outside_root"),
+    (InvalidQuery, "invalid_query"),
+    (NotFound, "not_found"),
+    (Conflict, "conflict"),
+    (IndexNotReady, "index_not_ready"),
+    (UpstreamError, "upstream_error"),
+    (SiftError, "error"),
+)
+
+HTTP_CODES = {
+    400: "invalid_request", 401: "unauthorized", 403: "forbidden", 404: "not_found", 405: "method_not_allowed",
+    409: "conflict", 413: "body_too_large", 415: "unsupported_media_type", 429: "too_many_requests",
+    500: "internal_error", 503: "unavailable",
+}
+
+
+class ErrorBody(BaseModel):
+    """The JSON body of every error response."""
+
+    error: str
+    detail: str
+    field: str | None = None
+    position: int | None = None
+
+
+class Unauthorized(SiftError):
+    """Missing, malformed or unknown API key."""
+
+    status = 401
+
+
+def error_body(exc: Exception) -> tuple[int, dict[str, Any]]:
+    """The status code and JSON body for ``exc``."""
+    if isinstance(exc, Unauthorized):
+        return 401, {"error": "unauthorized", "detail": exc.message}
+    if isinstance(exc, SiftError):
+        code = next(name for cls, name in SIFT_CODES if isinstance(exc, cls))
+        if code == "error":
+            code = HTTP_CODES.get(exc.status, "error")
+        body: dict[str, Any] = {"error": code, "detail": exc.message}
+        if exc.field is not None:
+            body["field"] = exc.field
+        if exc.position is not None:
+            body["position"] = exc.position
+        return exc.status, body
+    if isinstance(exc, ValidationException):
+        return 400, _validation_body(exc)
+    if isinstance(exc, HTTPException):
+        status = exc.status_code
+        detail = exc.detail or HTTP_CODES.get(status, "error")
+        if status == 413:
+            detail = "request body is too large; send less data or raise SIFT_MAX_BODY_BYTES"
+        return status, {"error": HTTP_CODES.get(status, "error"), "detail": detail}
+    return 500, {"error": "internal_error", "detail": "internal error; the server log has the details"}
+
+
+def _validation_body(exc: ValidationException) -> dict[str, Any]:
+    """A readable message from Litestar/pydantic validation errors, naming the first bad field."""
+    extra = exc.extra if isinstance(exc.extra, list) else []
+    if not extra:
+        detail = exc.detail or "invalid request"
+        if "JSON" in detail or "decode" in detail.lower():
+            detail = "request body is not valid JSON"
+        return {"error": "invalid_request", "detail": detail}
+    first = extra[0] if isinstance(extra[0], dict) else {}
+    key = first.get("key")
+    message = first.get("message") or exc.detail
+    body = {"error": "invalid_request", "detail": f"{key}: {message}" if key else str(message)}
+    if key:
+        body["field"] = str(key)
+    return body
+
+
+def handle_exception(request: Request, exc: Exception) -> Response[dict[str, Any]]:
+    """Litestar exception handler for every exception type."""
+    status, body = error_body(exc)
+    if status >= 500 and not isinstance(exc, SiftError):
+        log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    return Response(body, status_code=status, media_type=MediaType.JSON, headers=headers)
+
+
+EXCEPTION_HANDLERS = {Exception: handle_exception, HTTPException: handle_exception, SiftError: handle_exception}
+
+
+class ChatUnavailable(SiftError):
+    """The chat service is not available in this deployment."""
+
+    status = 503

@@ -1,0 +1,169 @@
+"""Ingest jobs started from the API: a queued row, then ``sift ingest --job-id`` in a subprocess.
+
+The job runs outside the API process; the pipeline marks it running and succeeded, and a watcher thread here
+marks it failed when the subprocess exits with an error (the serving generation is untouched either way).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+import threading
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, insert, select
+
+from api.settings import ApiSettings
+from ingest.pipeline import kb_lock, mark_job_failed
+from ingest.store import ensure_kb
+from sift.config import Settings
+from sift.db.tables import IngestJob, KnowledgeBase
+from sift.errors import Conflict, NotFound, OutsideRoot
+
+log = logging.getLogger(__name__)
+
+#: A queued job whose subprocess has not taken the kb lock yet still blocks a second one for this long.
+QUEUED_GRACE = timedelta(minutes=2)
+_CLI = "import sys; from sift.cli import main; sys.exit(main())"
+_ERROR_TAIL = 4000
+
+
+def confine_path(path: str, roots: list[Path]) -> Path:
+    """The resolved directory ``path`` if it lies inside one of ``roots`` (symlinks resolved), else OutsideRoot."""
+    if not roots:
+        raise OutsideRoot("ingesting server-side paths is disabled; configure SIFT_ALLOWED_ROOTS", field="path")
+    if not path or "\x00" in path:
+        raise OutsideRoot("path is empty or contains a NUL byte", field="path")
+    raw = Path(path)
+    if not raw.is_absolute():
+        raise OutsideRoot(f"{path!r} is relative; give an absolute path under an allowed root", field="path")
+    resolved = raw.resolve()
+    if not any(resolved.is_relative_to(root.resolve()) for root in roots):
+        allowed = ", ".join(str(r) for r in roots)
+        raise OutsideRoot(f"{path!r} is outside the allowed roots ({allowed})", field="path")
+    if not resolved.is_dir():
+        raise OutsideRoot(f"{path!r} is not an existing directory", field="path")
+    return resolved
+
+
+def settings_env(settings: Settings) -> dict[str, str]:
+    """``SIFT_*`` variables that reproduce ``settings`` (its base fields) in a child process."""
+    env = {}
+    for name in Settings.model_fields:
+        value = getattr(settings, name)
+        if value is not None:
+            env[f"SIFT_{name.upper()}"] = str(value)
+    return env
+
+
+class JobRunner:
+    """Starts ingest subprocesses and watches them; owned by the app (one per process, made in the lifespan)."""
+
+    def __init__(self, settings: ApiSettings, engine: Engine) -> None:
+        self.settings = settings
+        self.engine = engine
+        self.log_dir = settings.data_dir / "logs"
+        self._procs: dict[int, subprocess.Popen[bytes]] = {}
+
+    def start(self, tenant: str, kb: str, path: Path, public: bool = False) -> int:
+        """Queue and launch an ingest of ``path`` into ``kb``; Conflict when one is already queued or running."""
+        self._check_idle(tenant, kb)
+        with self.engine.begin() as conn:
+            ref = ensure_kb(conn, kb, tenant, path, public)
+            job_id = conn.execute(
+                insert(IngestJob).values(kb_id=ref.id, tenant=tenant, source_path=str(path), status="queued")
+                .returning(IngestJob.id)
+            ).scalar_one()
+        try:
+            self._spawn(job_id, tenant, kb, path, public)
+        except OSError as exc:
+            mark_job_failed(self.engine, job_id, f"could not start the ingest process: {exc}")
+            raise
+        return job_id
+
+    def _check_idle(self, tenant: str, kb: str) -> None:
+        with kb_lock(self.settings.data_dir, tenant, kb):
+            pass  # raises Conflict while a job holds it
+        since = datetime.now(UTC).replace(tzinfo=None) - QUEUED_GRACE
+        with self.engine.connect() as conn:
+            waiting = conn.execute(
+                select(IngestJob.id).join(KnowledgeBase, KnowledgeBase.id == IngestJob.kb_id)
+                .where(KnowledgeBase.name == kb, KnowledgeBase.tenant == tenant, IngestJob.status == "queued",
+                       IngestJob.created_at >= since)
+            ).first()
+        if waiting is not None:
+            raise Conflict(f"ingest job {waiting.id} of knowledge base {kb!r} is about to start; wait for it "
+                           f"(GET /v1/jobs/{waiting.id})")
+
+    def _spawn(self, job_id: int, tenant: str, kb: str, path: Path, public: bool) -> None:
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        cmd = [sys.executable, "-c", _CLI, "ingest", str(path), "--kb", kb, "--tenant", tenant,
+               "--job-id", str(job_id), "--data-dir", str(self.settings.data_dir), "--json"]
+        if public:
+            cmd.append("--public")
+        env = {**os.environ, **settings_env(self.settings), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+        log_path = self.log_dir / f"ingest-{job_id}.log"
+        with open(log_path, "wb") as out:
+            proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                    env=env, start_new_session=True)
+        self._procs[job_id] = proc
+        log.info("ingest job %d started as pid %d", job_id, proc.pid)
+        threading.Thread(target=self._watch, args=(job_id, proc, log_path), daemon=True,
+                         name=f"sift-job-{job_id}").start()
+
+    def _watch(self, job_id: int, proc: subprocess.Popen[bytes], log_path: Path) -> None:
+        try:
+            rc = proc.wait(timeout=self.settings.ingest_timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            rc = proc.wait()
+            mark_job_failed(self.engine, job_id, f"ingest took longer than {self.settings.ingest_timeout_s:.0f}s")
+            return
+        finally:
+            self._procs.pop(job_id, None)
+        status = self._status(job_id)
+        log.info("ingest job %d exited with %d (%s)", job_id, rc, status)
+        if rc != 0 or status in ("queued", "running"):
+            mark_job_failed(self.engine, job_id, _tail(log_path) or f"ingest exited with code {rc}")
+
+    def _status(self, job_id: int) -> str | None:
+        with self.engine.connect() as conn:
+            return conn.execute(select(IngestJob.status).where(IngestJob.id == job_id)).scalar()
+
+    def wait(self, timeout: float | None = None) -> None:
+        """Wait for the subprocesses started by this runner (used at shutdown by tests and the bench)."""
+        for proc in list(self._procs.values()):
+            proc.wait(timeout=timeout)
+
+
+def _tail(path: Path) -> str:
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return ""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    errors = [ln for ln in lines if "error" in ln.lower()]
+    return "\n".join(errors[-5:] or lines[-5:])[-_ERROR_TAIL:]
+
+
+def job_view(engine: Engine, job_id: int, tenant: str) -> dict[str, Any]:
+    """A job of ``tenant`` as the API shows it (NotFound for anyone else's)."""
+    with engine.connect() as conn:
+        row = conn.execute(
+            select(IngestJob, KnowledgeBase.name.label("kb_name"))
+            .join(KnowledgeBase, KnowledgeBase.id == IngestJob.kb_id)
+            .where(IngestJob.id == job_id, IngestJob.tenant == tenant)
+        ).first()
+    if row is None:
+        raise NotFound(f"ingest job {job_id} does not exist", field="job_id")
+    job = row
+    return {
+        "id": job.id, "kb": row.kb_name, "status": job.status, "source_path": job.source_path,
+        "generation": job.generation, "progress": job.progress, "result": job.stats,
+        "failures": len(job.failures or []), "error": job.error, "created_at": job.created_at,
+        "started_at": job.started_at, "finished_at": job.finished_at, "elapsed_s": job.elapsed_s,
+    }
