@@ -39,11 +39,12 @@ log = logging.getLogger(__name__)
 def _make_service(settings: ApiSettings, engine: Any, searcher: Searcher, checkpointer: Any) -> Any:
     """The chat service, or None when the graph package does not provide one."""
     try:
+        from graph.llm import make_chat_model
         from graph.service import AskService
     except ImportError as exc:
         log.warning("chat disabled: %s", exc)
         return None
-    return AskService(settings, engine, searcher, checkpointer)
+    return AskService(settings, engine, searcher, checkpointer, make_chat_model(settings))
 
 
 def _lifespan(settings: ApiSettings, embedder: Any) -> Any:

@@ -170,16 +170,17 @@ class Answer(BaseModel):
 
     text: str
     citations: list[dict[str, Any]]
-    files: Any = None
+    files: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
     grounded: bool
     rounds: int = 0
     fallbacks: int = 0
-    plan: Any = None
-    tokens: Any = None
-    elapsed_ms: float | None = None
-    mode: str | None = None
+    plan: dict[str, Any] = Field(default_factory=dict)
+    tokens: int = 0
+    elapsed_ms: float = 0.0
+    mode: Literal["extractive", "llm"] = "extractive"
     thread_id: str
     degraded: bool = False
+    evidence: list[dict[str, Any]] = Field(default_factory=list)
 
 
 class Turn(BaseModel):

@@ -18,7 +18,7 @@ from litestar.response import ServerSentEventMessage
 from pydantic_core import to_jsonable_python
 from sqlalchemy import Engine
 
-from api.errors import error_body
+from api.errors import HTTP_CODES, error_body
 from api.records import record_turn
 
 log = logging.getLogger(__name__)
@@ -31,32 +31,44 @@ def encode(event: str, data: Any) -> ServerSentEventMessage:
     return ServerSentEventMessage(event=event, data=json.dumps(to_jsonable_python(data), ensure_ascii=False))
 
 
+def error_event(data: Any) -> dict[str, Any]:
+    """An ``error`` event's payload in the API's error shape ``{error, detail, status}``."""
+    raw = data if isinstance(data, dict) else {"message": str(data)}
+    status = int(raw.get("status") or 500)
+    detail = raw.get("detail") or raw.get("message") or "the run failed"
+    if status >= 500 and status not in (502, 503):
+        detail = "internal error while answering; the server log has the details"
+    return {"error": raw.get("error") or HTTP_CODES.get(status, "error"), "detail": str(detail), "status": status}
+
+
 async def chat_events(
     service: Any, engine: Engine, *, tenant: str, kb: str, thread_id: str, question: str
 ) -> AsyncIterator[ServerSentEventMessage]:
     """Relay ``service.stream`` as SSE messages and record the turn however the stream ends."""
     started = time.perf_counter()
     answer: dict[str, Any] | None = None
-    status, error = "cancelled", None
+    status, error, done = "cancelled", None, False
     stream = service.stream(question, kb, tenant=tenant, thread_id=thread_id)
     try:
         async for event, data in stream:
             if event == "answer":
                 answer = to_jsonable_python(data)
             elif event == "error":
-                status, error = "error", str((data or {}).get("detail", data))
-            elif event == "done" and status != "error":
-                status = "answered" if answer is not None else "error"
+                error = str(data.get("message", data)) if isinstance(data, dict) else str(data)
+                status, data = "error", error_event(data)
+            elif event == "done":
+                done = True
             yield encode(event, data)
-        if status == "cancelled":  # the service ended without a done event
+        if status != "error":
             status = "answered" if answer is not None else "error"
+        if not done:  # the service stops after an error event; clients always get a final done
             yield encode("done", {"thread_id": thread_id})
     except Exception as exc:  # noqa: BLE001 - every failure mid-stream becomes an error event
         code, body = error_body(exc)
         if code >= 500:
             log.exception("chat stream failed for thread %s", thread_id, exc_info=exc)
         status, error = "error", body["detail"]
-        yield encode("error", body)
+        yield encode("error", {**body, "status": code})
         yield encode("done", {"thread_id": thread_id})
     finally:
         elapsed = round((time.perf_counter() - started) * 1000, 1)
