@@ -1,0 +1,223 @@
+"""The graph's nodes (async, returning partial state) and its routers (returning node names or ``Send``s)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any, Literal
+
+from langgraph.graph import END
+from langgraph.runtime import Runtime
+from langgraph.types import Send
+from sqlalchemy import select
+
+from graph import llm
+from graph.checker import FileFacts, check_draft, strip_unsupported
+from graph.context import AskContext
+from graph.extractive import write_extractive
+from graph.fallback import KEEPS_EVIDENCE, next_plan
+from graph.planner import plan_question
+from graph.retrieval import build_evidence, fuse_results, plan_tasks, run_task, term_idf, timed_result
+from graph.state import NOT_FOUND, Answer, AskState, Citation, Draft, Evidence, RetrieveTask, reset
+from ingest.store import get_serving_kb
+from sift.db import visible_in
+from sift.db.tables import File
+from sift.errors import SiftError
+
+log = logging.getLogger(__name__)
+
+
+async def planner(state: AskState, runtime: Runtime[AskContext]) -> dict[str, Any]:
+    """Decide type, terms, channels, index level, DocQL, sub-queries, budget and K; reset per-question state."""
+    ctx = runtime.context
+    question, kb = state["question"].strip(), state["kb"]
+    history = state.get("turns") or []
+    rules = plan_question(question, kb, history, llm=ctx.chat_model is not None)
+    plan, tokens = rules, 0
+    if ctx.chat_model is not None and rules.need_retrieval:
+        plan, tokens = await llm.plan_with_llm(ctx, question, history, rules)
+    return {"plan": plan, "results": reset(), "evidence": reset(), "draft": None, "verdict": None, "answer": None,
+            "rounds": 0, "fallbacks": 0, "tokens": tokens, "tried": [], "idf": {}, "started": time.time(),
+            "tenant": state.get("tenant") or "default"}
+
+
+def route_retrieve(state: AskState) -> list[Send] | Literal["generate"]:
+    """Fan out one ``retrieve`` task per channel × sub-query (plus DocQL / file reads); none → ``generate``."""
+    plan = state["plan"]
+    if not plan.need_retrieval:
+        return "generate"
+    tasks = plan_tasks(plan, state["kb"], state.get("tenant") or "default", state.get("rounds", 0), 0)
+    if not tasks:
+        return "generate"
+    return [Send("retrieve", t.model_dump()) for t in tasks]
+
+
+def _run_with_delay(task: RetrieveTask, ctx: AskContext) -> list[dict[str, Any]]:
+    delay = ctx.delay_ms.get(task.channel, 0)
+    if delay:
+        time.sleep(delay / 1000)
+    return run_task(task, ctx.engine, ctx.searcher)
+
+
+async def retrieve(task: dict[str, Any], runtime: Runtime[AskContext]) -> dict[str, Any]:
+    """One channel over one query, bounded by the context's per-branch timeout; failures become empty results."""
+    ctx = runtime.context
+    t = RetrieveTask(**task)
+    started = time.time()
+    limit = ctx.channel_timeout_ms / 1000
+    try:
+        hits = await asyncio.wait_for(asyncio.to_thread(_run_with_delay, t, ctx), timeout=limit)
+        result = timed_result(t, started, hits, None)
+    except TimeoutError:
+        result = timed_result(t, started, [], f"timed out after {ctx.channel_timeout_ms} ms")
+    except SiftError as exc:
+        result = timed_result(t, started, [], exc.message)
+    log.info("retrieve %s round %d: %d hits in %.0f ms", t.channel, t.round, len(result.hits), result.elapsed_ms)
+    return {"results": [result]}
+
+
+async def fuse(state: AskState, runtime: Runtime[AskContext]) -> dict[str, Any]:
+    """Fuse this round's branches, dedupe, load exact lines and number the evidence [1]…[n]."""
+    ctx = runtime.context
+    plan, rounds = state["plan"], state.get("rounds", 0)
+    kb, tenant = state["kb"], state.get("tenant") or "default"
+    results = [r for r in state.get("results") or [] if r.round == rounds]
+    hits = fuse_results(results, plan.standalone)
+    previous = state.get("evidence") or []
+    limit = min(16, len(previous) + plan.top_k)
+
+    def work() -> tuple[list[Evidence], dict[str, float]]:
+        ev = build_evidence(ctx.engine, kb, tenant, hits, limit, previous)
+        idf = state.get("idf") or term_idf(ctx.searcher, kb, tenant, [plan.standalone, *plan.identifiers])
+        return ev, idf
+
+    evidence, idf = await asyncio.to_thread(work)
+    return {"evidence": reset(evidence), "idf": idf}
+
+
+async def generate(state: AskState, runtime: Runtime[AskContext]) -> dict[str, Any]:
+    """Write the answer: the LLM agent (tools, structured output) when configured, else the extractive writer."""
+    ctx = runtime.context
+    plan, evidence = state["plan"], state.get("evidence") or []
+    if ctx.chat_model is not None and plan.need_retrieval:
+        draft, extra = await llm.generate_with_llm(ctx, state)
+        if extra:
+            return {"draft": draft, "evidence": extra, "tokens": state.get("tokens", 0) + draft.tokens}
+        return {"draft": draft, "tokens": state.get("tokens", 0) + draft.tokens}
+    draft = write_extractive(plan, evidence, state.get("idf") or {}, state["kb"])
+    return {"draft": draft}
+
+
+def file_facts(ctx: AskContext, kb: str, tenant: str, paths: list[str]) -> dict[str, FileFacts]:
+    """Line count, hash and lines of each path in the serving generation."""
+    if not paths:
+        return {}
+    ref = get_serving_kb(ctx.engine, kb, tenant)
+    with ctx.engine.connect() as conn:
+        rows = conn.execute(select(File.path, File.line_count, File.content_hash, File.content).where(
+            File.kb_id == ref.id, File.path.in_(paths), visible_in(File, ref.generation))).all()
+    return {r.path: FileFacts(r.line_count, r.content_hash, tuple(r.content.splitlines())) for r in rows}
+
+
+async def check(state: AskState, runtime: Runtime[AskContext]) -> dict[str, Any]:
+    """Check the draft's citations; a passing draft becomes the grounded answer."""
+    ctx = runtime.context
+    plan, draft, evidence = state["plan"], state["draft"], state.get("evidence") or []
+    assert draft is not None
+    paths = sorted({e.path for e in evidence})
+    facts = await asyncio.to_thread(file_facts, ctx, state["kb"], state.get("tenant") or "default", paths) \
+        if plan.need_retrieval else {}
+    verdict = check_draft(draft, evidence, facts, plan.k_citations)
+    update: dict[str, Any] = {"verdict": verdict}
+    if verdict.ok:
+        update.update(finish(state, draft, verdict.citations, grounded=True))
+    return update
+
+
+def route_check(state: AskState, runtime: Runtime[AskContext]) -> Literal["fallback", "summarize", "__end__"]:
+    """Grounded → end; otherwise another round while rounds, budget and strategies last; then summarize."""
+    verdict, plan, draft = state["verdict"], state["plan"], state["draft"]
+    if verdict is not None and verdict.ok:
+        return END
+    rounds = state.get("rounds", 0)
+    elapsed_ms = (time.time() - state.get("started", time.time())) * 1000
+    if rounds >= runtime.context.max_rounds or elapsed_ms >= plan.budget_ms or not plan.need_retrieval:
+        return "summarize"
+    if draft is not None and draft.not_found and draft.note == "absent-terms" and rounds >= 1:
+        return "summarize"  # the corpus lacks the question's distinctive words: more rounds will not add them
+    if next_plan(plan, state.get("evidence") or [], state.get("tried") or []) is None:
+        return "summarize"
+    return "fallback"
+
+
+async def fallback(state: AskState) -> dict[str, Any]:
+    """Change the plan (widen, switch level, DocQL by name, read files, narrow domain) and retrieve again."""
+    plan, evidence = state["plan"], state.get("evidence") or []
+    tried = state.get("tried") or []
+    new = next_plan(plan, evidence, tried)
+    assert new is not None  # route_check only comes here when a strategy is left
+    keep = evidence if new.strategy in KEEPS_EVIDENCE else []
+    return {"plan": new, "rounds": state.get("rounds", 0) + 1, "fallbacks": state.get("fallbacks", 0) + 1,
+            "tried": [*tried, new.strategy], "evidence": reset(keep), "draft": None, "verdict": None}
+
+
+async def summarize(state: AskState, runtime: Runtime[AskContext]) -> dict[str, Any]:
+    """Forced final answer, tools withdrawn: only the checked parts survive; otherwise an honest not-found."""
+    ctx = runtime.context
+    draft, verdict = state.get("draft"), state.get("verdict")
+    evidence = state.get("evidence") or []
+    if ctx.chat_model is not None and state["plan"].need_retrieval and evidence:
+        forced = await llm.summarize_with_llm(ctx, state)
+        if forced is not None:
+            facts = await asyncio.to_thread(file_facts, ctx, state["kb"], state.get("tenant") or "default",
+                                            sorted({e.path for e in evidence}))
+            v = check_draft(forced, evidence, facts, state["plan"].k_citations)
+            draft, verdict = forced, v
+    text, citations = NOT_FOUND, []
+    if draft is not None and verdict is not None and verdict.valid and not draft.not_found:
+        kept = strip_unsupported(draft.text, verdict.valid)
+        if kept:
+            text = kept + " (Parts of the answer that could not be checked against the sources were removed.)"
+            citations = [c for c in verdict.citations if c.valid and f"[{c.evidence_id}]" in kept]
+    elif draft is not None and draft.not_found:
+        text = draft.text
+    if not citations:
+        text = text if text.startswith(NOT_FOUND) else NOT_FOUND
+    base = draft or Draft(text=text)
+    return finish(state, base.model_copy(update={"text": text}), citations, grounded=False)
+
+
+def _files(citations: list[Citation], evidence: list[Evidence]) -> dict[str, list[dict[str, Any]]]:
+    by_id = {e.id: e for e in evidence}
+    files: dict[str, list[dict[str, Any]]] = {}
+    for c in citations:
+        e = by_id.get(c.evidence_id)
+        files.setdefault(c.path, []).append({
+            "type": e.kind if e else "lines", "name": e.name if e else c.path, "line": c.start_line,
+            "start_line": c.start_line, "end_line": c.end_line, "evidence_id": c.evidence_id, "snippet": c.snippet,
+        })
+    return files
+
+
+def finish(state: AskState, draft: Draft, citations: list[Citation], grounded: bool) -> dict[str, Any]:
+    """The final ``Answer`` and the thread turn it adds."""
+    plan, evidence = state["plan"], state.get("evidence") or []
+    citations = [c for c in citations if c.valid]
+    by_id = {e.id: e for e in evidence}
+    subject = next((by_id[c.evidence_id].name.split(" (")[0].rsplit(".", 1)[-1] for c in citations
+                    if c.evidence_id in by_id and by_id[c.evidence_id].kind not in ("doc", "file")), None)
+    subject = subject or (plan.identifiers[0] if plan.identifiers else "")
+    answer = Answer(
+        text=draft.text, citations=citations, files=_files(citations, evidence), grounded=grounded,
+        rounds=state.get("rounds", 0) + (1 if plan.need_retrieval else 0), fallbacks=state.get("fallbacks", 0),
+        plan=plan.summary(), tokens=state.get("tokens", 0),
+        elapsed_ms=round((time.time() - state.get("started", time.time())) * 1000, 1), mode=draft.mode,
+        degraded=draft.degraded,
+        evidence=[{"id": e.id, "path": e.path, "start_line": e.start_line, "end_line": e.end_line, "kind": e.kind,
+                   "name": e.name, "score": e.score} for e in evidence],
+    )
+    turn = {"question": state["question"], "standalone": plan.standalone, "answer": answer.text,
+            "citations": [c.model_dump() for c in citations], "grounded": grounded, "subject": subject}
+    return {"answer": answer, "turns": [turn]}
+

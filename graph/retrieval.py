@@ -1,0 +1,170 @@
+"""Retrieve branches and fusion for the graph: tasks from a plan, one time-bounded channel run, numbered evidence.
+
+``plan_tasks`` turns a plan into ``RetrieveTask``s (one per channel × sub-query, plus DocQL and file reads);
+``run_task`` runs one of them synchronously; ``build_evidence`` fuses a round's results, loads the exact lines of
+each file version and numbers the evidence ``[1]…[n]``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import Engine, select
+
+from graph.state import ChannelResult, Evidence, Plan, RetrieveTask
+from ingest.store import get_serving_kb
+from retrievers.docql import DocQLChannel
+from retrievers.fusion import dedup_overlaps, fuse, sort_hits
+from retrievers.search import identifiers_in
+from retrievers.tokenize import tokenize
+from sift.db import visible_in
+from sift.db.tables import File, Node, Ref
+from sift.errors import SiftError
+from sift.models import Filters, Hit
+
+MAX_EVIDENCE_CHARS = 4000
+MAX_CALLERS = 5
+
+
+def plan_tasks(plan: Plan, kb: str, tenant: str, round_no: int, timeout_ms: int) -> list[RetrieveTask]:
+    """One task per channel × sub-query, then one per DocQL query and per file to read."""
+    tasks: list[RetrieveTask] = []
+    queries = plan.subqueries or [plan.standalone]
+    for query in queries:
+        for channel in plan.channels:
+            tasks.append(RetrieveTask(channel=channel, query=query, kb=kb, tenant=tenant, index_type=plan.index_type,
+                                      source_type=plan.source_type, k=30, timeout_ms=timeout_ms, round=round_no))
+    for q in plan.docql:
+        tasks.append(RetrieveTask(channel="docql", query=q, kb=kb, tenant=tenant, k=10, timeout_ms=timeout_ms,
+                                  round=round_no))
+    for path in plan.read_files:
+        tasks.append(RetrieveTask(channel="file", query=path, kb=kb, tenant=tenant, k=1, timeout_ms=timeout_ms,
+                                  round=round_no))
+    return tasks
+
+
+def _hit_dict(h: Hit) -> dict[str, Any]:
+    return h.model_dump(mode="json")
+
+
+def run_task(task: RetrieveTask, engine: Engine, searcher: Any) -> list[dict[str, Any]]:
+    """Run one branch and return its hits as dicts (an empty list is a result, not an error)."""
+    filters = Filters(kb=task.kb, tenant=task.tenant, source_type=task.source_type)
+    if task.channel == "docql":
+        hits = DocQLChannel(engine).search(task.query, filters, task.k)
+    elif task.channel == "file":
+        hits = [_whole_file_hit(engine, task)]
+    else:
+        hits = searcher.channel(task.channel, task.query, filters, task.k, task.index_type)
+    return [_hit_dict(h) for h in hits if h is not None]
+
+
+def _whole_file_hit(engine: Engine, task: RetrieveTask) -> Hit:
+    kb = get_serving_kb(engine, task.kb, task.tenant)
+    with engine.connect() as conn:
+        row = conn.execute(select(File.line_count).where(
+            File.kb_id == kb.id, File.path == task.query, visible_in(File, kb.generation))).first()
+    if row is None:
+        raise SiftError(f"{task.query} is not in knowledge base {task.kb}")
+    return Hit(chunk_id=None, node_id=None, path=task.query, start_line=1, end_line=max(1, row.line_count),
+               kind="file", name=task.query, score=0.0, channel="file", rank=1, channels=("file",))
+
+
+def timed_result(task: RetrieveTask, started: float, hits: list[dict[str, Any]] | None,
+                 error: str | None) -> ChannelResult:
+    """A ``ChannelResult`` stamped with wall-clock start and finish."""
+    finished = time.time()
+    return ChannelResult(channel=task.channel, query=task.query, round=task.round, hits=hits or [],
+                         started=started, finished=finished, elapsed_ms=round((finished - started) * 1000, 2),
+                         error=error)
+
+
+def fuse_results(results: Sequence[ChannelResult], question: str) -> list[Hit]:
+    """RRF over every branch of the round (DocQL and file reads count as rankings too), deduplicated."""
+    rankings = [[Hit(**h) for h in r.hits] for r in results if r.hits and r.channel != "file"]
+    fused = fuse(rankings, tokenize(question), identifiers_in(question)) if rankings else []
+    reads = [Hit(**h) for r in results if r.channel == "file" for h in r.hits]
+    if reads:
+        top = fused[0].score if fused else 1.0
+        reads = [h.model_copy(update={"score": top * 0.5}) for h in reads]
+        # A whole file is the least precise citation: keep it only where nothing narrower covers it.
+        fused = dedup_overlaps(sort_hits([*fused, *reads]))
+    return fused
+
+
+def _file_rows(engine: Engine, kb_id: int, generation: int, paths: Sequence[str]) -> dict[str, Any]:
+    with engine.connect() as conn:
+        rows = conn.execute(select(File.id, File.path, File.content, File.content_hash, File.line_count).where(
+            File.kb_id == kb_id, File.path.in_(list(set(paths))), visible_in(File, generation))).all()
+    return {r.path: r for r in rows}
+
+
+def _nodes(engine: Engine, ids: Sequence[int]) -> dict[int, Any]:
+    if not ids:
+        return {}
+    with engine.connect() as conn:
+        rows = conn.execute(select(Node.id, Node.kind, Node.name, Node.qualified_name, Node.signature,
+                                   Node.docstring).where(Node.id.in_(list(set(ids))))).all()
+    return {r.id: r for r in rows}
+
+
+def _callers(engine: Engine, kb_id: int, generation: int, name: str) -> list[dict[str, Any]]:
+    with engine.connect() as conn:
+        rows = conn.execute(
+            select(Ref.path, Ref.line, Ref.caller_name).join(File, Ref.file_id == File.id)
+            .where(Ref.kb_id == kb_id, Ref.callee_name == name, visible_in(File, generation))
+            .order_by(Ref.path, Ref.line).limit(MAX_CALLERS)
+        ).all()
+    return [{"path": r.path, "line": r.line, "caller": r.caller_name} for r in rows]
+
+
+def build_evidence(engine: Engine, kb: str, tenant: str, hits: Sequence[Hit], limit: int,
+                   previous: Sequence[Evidence] = ()) -> list[Evidence]:
+    """The top ``limit`` hits (after ``previous``) as numbered evidence with their exact lines and metadata."""
+    ref = get_serving_kb(engine, kb, tenant)
+    keep = list(previous)
+    seen = {e.key for e in keep}
+    chosen = [h for h in hits if f"{h.path}:{h.start_line}-{h.end_line}" not in seen][: max(0, limit - len(keep))]
+    files = _file_rows(engine, ref.id, ref.generation, [h.path for h in chosen])
+    nodes = _nodes(engine, [h.node_id for h in chosen if h.node_id is not None])
+    out = [e.model_copy(update={"id": i}) for i, e in enumerate(keep, 1)]
+    for h in chosen:
+        row = files.get(h.path)
+        if row is None:
+            continue
+        lines = row.content.splitlines()
+        end = min(h.end_line, len(lines))
+        text = "\n".join(lines[h.start_line - 1 : end])[:MAX_EVIDENCE_CHARS]
+        node = nodes.get(h.node_id) if h.node_id is not None else None
+        callers: list[dict[str, Any]] = []
+        if node is not None and node.kind in ("function", "method", "class"):
+            callers = _callers(engine, ref.id, ref.generation, node.name)
+        out.append(Evidence(
+            id=len(out) + 1, path=h.path, start_line=h.start_line, end_line=end, kind=h.kind, name=h.name,
+            score=h.score, channels=list(h.channels or (h.channel,)), text=text,
+            signature=node.signature if node is not None else None,
+            docstring=node.docstring if node is not None else None,
+            heading_path=h.name if h.kind == "doc" else None, content_hash=row.content_hash, callers=callers,
+        ))
+    return out
+
+
+def term_idf(searcher: Any, kb: str, tenant: str, terms: Sequence[str]) -> dict[str, float]:
+    """Okapi idf of each query term in the kb's BM25 index (how distinctive it is); unknown terms get the max."""
+    try:
+        bundle = searcher.cache.get(kb, tenant)
+    except SiftError:
+        return {}
+    bm25 = bundle.indexes.bm25
+    n = max(1, len(bm25.ids))
+    indptr = bm25.matrix.indptr
+    out: dict[str, float] = {"\x00absent": math.log((n + 0.5) / 0.5 + 1.0)}
+    for term in terms:
+        for tok in tokenize(term):
+            row = bm25.vocab.get(tok)
+            df = 0 if row is None else int(indptr[row + 1] - indptr[row])
+            out[tok] = math.log((n - df + 0.5) / (df + 0.5) + 1.0)
+    return out

@@ -1,0 +1,189 @@
+"""The service the REST layer and the CLI call: ask, stream progress, read and delete a thread's history."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from sqlalchemy import Engine
+
+from graph.build import compile_graph
+from graph.context import AskContext
+from graph.state import Answer
+from sift.config import Settings
+from sift.errors import InvalidQuery, SiftError
+
+MAX_QUESTION_CHARS = 2000
+STATE_TYPES = [("graph.state", name) for name in
+               ("Plan", "ChannelResult", "Evidence", "Citation", "Draft", "Verdict", "Answer", "Reset", "RetrieveTask")]
+
+
+@asynccontextmanager
+async def open_checkpointer(settings: Settings) -> AsyncIterator[Any]:
+    """The SQLite checkpointer at ``DATA_DIR/checkpoints.db`` (threads survive restarts)."""
+    import aiosqlite
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    async with aiosqlite.connect(str(settings.data_dir / "checkpoints.db")) as conn:
+        yield AsyncSqliteSaver(conn, serde=make_serde())
+
+
+def make_serde() -> Any:
+    """A checkpoint serializer that admits the graph's own state models (and nothing else unregistered)."""
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    return JsonPlusSerializer(allowed_msgpack_modules=STATE_TYPES)
+
+
+def _validate(question: str, kb: str) -> str:
+    question = (question or "").strip()
+    if not question:
+        raise InvalidQuery("question is empty; ask something about the code or docs", field="question")
+    if len(question) > MAX_QUESTION_CHARS:
+        raise InvalidQuery(f"question is longer than {MAX_QUESTION_CHARS} characters", field="question")
+    if not kb:
+        raise InvalidQuery("name a knowledge base (kb)", field="kb")
+    return question
+
+
+def _event(node: str, update: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Progress events for one node's state update."""
+    if node == "planner" and update.get("plan") is not None:
+        return [("plan", update["plan"].summary())]
+    if node == "retrieve":
+        return [("retrieve", {"channel": r.channel, "query": r.query, "round": r.round, "hits": len(r.hits),
+                              "elapsed_ms": r.elapsed_ms, "error": r.error}) for r in update.get("results") or []]
+    if node == "fuse":
+        items = getattr(update.get("evidence"), "items", None) or []
+        return [("fuse", {"evidence": len(items), "items": [e.label() + f" {e.name}" for e in items]})]
+    if node == "check" and update.get("verdict") is not None:
+        v = update["verdict"]
+        return [("check", {"ok": v.ok, "valid": v.valid, "problems": v.problems})]
+    if node == "fallback" and update.get("plan") is not None:
+        return [("fallback", {"strategy": update["plan"].strategy, "round": update.get("rounds")})]
+    return []
+
+
+class AskService:
+    """Runs the graph for questions on threads, checkpointed by ``checkpointer``."""
+
+    def __init__(self, settings: Settings, engine: Engine, searcher: Any, checkpointer: Any,
+                 chat_model: Any = None) -> None:
+        self.settings = settings
+        self.engine = engine
+        self.searcher = searcher
+        self.checkpointer = checkpointer
+        self.chat_model = chat_model
+        self.graph = compile_graph(checkpointer)
+
+    def context(self) -> AskContext:
+        """The run context handed to every node."""
+        return AskContext(engine=self.engine, searcher=self.searcher, settings=self.settings,
+                          chat_model=self.chat_model)
+
+    @staticmethod
+    def _config(thread_id: str) -> dict[str, Any]:
+        return {"configurable": {"thread_id": thread_id}, "recursion_limit": 100}
+
+    async def ask(self, question: str, kb: str, tenant: str = "default", thread_id: str | None = None) -> Answer:
+        """Answer ``question`` about knowledge base ``kb`` on a thread (a new one when ``thread_id`` is None)."""
+        question = _validate(question, kb)
+        thread_id = thread_id or uuid.uuid4().hex
+        t0 = time.perf_counter()
+        out = await self.graph.ainvoke({"question": question, "kb": kb, "tenant": tenant},
+                                       self._config(thread_id), context=self.context())
+        answer: Answer = out["answer"]
+        return answer.model_copy(update={"thread_id": thread_id,
+                                         "elapsed_ms": round((time.perf_counter() - t0) * 1000, 1)})
+
+    async def stream(self, question: str, kb: str, tenant: str = "default",
+                     thread_id: str | None = None) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+        """Yield ``(event, data)``: plan, retrieve, fuse, check, fallback, token, answer, done — or error."""
+        thread_id = thread_id or uuid.uuid4().hex
+        t0 = time.perf_counter()
+        try:
+            question = _validate(question, kb)
+            config = self._config(thread_id)
+            async for mode, chunk in self.graph.astream(
+                {"question": question, "kb": kb, "tenant": tenant}, config, context=self.context(),
+                stream_mode=["updates", "messages"],
+            ):
+                if mode == "messages":
+                    msg, meta = chunk
+                    text = getattr(msg, "content", "")
+                    if meta.get("langgraph_node") in ("generate", "summarize") and isinstance(text, str) and text:
+                        yield "token", {"text": text}
+                    continue
+                for node, update in (chunk or {}).items():
+                    for event in _event(node, update or {}):
+                        yield event
+            state = await self.graph.aget_state(config)
+            answer: Answer = state.values["answer"]
+            answer = answer.model_copy(update={"thread_id": thread_id,
+                                               "elapsed_ms": round((time.perf_counter() - t0) * 1000, 1)})
+            yield "answer", answer.model_dump(mode="json")
+            yield "done", {"thread_id": thread_id, "elapsed_ms": answer.elapsed_ms}
+        except SiftError as exc:
+            yield "error", {"message": exc.message, "status": exc.status, "type": type(exc).__name__}
+        except Exception as exc:  # noqa: BLE001 - a failure mid-stream becomes an error event
+            yield "error", {"message": f"{type(exc).__name__}: {exc}", "status": 500, "type": type(exc).__name__}
+
+    async def history(self, thread_id: str) -> list[dict[str, Any]]:
+        """The thread's turns: question, answer text, citations, grounded (empty for an unknown thread)."""
+        state = await self.graph.aget_state(self._config(thread_id))
+        turns = (state.values or {}).get("turns") or []
+        return [{"question": t["question"], "answer": t["answer"], "citations": t["citations"],
+                 "grounded": t["grounded"]} for t in turns]
+
+    async def delete_thread(self, thread_id: str) -> bool:
+        """Forget a thread; False when it did not exist."""
+        state = await self.graph.aget_state(self._config(thread_id))
+        if not state.values:
+            return False
+        await self.checkpointer.adelete_thread(thread_id)
+        return True
+
+
+def open_resources(settings: Settings, embedder: Any = None) -> tuple[Engine, Any]:
+    """The engine and fused searcher for ``settings`` (the embedder is loaded here unless given)."""
+    from retrievers.base import IndexCache
+    from retrievers.search import Searcher
+    from sift.db import open_database
+    from sift.embed import make_embedder
+
+    engine = open_database(settings)
+    searcher = Searcher(engine, IndexCache(engine, settings.resolved_index_dir()), embedder or make_embedder(settings))
+    return engine, searcher
+
+
+def ask_sync(settings: Settings, question: str, kb: str, tenant: str = "default", thread_id: str | None = None,
+             *, engine: Engine | None = None, searcher: Any = None, chat_model: Any = None,
+             on_event: Any = None) -> Answer:
+    """Blocking ask for the CLI and batch runs: opens the checkpointer, runs (streaming to ``on_event``), closes."""
+    from graph.llm import make_chat_model
+
+    if engine is None or searcher is None:
+        engine, searcher = open_resources(settings)
+    chat_model = chat_model if chat_model is not None else make_chat_model(settings)
+
+    async def run() -> Answer:
+        async with open_checkpointer(settings) as saver:
+            service = AskService(settings, engine, searcher, saver, chat_model)
+            if on_event is None:
+                return await service.ask(question, kb, tenant, thread_id)
+            answer = None
+            async for event, data in service.stream(question, kb, tenant, thread_id):
+                on_event(event, data)
+                if event == "answer":
+                    answer = Answer.model_validate(data)
+                if event == "error":
+                    raise SiftError(data["message"])
+            assert answer is not None
+            return answer
+
+    return asyncio.run(run())

@@ -1,0 +1,233 @@
+"""The graph's typed state, its reducers, and the pydantic models that flow through it (Plan, Evidence, Answer).
+
+Evidence and channel results accumulate through ``merge_items``: a plain list update extends (deduplicated by
+key), while ``reset(items)`` replaces. The planner and every fallback round reset what they mean to replace, so
+nothing grows silently across rounds or across the turns of one thread.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Any, Literal, TypedDict
+
+from pydantic import BaseModel, ConfigDict, Field
+
+QuestionType = Literal["locate", "explain", "list", "doc", "follow-up", "chit-chat"]
+NOT_FOUND = "Not found in the indexed sources."
+
+
+class Plan(BaseModel):
+    """What the planner decided: question type, terms, channels, index level, DocQL, sub-queries, budget, K."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    question_type: QuestionType = "explain"
+    need_retrieval: bool = True
+    standalone: str = Field("", description="The question rewritten to stand alone (follow-ups resolved).")
+    identifiers: list[str] = Field(default_factory=list)
+    key_terms: list[str] = Field(default_factory=list)
+    intent: Literal["code", "doc", "both"] = "both"
+    kbs: list[str] = Field(default_factory=list)
+    channels: list[str] = Field(default_factory=lambda: ["bm25", "vector", "smart"])
+    index_type: Literal["file", "function", "doc", "all"] = "all"
+    source_type: Literal["code", "doc"] | None = None
+    docql: list[str] = Field(default_factory=list)
+    subqueries: list[str] = Field(default_factory=list)
+    read_files: list[str] = Field(default_factory=list, description="Paths whose whole text joins the evidence.")
+    budget_tokens: int = 4000
+    budget_ms: int = 1500
+    k_citations: int = 1
+    top_k: int = 8
+    strategy: str = "initial"
+
+    def summary(self) -> dict[str, Any]:
+        """The compact plan shown in answers and progress events."""
+        return {
+            "question_type": self.question_type, "need_retrieval": self.need_retrieval,
+            "standalone": self.standalone, "identifiers": self.identifiers, "key_terms": self.key_terms,
+            "intent": self.intent, "kbs": self.kbs, "channels": self.channels, "index_type": self.index_type,
+            "source_type": self.source_type, "docql": self.docql, "subqueries": self.subqueries,
+            "k_citations": self.k_citations, "budget_ms": self.budget_ms, "budget_tokens": self.budget_tokens,
+            "strategy": self.strategy,
+        }
+
+
+class RetrieveTask(BaseModel):
+    """One parallel retrieve branch: a channel over one sub-query (or a DocQL query, or a file to read)."""
+
+    channel: Literal["bm25", "vector", "smart", "docql", "file"]
+    query: str
+    kb: str
+    tenant: str = "default"
+    index_type: str = "all"
+    source_type: str | None = None
+    k: int = 20
+    timeout_ms: int = 1500
+    round: int = 0
+
+
+class ChannelResult(BaseModel):
+    """What one retrieve branch returned, with its timing (used to show the branches ran concurrently)."""
+
+    channel: str
+    query: str
+    round: int = 0
+    hits: list[dict[str, Any]] = Field(default_factory=list)
+    started: float = 0.0
+    finished: float = 0.0
+    elapsed_ms: float = 0.0
+    error: str | None = None
+
+    @property
+    def key(self) -> str:
+        """Identity of the branch within a round."""
+        return f"{self.round}:{self.channel}:{self.query}"
+
+
+class Evidence(BaseModel):
+    """A numbered piece of evidence: exact lines of one file version, with the text the answer may quote."""
+
+    id: int
+    path: str
+    start_line: int
+    end_line: int
+    kind: str
+    name: str
+    score: float
+    channels: list[str] = Field(default_factory=list)
+    text: str = ""
+    signature: str | None = None
+    docstring: str | None = None
+    heading_path: str | None = None
+    content_hash: str = ""
+    callers: list[dict[str, Any]] = Field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        """Identity of the cited span."""
+        return f"{self.path}:{self.start_line}-{self.end_line}"
+
+    def label(self) -> str:
+        """``[n] path:start-end``: how evidence is shown to a reader or a model."""
+        return f"[{self.id}] {self.path}:{self.start_line}-{self.end_line}"
+
+
+class Citation(BaseModel):
+    """A checked citation: which evidence, which file, which lines, and the cited text."""
+
+    evidence_id: int
+    path: str
+    start_line: int
+    end_line: int
+    snippet: str = ""
+    valid: bool = True
+
+
+class Draft(BaseModel):
+    """A generated answer before checking: text with ``[n]`` markers, optional narrowed line ranges."""
+
+    text: str
+    citations: list[Citation] = Field(default_factory=list)
+    mode: Literal["extractive", "llm"] = "extractive"
+    tokens: int = 0
+    degraded: bool = False
+    not_found: bool = False
+    note: str | None = None
+
+
+class Verdict(BaseModel):
+    """The checker's decision over a draft."""
+
+    ok: bool
+    valid: list[int] = Field(default_factory=list)
+    problems: list[str] = Field(default_factory=list)
+    citations: list[Citation] = Field(default_factory=list)
+
+
+class Answer(BaseModel):
+    """The final answer every entry point (CLI, REST, Studio, eval) returns."""
+
+    text: str
+    citations: list[Citation] = Field(default_factory=list)
+    files: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
+    grounded: bool = False
+    rounds: int = 0
+    fallbacks: int = 0
+    plan: dict[str, Any] = Field(default_factory=dict)
+    tokens: int = 0
+    elapsed_ms: float = 0.0
+    mode: Literal["extractive", "llm"] = "extractive"
+    thread_id: str | None = None
+    degraded: bool = False
+    evidence: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class Reset(BaseModel):
+    """A reducer instruction: replace the channel's value with ``items``."""
+
+    items: list[Any] = Field(default_factory=list)
+
+
+def reset(items: list[Any] | None = None) -> Reset:
+    """Replace a list channel's value (the start of a round or a turn)."""
+    return Reset(items=list(items or []))
+
+
+def _item_key(item: Any) -> Any:
+    key = getattr(item, "key", None)
+    if key is not None:
+        return key
+    if isinstance(item, dict):
+        return item.get("key") or repr(sorted(item.items()))
+    return repr(item)
+
+
+def merge_items(current: list[Any] | None, update: list[Any] | Reset | None) -> list[Any]:
+    """Reducer: ``Reset`` replaces; a list extends, skipping items whose key is already present."""
+    if isinstance(update, Reset):
+        return list(update.items)
+    if isinstance(update, dict) and set(update) == {"items"}:  # a Reset after a JSON round trip
+        return list(update["items"])
+    base = list(current or [])
+    seen = {_item_key(i) for i in base}
+    for item in update or []:
+        k = _item_key(item)
+        if k not in seen:
+            seen.add(k)
+            base.append(item)
+    return base
+
+
+class AskState(TypedDict, total=False):
+    """Graph state. ``turns`` persists across the questions of a thread; the rest is reset per question."""
+
+    question: str
+    kb: str
+    tenant: str
+    started: float
+    plan: Plan
+    results: Annotated[list[ChannelResult], merge_items]
+    evidence: Annotated[list[Evidence], merge_items]
+    draft: Draft | None
+    verdict: Verdict | None
+    rounds: int
+    fallbacks: int
+    tokens: int
+    tried: list[str]
+    idf: dict[str, float]
+    answer: Answer | None
+    turns: Annotated[list[dict[str, Any]], operator.add]
+
+
+class AskInput(TypedDict, total=False):
+    """What a caller (or Studio) sends: the question and the knowledge base."""
+
+    question: str
+    kb: str
+    tenant: str
+
+
+class AskOutput(TypedDict, total=False):
+    """What a run returns."""
+
+    answer: Answer | None
