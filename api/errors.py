@@ -84,7 +84,7 @@ def _validation_body(exc: ValidationException) -> dict[str, Any]:
     message = first.get("message") or exc.detail
     body = {"error": "invalid_request", "detail": f"{key}: {message}" if key else str(message)}
     if key:
-        body["field"] = str(key)
+        body["field"] = str(key).split(".")[0]  # "channels.literal[...]" names a union member of "channels"
     return body
 
 

@@ -8,7 +8,8 @@ from typing import Any
 import anyio
 from litestar import Controller, delete, get, post
 from litestar.datastructures import State
-from litestar.params import Parameter
+from litestar.di import NamedDependency
+from litestar.params import JSONBody, Parameter
 from litestar.response import ServerSentEvent
 from pydantic_core import to_jsonable_python
 
@@ -29,7 +30,7 @@ def _service(state: State) -> Any:
     return state.ask
 
 
-async def _begin(state: State, tenant: str, data: ChatRequest) -> str:
+async def _begin(state: State, tenant: NamedDependency[str], data: JSONBody[ChatRequest]) -> str:
     """Check the kb is served and the thread is the caller's (creating one when needed); returns its id."""
     await anyio.to_thread.run_sync(get_serving_kb, state.engine, data.kb, tenant)
     return await anyio.to_thread.run_sync(open_thread, state.engine, tenant, data.kb, data.thread_id, data.message)
@@ -42,7 +43,7 @@ class ChatController(Controller):
     tags = ["chat"]
 
     @post("/chat", status_code=200, responses=errors(404, 409, 502, 503))
-    async def chat(self, state: State, tenant: str, data: ChatRequest) -> Answer:
+    async def chat(self, state: State, tenant: NamedDependency[str], data: JSONBody[ChatRequest]) -> Answer:
         """Answer a question in a thread; the answer cites files and lines."""
         service = _service(state)
         thread_id = await _begin(state, tenant, data)
@@ -62,7 +63,7 @@ class ChatController(Controller):
         return Answer.model_validate(body)
 
     @post("/chat/stream", status_code=200, responses=errors(404, 409, 503))
-    async def chat_stream(self, state: State, tenant: str, data: ChatRequest) -> ServerSentEvent:
+    async def chat_stream(self, state: State, tenant: NamedDependency[str], data: JSONBody[ChatRequest]) -> ServerSentEvent:
         """The same as ``/v1/chat`` as server-sent events: plan, retrieve, fuse, check, fallback, token,
         answer, error, done."""
         service = _service(state)
@@ -74,7 +75,7 @@ class ChatController(Controller):
     def threads(
         self,
         state: State,
-        tenant: str,
+        tenant: NamedDependency[str],
         kb: str | None = Parameter(default=None, pattern=KB_NAME),
         limit: int = Parameter(default=50, ge=1, le=500),
         offset: int = Parameter(default=0, ge=0, le=1_000_000),
@@ -83,12 +84,12 @@ class ChatController(Controller):
         return ThreadList.model_validate({"threads": list_threads(state.engine, tenant, kb, limit, offset)})
 
     @get("/threads/{thread_id:str}", sync_to_thread=True, responses=errors(404))
-    def thread(self, state: State, tenant: str, thread_id: str = ThreadParam) -> ThreadDetail:
+    def thread(self, state: State, tenant: NamedDependency[str], thread_id: str = ThreadParam) -> ThreadDetail:
         """A thread's turns: questions, answers and citations."""
         return ThreadDetail.model_validate(get_thread(state.engine, thread_id, tenant))
 
     @delete("/threads/{thread_id:str}", status_code=204, responses=errors(404))
-    async def delete(self, state: State, tenant: str, thread_id: str = ThreadParam) -> None:
+    async def delete(self, state: State, tenant: NamedDependency[str], thread_id: str = ThreadParam) -> None:
         """Delete a thread: its ownership row and its checkpointed state."""
         await anyio.to_thread.run_sync(delete_thread, state.engine, thread_id, tenant)
         if state.ask is not None:

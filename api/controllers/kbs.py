@@ -8,7 +8,8 @@ from pathlib import Path
 import anyio
 from litestar import Controller, delete, get, post
 from litestar.datastructures import State
-from litestar.params import Parameter
+from litestar.di import NamedDependency
+from litestar.params import JSONBody, Parameter
 from sqlalchemy import delete as sql_delete
 from sqlalchemy import select
 
@@ -32,12 +33,12 @@ class KbController(Controller):
     tags = ["knowledge bases"]
 
     @get("/", sync_to_thread=True, responses=errors())
-    def list(self, state: State, tenant: str) -> KbList:
+    def list(self, state: State, tenant: NamedDependency[str]) -> KbList:
         """The caller's knowledge bases with their serving generation's counts."""
         return KbList(kbs=[KbSummary.model_validate(k) for k in list_kbs(state.engine, tenant)])
 
     @post("/", status_code=202, sync_to_thread=True, responses=errors(409))
-    def create(self, state: State, tenant: str, data: KbCreate) -> KbCreated:
+    def create(self, state: State, tenant: NamedDependency[str], data: JSONBody[KbCreate]) -> KbCreated:
         """Create a knowledge base from a directory under an allowed root and start its first ingest."""
         root = confine_path(data.path, state.settings.allowed_roots)
         with state.engine.connect() as conn:
@@ -50,12 +51,12 @@ class KbController(Controller):
         return KbCreated(kb=data.name, job=Job.model_validate(job_view(state.engine, job_id, tenant)))
 
     @get("/{kb:str}", sync_to_thread=True, responses=errors(404))
-    def show(self, state: State, tenant: str, kb: str = KbParam) -> KbDetail:
+    def show(self, state: State, tenant: NamedDependency[str], kb: str = KbParam) -> KbDetail:
         """One knowledge base: counts, generations and its last ingest job."""
         return KbDetail.model_validate(show_kb(state.engine, state.settings, kb, tenant))
 
     @delete("/{kb:str}", status_code=204, responses=errors(404, 409))
-    async def remove(self, state: State, tenant: str, kb: str = KbParam) -> None:
+    async def remove(self, state: State, tenant: NamedDependency[str], kb: str = KbParam) -> None:
         """Delete a knowledge base with its files, indexes, jobs and threads (409 while an ingest runs)."""
         threads = await anyio.to_thread.run_sync(_delete_kb, state, tenant, kb)
         if state.ask is not None:
@@ -63,7 +64,7 @@ class KbController(Controller):
                 await state.ask.delete_thread(thread_id)
 
     @post("/{kb:str}/ingest", status_code=202, sync_to_thread=True, responses=errors(404, 409))
-    def ingest(self, state: State, tenant: str, data: IngestRequest, kb: str = KbParam) -> Job:
+    def ingest(self, state: State, tenant: NamedDependency[str], data: JSONBody[IngestRequest], kb: str = KbParam) -> Job:
         """Start an ingest job (a subprocess); the previous generation keeps serving until it publishes."""
         if data.path is None:
             root = confine_path(get_kb(state.engine, kb, tenant).root_path, state.settings.allowed_roots)
@@ -80,12 +81,12 @@ class JobController(Controller):
     tags = ["knowledge bases"]
 
     @get("/{job_id:int}", sync_to_thread=True, responses=errors(404))
-    def show(self, state: State, tenant: str, job_id: int = Parameter(ge=1, le=2**62)) -> Job:
+    def show(self, state: State, tenant: NamedDependency[str], job_id: int = Parameter(ge=1, le=2**62)) -> Job:
         """A job of the caller's: queued, running (with progress), succeeded (with its result) or failed."""
         return Job.model_validate(job_view(state.engine, job_id, tenant))
 
 
-def _delete_kb(state: State, tenant: str, kb: str) -> list[str]:
+def _delete_kb(state: State, tenant: NamedDependency[str], kb: str) -> list[str]:
     """Delete the rows and index files of a knowledge base; returns the ids of the threads that were on it."""
     ref = get_kb(state.engine, kb, tenant)
     with kb_lock(state.settings.data_dir, tenant, kb), state.engine.begin() as conn:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from litestar import Controller, get, post
 from litestar.datastructures import State
-from litestar.params import Parameter
+from litestar.di import NamedDependency
+from litestar.params import FromPath, JSONBody, Parameter
 
 from api.controllers.common import errors
 from api.schemas import KB_NAME, DocqlRequest, DocqlResponse, FileContent, SearchRequest, SearchResponse
@@ -20,7 +21,7 @@ class SearchController(Controller):
     tags = ["retrieval"]
 
     @post("/search", status_code=200, sync_to_thread=True, responses=errors(404, 503))
-    def search(self, state: State, tenant: str, data: SearchRequest) -> SearchResponse:
+    def search(self, state: State, tenant: NamedDependency[str], data: JSONBody[SearchRequest]) -> SearchResponse:
         """BM25, vector and smart keyword channels fused with RRF, grouped by file."""
         filters = Filters(kb=data.kb, tenant=tenant, path_glob=data.path_glob, language=data.language,
                           source_type=data.source_type)
@@ -31,7 +32,7 @@ class SearchController(Controller):
         return SearchResponse.model_validate(result.as_dict())
 
     @post("/docql", status_code=200, sync_to_thread=True, responses=errors(404, 503))
-    def docql(self, state: State, tenant: str, data: DocqlRequest) -> DocqlResponse:
+    def docql(self, state: State, tenant: NamedDependency[str], data: JSONBody[DocqlRequest]) -> DocqlResponse:
         """A DocQL query; syntax errors are 400 with the 1-based ``position`` of the problem."""
         kb_id, generation = resolve_kb(state.engine, data.kb, tenant)
         return DocqlResponse.model_validate(execute(state.engine, kb_id, generation, data.query, limit=data.limit))
@@ -40,8 +41,8 @@ class SearchController(Controller):
     def file(
         self,
         state: State,
-        tenant: str,
-        file_path: str,
+        tenant: NamedDependency[str],
+        file_path: FromPath[str],
         kb: str = Parameter(pattern=KB_NAME),
         start_line: int | None = Parameter(default=None, ge=1, le=10_000_000),
         end_line: int | None = Parameter(default=None, ge=1, le=10_000_000),
