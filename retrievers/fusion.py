@@ -5,12 +5,20 @@ Pure functions, no I/O; ties break deterministically by score, then path, then s
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from sift.models import Hit
 
 CODE_KINDS = frozenset({"function", "method", "class", "interface", "struct", "enum", "trait"})
+
+_TEST_PATH = re.compile(r"(^|/)(tests?|spec|specs|__tests__|testing)/|(^|/)(test_[^/]*|[^/]*_test\.\w+|[^/]*\.(test|spec)\.\w+|conftest\.py)$")
+_CHANGELOG_PATH = re.compile(r"(^|/)(changelog|changes|history|news|releases?)([._-][^/]*)?(\.\w+)?$|(^|/)changelog\.d/", re.I)
+_TEST_WORDS = frozenset({"test", "tested", "testing", "spec", "fixture", "conftest", "unittest", "pytest", "assert"})
+_CHANGE_WORDS = frozenset({"change", "changed", "changelog", "version", "release", "released", "history",
+                           "deprecate", "deprecated", "deprecation", "upgrade", "upgrading", "migrate", "migration",
+                           "new", "added", "removed", "since"})
 
 
 def rrf(rankings: Sequence[Sequence[str | int]], k: int = 60) -> dict[str | int, float]:
@@ -38,6 +46,21 @@ class CompositeWeights:
     file_level: float = 0.85  # a whole-file chunk is the least precise evidence
     name_match: float = 1.3  # a query term names the chunk (symbol or heading)
     definition: float = 1.6  # the chunk *defines* an identifier the query names
+    test_code: float = 0.5  # tests answer "how is X tested", not "how does X work"
+    changelog: float = 0.6  # release notes mention everything, explain little
+    stub: float = 0.8  # a type stub repeats a definition that lives elsewhere
+
+
+def path_prior(path: str, query_words: set[str], weights: CompositeWeights = CompositeWeights()) -> float:
+    """Multiplier for where a hit lives: tests, changelogs and stubs rank lower unless the query asks for them."""
+    prior = 1.0
+    if _TEST_PATH.search(path) and not (query_words & _TEST_WORDS):
+        prior *= weights.test_code
+    if _CHANGELOG_PATH.search(path) and not (query_words & _CHANGE_WORDS):
+        prior *= weights.changelog
+    if path.endswith(".pyi"):
+        prior *= weights.stub
+    return prior
 
 
 def _name_tokens(name: str) -> set[str]:
@@ -51,7 +74,7 @@ def composite_score(
     weights: CompositeWeights = CompositeWeights(),
 ) -> float:
     """RRF score adjusted for evidence quality: code entities, name matches and definitions rank higher."""
-    score = rrf_score
+    score = rrf_score * path_prior(hit.path, query_tokens, weights)
     if hit.kind in CODE_KINDS or hit.kind == "function":
         score *= weights.code_entity
     elif hit.kind == "file":

@@ -101,7 +101,7 @@ class Searcher:
         index_type: str = "all",
         depth: int | None = None,
     ) -> SearchResult:
-        """Fused top ``k``: each channel retrieves ``depth`` (default 3k) candidates, in parallel."""
+        """Fused top ``k``: each channel retrieves ``depth`` (default max(5k, 50)) candidates, in parallel."""
         query = query.strip()
         if not query:
             raise InvalidQuery("query is empty", field="query")
@@ -120,7 +120,7 @@ class Searcher:
                 raise InvalidQuery(f"unknown channel {name!r}; use one of {', '.join(CHANNELS)} or all",
                                    field="channel")
         self.cache.get(filters.kb, filters.tenant or "default")  # fail fast (NotFound / IndexNotReady)
-        depth = depth or max(3 * k, 30)
+        depth = depth or max(5 * k, 50)
         timings: dict[str, float] = {}
         t_all = time.perf_counter()
 

@@ -11,6 +11,7 @@ from retrievers.fusion import (
     duplicate_rate,
     fuse,
     group_by_file,
+    path_prior,
     rrf,
     sort_hits,
 )
@@ -97,3 +98,22 @@ def test_duplicate_rate_and_grouping():
     assert duplicate_rate([]) == 0.0
     grouped = group_by_file(hits, {1: "snip"})
     assert list(grouped) == ["a.py", "b.py"] and grouped["a.py"][0]["snippet"] == "snip"
+
+
+@pytest.mark.parametrize(
+    ("path", "words", "prior"),
+    [
+        ("src/attr/_make.py", set(), 1.0),
+        ("tests/test_make.py", set(), 0.5),
+        ("tests/test_make.py", {"test"}, 1.0),  # the query asks about tests
+        ("pkg/foo_test.go", set(), 0.5),
+        ("web/app.spec.ts", set(), 0.5),
+        ("src/testing_utils.py", set(), 1.0),
+        ("CHANGELOG.md", set(), 0.6),
+        ("changelog.d/123.change.md", {"release"}, 1.0),
+        ("docs/changes.rst", set(), 0.6),
+        ("src/attr/__init__.pyi", set(), 0.8),
+    ],
+)
+def test_path_prior_table(path, words, prior):
+    assert path_prior(path, words) == pytest.approx(prior)

@@ -1,0 +1,270 @@
+"""Retrieval quality and speed on the project's eval sets, per channel and fused, against a naive baseline.
+
+The naive baseline is measured in the same run: fixed 800-character chunks of every file, MiniLM embeddings,
+flat FAISS top-k, no structure. Both knowledge bases (attrs, marshmallow — real sdists from PyPI) are ingested
+once into ``bench/out/retrieval`` and reused.
+
+Also printed: BM25 query time against ``rank_bm25.BM25Okapi.get_scores`` on the same corpus (with top-10
+agreement), and fused-search latency on a synthetic 2,000-file repository (``--latency``).
+
+Usage: python bench/retrieval.py [--k 10] [--latency] [--sets eval/sets/attrs.jsonl,eval/sets/marshmallow.jsonl]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import statistics
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]  # bench/ingest.py shadows `ingest`
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from eval import metrics as M  # noqa: E402
+from eval.format import load_questions  # noqa: E402
+
+OUT = ROOT / "bench" / "out" / "retrieval"
+
+
+@dataclass(frozen=True)
+class Span:
+    """A located line range (what metrics need of a hit)."""
+
+    path: str
+    start_line: int
+    end_line: int
+
+
+def _ingest_kbs(settings, embedder) -> dict[str, Path]:
+    from conftest import fetch_sdist
+
+    from ingest.pipeline import ingest
+
+    roots = {}
+    for kb in ("attrs", "marshmallow"):
+        root = fetch_sdist(kb)
+        t0 = time.perf_counter()
+        s = ingest(settings, root, kb, embedder=embedder)
+        print(f"ingest {kb}: {s['status']} generation {s['generation']} {s['chunks']} chunks "
+              f"({time.perf_counter() - t0:.1f}s)")
+        roots[kb] = root
+    return roots
+
+
+class NaiveIndex:
+    """Fixed 800-character windows, MiniLM, flat inner-product FAISS; the structure-free baseline."""
+
+    def __init__(self, root: Path, embedder, size: int = 800) -> None:
+        import faiss
+
+        from ingest.walk import walk
+
+        self.spans: list[Span] = []
+        texts: list[str] = []
+        for f in walk(root):
+            text = f.text
+            line_starts = np.cumsum([0] + [len(x) + 1 for x in text.split("\n")])
+            for off in range(0, max(len(text), 1), size):
+                piece = text[off : off + size]
+                if not piece.strip():
+                    continue
+                start = int(np.searchsorted(line_starts, off, side="right"))
+                end = int(np.searchsorted(line_starts, min(off + size, len(text)) - 1, side="right"))
+                self.spans.append(Span(f.path, start, max(start, end)))
+                texts.append(f"{f.path}\n{piece}")
+        key = hashlib.sha256("\x00".join(texts).encode()).hexdigest()[:16]
+        cache = OUT / f"naive-{key}.npy"
+        if cache.exists():
+            vectors = np.load(cache)
+        else:
+            vectors = embedder.embed_documents(texts)
+            OUT.mkdir(parents=True, exist_ok=True)
+            np.save(cache, vectors)
+        self.index = faiss.IndexFlatIP(vectors.shape[1])
+        self.index.add(vectors.astype(np.float32))
+        self.embedder = embedder
+
+    def search(self, query: str, k: int) -> list[Span]:
+        """Top-k windows for the query."""
+        q = self.embedder.embed_query(query).reshape(1, -1).astype(np.float32)
+        _, idx = self.index.search(q, k)
+        return [self.spans[i] for i in idx[0] if i >= 0]
+
+
+def _metrics(hits: list, q) -> dict[str, float | None]:
+    gold = [Span(g.path, g.start_line, g.end_line) for g in q.gold_spans]
+    files = q.gold_files or sorted({g.path for g in gold})
+    return {
+        "file@1": M.file_recall_at_k(hits, files, 1),
+        "file@5": M.file_recall_at_k(hits, files, 5),
+        "span@1": M.span_hit_at_k(hits, gold, 1),
+        "span@3": M.span_hit_at_k(hits, gold, 3),
+        "span@10": M.span_hit_at_k(hits, gold, 10),
+        "spanMRR": M.span_mrr(hits, gold),
+        "fileMRR": M.file_mrr(hits, files),
+        "nDCG@10": M.ndcg_at_k(hits, gold, files, 10),
+        "dup": M.duplicate_rate(hits, 10),
+    }
+
+
+COLUMNS = ["file@1", "file@5", "span@1", "span@3", "span@10", "spanMRR", "fileMRR", "nDCG@10", "dup"]
+
+
+def _table(rows: dict[str, tuple[dict[str, list], list[float]]]) -> None:
+    head = f"{'channel':<10}" + "".join(f"{c:>9}" for c in COLUMNS) + f"{'p50 ms':>9}{'p95 ms':>9}"
+    print(head)
+    for name, (vals, lat) in rows.items():
+        cells = "".join(f"{(M.mean(vals[c]) or 0):>9.3f}" for c in COLUMNS)
+        p50 = statistics.median(lat) * 1000
+        p95 = float(np.percentile(lat, 95)) * 1000
+        print(f"{name:<10}{cells}{p50:>9.1f}{p95:>9.1f}")
+
+
+def run_quality(sets: list[Path], k: int) -> None:
+    """Per-channel, fused and naive metrics over the eval sets."""
+    from retrievers.base import IndexCache
+    from retrievers.search import Searcher
+    from sift.config import Settings
+    from sift.db import open_database
+    from sift.embed import LocalEmbedder
+    from sift.models import Filters
+
+    embedder = LocalEmbedder()
+    settings = Settings(data_dir=OUT / "data")
+    roots = _ingest_kbs(settings, embedder)
+    engine = open_database(settings)
+    searcher = Searcher(engine, IndexCache(engine, settings.resolved_index_dir()), embedder)
+    naive = {kb: NaiveIndex(root, embedder) for kb, root in roots.items()}
+    questions = []
+    for path in sets:
+        qs, errors = load_questions(path)
+        assert not errors, errors
+        questions.extend(q for q in qs if q.gold_spans)
+    names = ["bm25", "vector", "smart", "fused", "naive"]
+    rows: dict[str, tuple[dict[str, list], list[float]]] = {n: ({c: [] for c in COLUMNS}, []) for n in names}
+    for q in questions:
+        filters = Filters(kb=q.kb or "attrs")
+        searcher.search(q.query, filters, k=k)  # warm per-generation structures
+        for name in names:
+            t0 = time.perf_counter()
+            if name == "fused":
+                hits = searcher.search(q.query, filters, k=k).hits
+            elif name == "naive":
+                hits = naive[filters.kb].search(q.query, k)
+            else:
+                hits = searcher.channel(name, q.query, filters, k)
+            rows[name][1].append(time.perf_counter() - t0)
+            for c, v in _metrics(hits, q).items():
+                rows[name][0][c].append(v)
+    print(f"\n{len(questions)} questions with gold spans, k={k}")
+    _table(rows)
+    fused = M.mean(rows["fused"][0]["span@3"]) or 0
+    base = M.mean(rows["naive"][0]["span@3"]) or 0
+    best_single = max(M.mean(rows[n][0]["spanMRR"]) or 0 for n in ("bm25", "vector", "smart"))
+    print(f"fused span@3 - naive span@3 = {100 * (fused - base):+.1f} points (target >= +20)")
+    print(f"fused span MRR {M.mean(rows['fused'][0]['spanMRR']):.3f} vs best single channel {best_single:.3f}")
+    _bm25_speed(searcher, Filters(kb="marshmallow"), [q.query for q in questions])
+    searcher.close()
+
+
+def _bm25_speed(searcher, filters, queries: list[str]) -> None:
+    """Our BM25 against BM25Okapi.get_scores on the same corpus; top-10 agreement."""
+    from rank_bm25 import BM25Okapi
+    from sqlalchemy import select
+
+    from ingest.chunk import embedding_text
+    from retrievers.tokenize import tokenize
+    from sift.db.tables import Chunk
+
+    bundle = searcher.cache.get(filters.kb)
+    bm25 = bundle.indexes.bm25
+    ids = [int(i) for i in bm25.ids]
+    with searcher.engine.connect() as conn:
+        rows = {r.id: r for r in conn.execute(select(Chunk).where(Chunk.id.in_(ids))).all()}
+    corpus = [tokenize(embedding_text(rows[i].kind, rows[i].path, rows[i].name, rows[i].heading_path, rows[i].text))
+              for i in ids]
+    ref = BM25Okapi(corpus)
+    toks = [tokenize(q) for q in queries]
+    t0 = time.perf_counter()
+    ours = [bm25.search(t, 10) for t in toks]
+    t_ours = (time.perf_counter() - t0) / len(toks)
+    t0 = time.perf_counter()
+    theirs = [ref.get_scores(t) for t in toks]
+    t_ref = (time.perf_counter() - t0) / len(toks)
+    same = 0
+    for o, s in zip(ours, theirs, strict=True):
+        order = sorted((i for i in range(len(ids)) if s[i] > 0), key=lambda i: (-s[i], ids[i]))[:10]
+        same += [c for c, _ in o] == [ids[i] for i in order]
+    print(f"\nBM25 on {len(ids)} chunks: ours {t_ours * 1000:.3f} ms/query, BM25Okapi.get_scores "
+          f"{t_ref * 1000:.3f} ms/query = {t_ref / t_ours:.0f}x faster; identical top-10 on {same}/{len(toks)}")
+
+
+def run_latency(n_files: int = 2000) -> None:
+    """Warm fused-search latency on a synthetic repository of ``n_files`` files (BM25 speed there too)."""
+    import importlib.util
+
+    from ingest.pipeline import ingest
+    from retrievers.base import IndexCache
+    from retrievers.search import Searcher
+    from sift.config import Settings
+    from sift.db import open_database
+    from sift.embed import LocalEmbedder
+    from sift.models import Filters
+
+    spec = importlib.util.spec_from_file_location("bench_docql", HERE / "docql.py")
+    gen = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(gen)  # type: ignore[union-attr]
+    repo = OUT / f"synthetic-{n_files}"
+    if not repo.exists():
+        gen.generate(repo, n_files)
+    embedder = LocalEmbedder()
+    settings = Settings(data_dir=OUT / "data")
+    t0 = time.perf_counter()
+    s = ingest(settings, repo, "synthetic", embedder=embedder)
+    print(f"\ningest synthetic: {s['files']} files {s['chunks']} chunks {s['status']} ({time.perf_counter() - t0:.0f}s)")
+    engine = open_database(settings)
+    searcher = Searcher(engine, IndexCache(engine, settings.resolved_index_dir()), embedder)
+    filters = Filters(kb="synthetic")
+    queries = [q for q in gen.QUERIES if not q.startswith("$")] or ["validate request", "helper function"]
+    queries = [q.split('"')[1] if '"' in q else q for q in queries]
+    queries += ["where is the request validated", "how are handlers registered", "configuration of the guide",
+                "Handler.validate", "helper that checks a request", "installation steps"]
+    searcher.search(queries[0], filters, k=10)
+    lat = []
+    for _ in range(3):
+        for q in queries:
+            t0 = time.perf_counter()
+            searcher.search(q, filters, k=10)
+            lat.append(time.perf_counter() - t0)
+    print(f"fused search on {s['chunks']} chunks: p50 {statistics.median(lat) * 1000:.1f} ms, "
+          f"p95 {np.percentile(lat, 95) * 1000:.1f} ms over {len(lat)} queries (target p95 < 150 ms)")
+    _bm25_speed(searcher, filters, queries)
+    searcher.close()
+
+
+def main() -> None:
+    """Parse arguments and run."""
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--k", type=int, default=10)
+    ap.add_argument("--sets", default="eval/sets/attrs.jsonl,eval/sets/marshmallow.jsonl")
+    ap.add_argument("--latency", action="store_true", help="also time fused search on a 2,000-file repository")
+    ap.add_argument("--no-quality", action="store_true")
+    args = ap.parse_args()
+    if not args.no_quality:
+        run_quality([ROOT / p for p in args.sets.split(",")], args.k)
+    if args.latency:
+        run_latency()
+
+
+if __name__ == "__main__":
+    main()
