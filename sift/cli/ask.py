@@ -1,0 +1,63 @@
+"""`sift ask QUESTION --kb NAME`: answer a question with citations to exact files and lines."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from sift.cli.common import add_common, settings_from
+
+EXAMPLE = 'example: sift ask "where is the auth token validated?" --kb myproject --thread t1 --show-steps'
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ask command."""
+    p = sub.add_parser("ask", help="ask a question about a knowledge base", description=__doc__, epilog=EXAMPLE)
+    p.add_argument("question")
+    p.add_argument("--kb", required=True, help="knowledge base name")
+    p.add_argument("--tenant", default=None)
+    p.add_argument("--thread", default=None, help="conversation id: follow-ups resolve against its earlier turns")
+    p.add_argument("--json", action="store_true", help="print the answer as JSON")
+    p.add_argument("--show-steps", action="store_true", help="stream the graph's progress to stderr")
+    add_common(p)
+    p.set_defaults(func=run)
+
+
+def _step(event: str, data: dict[str, Any]) -> None:
+    if event == "plan":
+        print(f"plan: {data['question_type']} · index {data['index_type']} · {data['standalone']}", file=sys.stderr)
+    elif event == "retrieve":
+        err = f" ({data['error']})" if data.get("error") else ""
+        print(f"retrieve[{data['round']}] {data['channel']}: {data['hits']} hits in {data['elapsed_ms']:.0f} ms"
+              f"{err}", file=sys.stderr)
+    elif event == "fuse":
+        print(f"fuse: {data['evidence']} evidence items", file=sys.stderr)
+    elif event == "check":
+        print("check: ok" if data["ok"] else f"check: {'; '.join(data['problems'][:3])}", file=sys.stderr)
+    elif event == "fallback":
+        print(f"fallback: round {data['round']} · {data['strategy']}", file=sys.stderr)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Ask and print the answer with clickable path:line citations."""
+    from graph.service import ask_sync
+
+    settings = settings_from(args)
+    tenant = args.tenant or settings.tenant
+    answer = ask_sync(settings, args.question, args.kb, tenant, args.thread,
+                      on_event=_step if args.show_steps else None)
+    if args.json:
+        print(json.dumps(answer.model_dump(mode="json"), indent=2))
+        return 0
+    print(answer.text)
+    if answer.citations:
+        print()
+        for c in answer.citations:
+            print(f"[{c.evidence_id}] {c.path}:{c.start_line}-{c.end_line}")
+    flags = ["grounded" if answer.grounded else "not grounded", f"{answer.rounds} round(s)", answer.mode]
+    if answer.degraded:
+        flags.append("degraded: LLM failed")
+    print(f"\n({', '.join(flags)}, {answer.elapsed_ms:.0f} ms, thread {answer.thread_id})", file=sys.stderr)
+    return 0

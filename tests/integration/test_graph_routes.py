@@ -1,0 +1,187 @@
+"""The real graph over a real ingest of the tiny repository: every route, threads, concurrency, the CLI."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from graph.context import AskContext
+from graph.service import AskService, open_checkpointer
+from ingest.pipeline import ingest
+from retrievers.base import IndexCache
+from retrievers.search import Searcher
+from sift.cli import main
+from sift.config import Settings
+from sift.db import open_database
+
+ROOT = Path(__file__).resolve().parents[2]
+SEARCH_CHANNELS = ("bm25", "vector", "smart")
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory, local_embedder):
+    from tests.conftest import TINY_FILES
+
+    base = tmp_path_factory.mktemp("graph")
+    repo = base / "tiny"
+    for rel, text in TINY_FILES.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    settings = Settings(data_dir=base / "data")
+    ingest(settings, repo, "tiny", embedder=local_embedder)
+    engine = open_database(settings)
+    searcher = Searcher(engine, IndexCache(engine, settings.resolved_index_dir()), local_embedder)
+    yield settings, engine, searcher
+    searcher.close()
+
+
+class _Service(AskService):
+    """The real service with a tuned run context (slow channels, fewer rounds) for route tests."""
+
+    def __init__(self, *args: Any, overrides: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.overrides = overrides or {}
+
+    def context(self) -> AskContext:
+        ctx = super().context()
+        for key, value in self.overrides.items():
+            setattr(ctx, key, value)
+        return ctx
+
+
+def _run(env, question: str, thread: str | None = None, **overrides: Any):
+    settings, engine, searcher = env
+
+    async def go():
+        async with open_checkpointer(settings) as saver:
+            service = _Service(settings, engine, searcher, saver, overrides=overrides)
+            events = [e async for e in service.stream(question, "tiny", thread_id=thread)]
+            state = await service.graph.aget_state({"configurable": {"thread_id": events[-1][1]["thread_id"]}})
+            return events, state.values
+
+    return asyncio.run(go())
+
+
+def _answer(events):
+    assert events[-1][0] == "done", events[-1]
+    return next(d for e, d in events if e == "answer")
+
+
+def test_graph_grounded_in_first_round(env) -> None:
+    events, _ = _run(env, "Where is validate_token defined?")
+    answer = _answer(events)
+    assert answer["grounded"] and answer["rounds"] == 1 and answer["fallbacks"] == 0
+    assert any(c["path"] == "pkg/auth.py" and c["start_line"] <= 12 <= c["end_line"] for c in answer["citations"])
+    assert "validate_token" in answer["text"] and "[1]" in answer["text"]
+    assert "pkg/auth.py" in answer["files"]
+    kinds = [e for e, _ in events]
+    assert kinds[0] == "plan" and "retrieve" in kinds and "fuse" in kinds and "check" in kinds
+
+
+def test_graph_falls_back_then_grounds(env) -> None:
+    # The search channels exceed their time bound every round; the DocQL-by-name round finds the symbol.
+    slow = {name: 400 for name in SEARCH_CHANNELS}
+    events, _ = _run(env, "Where is the login function?", delay_ms=slow, channel_timeout_ms=100)
+    answer = _answer(events)
+    timeouts = [d for e, d in events if e == "retrieve" and d["error"]]
+    assert timeouts and all("timed out" in d["error"] for d in timeouts)
+    strategies = [d["strategy"] for e, d in events if e == "fallback"]
+    assert "docql_by_name" in strategies and answer["fallbacks"] == len(strategies) >= 1
+    assert answer["grounded"]
+    assert any(c["path"] == "pkg/auth.py" and c["start_line"] <= 17 <= c["end_line"] for c in answer["citations"])
+
+
+def test_graph_rounds_exhausted_forces_summary(env) -> None:
+    slow = {name: 400 for name in (*SEARCH_CHANNELS, "docql", "file")}
+    events, _ = _run(env, "Where is the login function?", delay_ms=slow, channel_timeout_ms=50, max_rounds=2)
+    answer = _answer(events)
+    assert not answer["grounded"] and answer["citations"] == []
+    assert answer["text"].startswith("Not found in the indexed sources")
+    assert answer["rounds"] == 3 and answer["fallbacks"] == 2
+
+
+def test_graph_says_not_found_for_absent_topic(env) -> None:
+    events, _ = _run(env, "How do I configure the Kafka consumer retry backoff?")
+    answer = _answer(events)
+    assert not answer["grounded"] and "not found in the indexed sources" in answer["text"].lower()
+
+
+def test_graph_chit_chat_needs_no_retrieval(env) -> None:
+    events, values = _run(env, "hello!")
+    answer = _answer(events)
+    assert "retrieve" not in [e for e, _ in events]
+    assert answer["citations"] == [] and answer["plan"]["need_retrieval"] is False
+    assert values["results"] == []
+
+
+def test_graph_retrieve_branches_run_concurrently(env) -> None:
+    delay = {name: 300 for name in SEARCH_CHANNELS}
+    events, values = _run(env, "How are tokens validated?", delay_ms=delay, channel_timeout_ms=2000)
+    branches = [r for r in values["results"] if r.round == 0 and r.channel in SEARCH_CHANNELS]
+    assert len(branches) == 3
+    assert max(r.started for r in branches) < min(r.finished for r in branches)  # all three overlapped
+    span = max(r.finished for r in branches) - min(r.started for r in branches)
+    assert span < 0.85  # sequential would take at least 0.9 s
+    assert _answer(events)["grounded"]
+
+
+def test_graph_evidence_is_reset_not_accumulated_across_turns(env) -> None:
+    thread = "reset-check"
+    _run(env, "Where is validate_token defined?", thread)
+    _, values = _run(env, "How do I rotate the secret?", thread)
+    rounds = {r.round for r in values["results"]}
+    assert rounds == {values["rounds"]} or rounds <= set(range(values["rounds"] + 1))
+    assert [e.id for e in values["evidence"]] == list(range(1, len(values["evidence"]) + 1))
+    assert len(values["turns"]) == 2
+
+
+def test_graph_thread_survives_a_new_process(env) -> None:
+    settings, _, _ = env
+    thread = "two-turns"
+    first = _answer(_run(env, "Where is validate_token defined?", thread)[0])
+    assert first["grounded"]
+    code = (
+        "import json, sys\n"
+        "from pathlib import Path\n"
+        "from sift.config import Settings\n"
+        "from graph.service import ask_sync\n"
+        "a = ask_sync(Settings(data_dir=Path(sys.argv[1])), 'and where is it called?', 'tiny', 'default', sys.argv[2])\n"
+        "print(json.dumps(a.model_dump(mode='json')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(settings.data_dir), thread], capture_output=True,
+                         text=True, cwd=ROOT, timeout=120, env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin",
+                                                               "TRANSFORMERS_OFFLINE": "1"})
+    assert out.returncode == 0, out.stderr[-2000:]
+    second = json.loads(out.stdout.strip().splitlines()[-1])
+    assert "validate_token" in second["plan"]["standalone"]
+    assert second["plan"]["question_type"] == "follow-up"
+
+    async def history():
+        async with open_checkpointer(settings) as saver:
+            service = AskService(settings, env[1], env[2], saver)
+            turns = await service.history(thread)
+            deleted = await service.delete_thread(thread)
+            return turns, deleted, await service.history(thread), await service.delete_thread(thread)
+
+    turns, deleted, after, again = asyncio.run(history())
+    assert [t["question"] for t in turns] == ["Where is validate_token defined?", "and where is it called?"]
+    assert deleted and after == [] and again is False
+
+
+def test_cli_ask_prints_citations_and_steps(env, capsys) -> None:
+    settings, _, _ = env
+    code = main(["ask", "Where is validate_token defined?", "--kb", "tiny", "--data-dir", str(settings.data_dir),
+                 "--show-steps"])
+    out, err = capsys.readouterr()
+    assert code == 0
+    assert "pkg/auth.py:" in out and "plan:" in err and "check: ok" in err
+    code = main(["ask", "Where is validate_token defined?", "--kb", "tiny", "--data-dir", str(settings.data_dir),
+                 "--json"])
+    assert code == 0 and json.loads(capsys.readouterr().out)["grounded"] is True
+    assert main(["ask", "anything", "--kb", "missing", "--data-dir", str(settings.data_dir)]) == 1
