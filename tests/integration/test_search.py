@@ -105,3 +105,21 @@ def test_cli_search_json(searcher, capsys):
 )
 def test_identifiers_in(query, expected):
     assert identifiers_in(query) == expected
+
+
+def test_langchain_retriever_returns_located_documents(searcher):
+    from retrievers.langchain import SiftRetriever
+
+    s, _ = searcher
+    docs = SiftRetriever(searcher=s, filters=Filters(kb="tiny"), k=3).invoke("where is the token validated")
+    assert docs[0].metadata["path"] == "pkg/auth.py"
+    assert {"start_line", "end_line", "kind", "name", "score", "channels"} <= set(docs[0].metadata)
+
+
+def test_langchain_faiss_store_shares_the_function_index(searcher):
+    from retrievers.langchain import langchain_faiss
+
+    s, _ = searcher
+    store = langchain_faiss(s, "tiny", "function")
+    doc, score = store.similarity_search_with_score("log a user in", k=1)[0]
+    assert doc.metadata["name"] == "login" and "def login" in doc.page_content
