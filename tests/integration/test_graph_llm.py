@@ -1,0 +1,125 @@
+"""The LLM path over real HTTP: the real ChatOpenAI client against a scripted OpenAI-compatible stand-in server."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from typing import Any
+
+import pytest
+
+from graph.llm import make_chat_model
+from graph.service import AskService, open_checkpointer
+from ingest.pipeline import ingest
+from retrievers.base import IndexCache
+from retrievers.search import Searcher
+from sift.config import Settings
+from sift.db import open_database
+from tests.llm_server import ScriptedLLM
+
+QUESTION = "Where is validate_token defined?"
+PLAN = {"content": {"question_type": "locate", "need_retrieval": True, "standalone": QUESTION,
+                    "identifiers": ["validate_token"], "index_type": "function",
+                    "docql": ['$.code.function("validate_token")']}}
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory, local_embedder):
+    from tests.conftest import TINY_FILES
+
+    base = tmp_path_factory.mktemp("graph-llm")
+    repo = base / "tiny"
+    for rel, text in TINY_FILES.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    settings = Settings(data_dir=base / "data")
+    ingest(settings, repo, "tiny", embedder=local_embedder)
+    engine = open_database(settings)
+    searcher = Searcher(engine, IndexCache(engine, settings.resolved_index_dir()), local_embedder)
+    yield settings, engine, searcher
+    searcher.close()
+
+
+def _evidence_id(body: dict[str, Any], path: str = "pkg/auth.py", line: int = 12) -> int:
+    text = "\n".join(str(m.get("content") or "") for m in body["messages"])
+    for n, p, a, b in re.findall(r"\[(\d+)\] ([\w./]+):(\d+)-(\d+)", text):
+        if p == path and int(a) <= line <= int(b):
+            return int(n)
+    raise AssertionError("the evidence the script wants to cite was not shown to the model")
+
+
+def final_answer(body: dict[str, Any]) -> dict[str, Any]:
+    """A structured final answer citing the evidence that holds validate_token."""
+    n = _evidence_id(body)
+    return {"content": {"answer": f"`validate_token` compares the token with the shared secret [{n}].",
+                        "citations": [{"evidence_id": n}], "not_found": False}}
+
+
+def _ask(env, llm: ScriptedLLM, timeout_s: float = 5.0, stream: bool = False):
+    settings, engine, searcher = env
+    llm_settings = settings.model_copy(update={"llm_base_url": llm.base_url, "llm_model": "stand-in",
+                                               "llm_api_key": "test", "llm_timeout_s": timeout_s})
+
+    async def go():
+        async with open_checkpointer(settings) as saver:
+            service = AskService(llm_settings, engine, searcher, saver, make_chat_model(llm_settings))
+            if stream:
+                return [e async for e in service.stream(QUESTION, "tiny")]
+            return await service.ask(QUESTION, "tiny")
+
+    return asyncio.run(go())
+
+
+def test_llm_tool_call_then_structured_answer(env) -> None:
+    tool = {"tool_calls": [("docql", {"query": '$.code.function("validate_token")'}),
+                           ("list_file_content", {"file_path": "pkg/auth.py", "start_line": 1, "end_line": 21})]}
+    with ScriptedLLM([PLAN, tool, final_answer]) as llm:
+        answer = _ask(env, llm)
+    assert answer.mode == "llm" and not answer.degraded and answer.grounded
+    assert answer.citations and answer.citations[0].path == "pkg/auth.py"
+    assert answer.tokens > 0
+    assert len(llm.requests) == 3
+    assert llm.requests[1]["tools"] and {t["function"]["name"] for t in llm.requests[1]["tools"]} == {
+        "search", "list_file_content", "docql"}
+    tool_results = [m for m in llm.requests[2]["messages"] if m.get("role") == "tool"]
+    assert len(tool_results) == 2 and "validate_token" in tool_results[0]["content"]
+
+
+def test_llm_streams_tokens(env) -> None:
+    with ScriptedLLM([PLAN, final_answer]) as llm:
+        events = _ask(env, llm, stream=True)
+    kinds = [e for e, _ in events]
+    assert "token" in kinds and kinds[-2:] == ["answer", "done"]
+    assert events[-2][1]["mode"] == "llm"
+
+
+def test_llm_500s_are_retried(env) -> None:
+    with ScriptedLLM([{"status": 500}, {"status": 503}, PLAN, {"status": 429}, final_answer]) as llm:
+        answer = _ask(env, llm)
+    assert answer.mode == "llm" and answer.grounded and not answer.degraded
+    assert len(llm.requests) == 5
+
+
+def test_llm_invalid_json_is_retried(env) -> None:
+    with ScriptedLLM([PLAN, {"raw": "Sure! Here is the answer: validate_token"}, final_answer]) as llm:
+        answer = _ask(env, llm)
+    assert answer.mode == "llm" and answer.grounded and not answer.degraded
+    assert len(llm.requests) == 3
+
+
+def test_llm_invalid_json_everywhere_degrades_to_extractive(env) -> None:
+    with ScriptedLLM([], default={"raw": "{not json"}) as llm:
+        answer = _ask(env, llm)
+    assert answer.degraded and answer.mode == "extractive" and answer.grounded
+    assert "validate_token" in answer.text
+    assert len(llm.requests) == 6  # planner and answer: 1 try + 2 retries each
+
+
+def test_llm_hang_past_timeout_degrades(env) -> None:
+    t0 = time.perf_counter()
+    with ScriptedLLM([], default={"hang": 5}) as llm:
+        answer = _ask(env, llm, timeout_s=0.3)
+    elapsed = time.perf_counter() - t0
+    assert answer.degraded and answer.mode == "extractive" and answer.grounded
+    assert elapsed < 8
