@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Any, Literal
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 KB_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
 THREAD_ID = r"^[A-Za-z0-9_-]{1,64}$"
 Channel = Literal["bm25", "vector", "smart"]
+
+
+def _utc(value: datetime) -> datetime:
+    """Database timestamps are naive UTC (CURRENT_TIMESTAMP); say so in the JSON (RFC 3339 needs an offset)."""
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value
+
+
+Timestamp = Annotated[datetime, AfterValidator(_utc)]
 
 
 class _Request(BaseModel):
@@ -83,7 +91,7 @@ class KbSummary(BaseModel):
     nodes: int
     chunks: int
     chunks_by_kind: dict[str, int]
-    updated_at: datetime | None = None
+    updated_at: Timestamp | None = None
 
 
 class KbList(BaseModel):
@@ -93,8 +101,8 @@ class KbList(BaseModel):
 class GenerationInfo(BaseModel):
     number: int
     status: str
-    created_at: datetime | None = None
-    published_at: datetime | None = None
+    created_at: Timestamp | None = None
+    published_at: Timestamp | None = None
     stats: dict[str, Any] | None = None
     index_bytes: int
 
@@ -103,8 +111,8 @@ class LastJob(BaseModel):
     id: int
     status: str
     generation: int | None = None
-    created_at: datetime | None = None
-    finished_at: datetime | None = None
+    created_at: Timestamp | None = None
+    finished_at: Timestamp | None = None
     elapsed_s: float | None = None
     error: str | None = None
     failures: int
@@ -125,9 +133,9 @@ class Job(BaseModel):
     result: dict[str, Any] | None = None
     failures: int
     error: str | None = None
-    created_at: datetime | None = None
-    started_at: datetime | None = None
-    finished_at: datetime | None = None
+    created_at: Timestamp | None = None
+    started_at: Timestamp | None = None
+    finished_at: Timestamp | None = None
     elapsed_s: float | None = None
 
 
@@ -191,7 +199,7 @@ class Turn(BaseModel):
     grounded: bool | None = None
     status: str
     error: str | None = None
-    created_at: datetime | None = None
+    created_at: Timestamp | None = None
 
 
 class ThreadSummary(BaseModel):
@@ -199,8 +207,8 @@ class ThreadSummary(BaseModel):
     kb: str
     title: str | None = None
     turns: int
-    created_at: datetime | None = None
-    updated_at: datetime | None = None
+    created_at: Timestamp | None = None
+    updated_at: Timestamp | None = None
 
 
 class ThreadDetail(ThreadSummary):
