@@ -231,7 +231,11 @@ def run_latency(n_files: int = 2000) -> None:
     settings = Settings(data_dir=OUT / "data")
     t0 = time.perf_counter()
     s = ingest(settings, repo, "synthetic", embedder=embedder)
-    print(f"\ningest synthetic: {s['files']} files {s['chunks']} chunks {s['status']} ({time.perf_counter() - t0:.0f}s)")
+    import resource
+
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"\ningest synthetic: {s['files']} files {s['chunks']} chunks {s['status']} ({time.perf_counter() - t0:.0f}s, "
+          f"peak RSS so far {rss:.0f} MB)")
     engine = open_database(settings)
     searcher = Searcher(engine, IndexCache(engine, settings.resolved_index_dir()), embedder)
     filters = Filters(kb="synthetic")
