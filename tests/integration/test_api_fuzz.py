@@ -1,8 +1,7 @@
 """Property-based fuzzing of the OpenAPI schema with schemathesis: no 5xx, every response matches the schema.
 
-The suite runs a bounded budget per operation and mode (``EXAMPLES``, valid and invalid inputs each);
-``python bench/fuzz_api.py`` runs 200 of each
-per operation against the same kind of server.
+The suite runs a bounded budget per operation and mode (``EXAMPLES`` valid and as many invalid inputs);
+``python bench/fuzz_api.py`` runs 200 of each per operation against the same kind of server.
 """
 
 from __future__ import annotations

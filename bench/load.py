@@ -1,0 +1,205 @@
+"""Load test of the REST API on loopback: N concurrent clients for a bounded time against /v1/search and /v1/chat.
+
+The server runs as its own process (``sift serve``) so client and server do not share a GIL. Prints throughput,
+p50/p95/p99 latency and the error count per endpoint. ``--ingest`` starts an ingest job halfway through the chat
+run (a changed file, so a new generation is published mid-run) and then checks that no request failed and that
+every client's thread holds exactly the turns it asked for.
+
+Targets on 2 cores: search p95 < 300 ms at 32 clients with zero errors; chat (extractive) p95 < 3 s.
+
+Usage: python bench/load.py [--clients 32] [--seconds 20] [--target search,chat] [--ingest] [--repo PATH]
+(default repo: the attrs sdist that tests/conftest.py downloads; its kb is built once into bench/out/load).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]  # bench/ingest.py shadows `ingest`
+sys.path.insert(0, str(ROOT))
+
+QUERIES = [
+    "how are validators composed", "where is the frozen attribute error raised", "define a class with slots",
+    "convert a field value on init", "asdict recursion into collections", "what does evolve do",
+    "field default factory", "how do I compare instances", "hash of an instance", "kw_only arguments",
+]
+
+
+@dataclass
+class Stats:
+    """Latencies (ms) and errors of one endpoint."""
+
+    latencies: list[float] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def line(self, name: str, seconds: float) -> str:
+        """Throughput, percentiles and errors in one line."""
+        lat = sorted(self.latencies)
+        if not lat:
+            return f"{name:<7} no successful requests, errors {len(self.errors)}"
+        q = statistics.quantiles(lat, n=100, method="inclusive") if len(lat) > 1 else [lat[0]] * 99
+        return (f"{name:<7} {len(lat) / seconds:7.1f} req/s  n={len(lat):<6} p50 {q[49]:7.1f} ms  "
+                f"p95 {q[94]:7.1f} ms  p99 {q[98]:7.1f} ms  max {lat[-1]:7.1f} ms  errors {len(self.errors)}")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _sift(*args: str) -> list[str]:
+    return [sys.executable, "-c", "import sys; from sift.cli import main; sys.exit(main())", *args]
+
+
+def prepare(repo: Path, data_dir: Path, kb: str) -> Path:
+    """Copy ``repo`` under an allowed root and ingest it (incremental: a second run only re-checks hashes)."""
+    roots = data_dir / "repos"
+    copy = roots / kb
+    if not copy.exists():
+        shutil.copytree(repo, copy)
+    t0 = time.perf_counter()
+    subprocess.run(_sift("ingest", str(copy), "--kb", kb, "--data-dir", str(data_dir / "data")), check=True)
+    print(f"ingest ready in {time.perf_counter() - t0:.1f}s")
+    return copy
+
+
+async def _client_loop(client: httpx.AsyncClient, endpoint: str, kb: str, deadline: float, stats: Stats,
+                       turns: dict[str, int], rng: random.Random) -> None:
+    thread_id = None
+    while time.perf_counter() < deadline:
+        query = rng.choice(QUERIES)
+        if endpoint == "search":
+            body = {"kb": kb, "query": query, "k": 10}
+        else:
+            body = {"kb": kb, "message": query, **({"thread_id": thread_id} if thread_id else {})}
+        t0 = time.perf_counter()
+        try:
+            r = await client.post(f"/v1/{endpoint}", json=body)
+        except httpx.HTTPError as exc:
+            stats.errors.append(f"{type(exc).__name__}: {exc}")
+            continue
+        ms = (time.perf_counter() - t0) * 1000
+        if r.status_code != 200:
+            stats.errors.append(f"{r.status_code}: {r.text[:200]}")
+            continue
+        stats.latencies.append(ms)
+        if endpoint == "chat":
+            thread_id = r.json()["thread_id"]
+            turns[thread_id] = turns.get(thread_id, 0) + 1
+
+
+async def run(url: str, endpoint: str, kb: str, clients: int, seconds: float, ingest_at: float | None,
+              seed: int = 0) -> tuple[Stats, dict[str, int], dict | None]:
+    """Drive ``clients`` concurrent loops for ``seconds``; optionally start an ingest after ``ingest_at`` s."""
+    stats, turns = Stats(), {}
+    limits = httpx.Limits(max_connections=clients + 4, max_keepalive_connections=clients + 4)
+    async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits) as client:
+        deadline = time.perf_counter() + seconds
+        loops = [asyncio.create_task(_client_loop(client, endpoint, kb, deadline, stats, turns,
+                                                  random.Random(seed + i))) for i in range(clients)]
+        job = None
+        if ingest_at is not None:
+            await asyncio.sleep(ingest_at)
+            job = (await client.post(f"/v1/kbs/{kb}/ingest", json={})).json()
+            print(f"ingest job {job.get('id')} started at t={ingest_at:.0f}s: {job.get('status')}")
+        await asyncio.gather(*loops)
+        if job is not None:
+            while (job := (await client.get(f"/v1/jobs/{job['id']}")).json())["status"] in ("queued", "running"):
+                await asyncio.sleep(0.5)
+    return stats, turns, job
+
+
+def check_threads(url: str, turns: dict[str, int]) -> list[str]:
+    """Every thread a client used holds exactly the answered turns it counted."""
+    lost = []
+    with httpx.Client(base_url=url, timeout=60) as c:
+        for tid, n in turns.items():
+            r = c.get(f"/v1/threads/{tid}")
+            got = sum(m["status"] == "answered" for m in r.json().get("messages", [])) if r.status_code == 200 else -1
+            if got != n:
+                lost.append(f"thread {tid}: expected {n} turns, found {got}")
+    return lost
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Prepare a knowledge base, start the server, run the load, print the numbers."""
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--clients", type=int, default=32)
+    p.add_argument("--seconds", type=float, default=20.0, help="duration per endpoint")
+    p.add_argument("--target", default="search,chat")
+    p.add_argument("--ingest", action="store_true", help="publish a new generation during the chat run")
+    p.add_argument("--repo", type=Path, default=None)
+    p.add_argument("--out", type=Path, default=HERE / "out" / "load")
+    p.add_argument("--workers", type=int, default=1)
+    args = p.parse_args(argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    if args.repo is None:
+        sys.path.insert(0, str(ROOT / "tests"))
+        from conftest import fetch_sdist
+
+        args.repo = fetch_sdist("attrs")
+    kb = "load"
+    copy = prepare(args.repo, args.out, kb)
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    server = subprocess.Popen(_sift("serve", "--port", str(port), "--data-dir", str(args.out / "data"),
+                                    "--allow-root", str(args.out / "repos"), "--workers", str(args.workers)),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    failed = False
+    try:
+        _wait_ready(url)
+        print(f"server pid {server.pid} on {url}; {args.clients} clients, {args.seconds:.0f}s per endpoint")
+        for endpoint in [t.strip() for t in args.target.split(",") if t.strip()]:
+            ingest_at = args.seconds / 3 if (args.ingest and endpoint == "chat") else None
+            if ingest_at is not None:
+                (copy / "bench_marker.py").write_text(f"MARKER = {time.time()!r}\n")
+            t0 = time.perf_counter()
+            stats, turns, job = asyncio.run(run(url, endpoint, kb, args.clients, args.seconds, ingest_at))
+            print(stats.line(endpoint, time.perf_counter() - t0))
+            for err in sorted(set(stats.errors))[:5]:
+                print(f"  error: {err}")
+            failed |= bool(stats.errors)
+            if endpoint == "chat":
+                lost = check_threads(url, turns)
+                print(f"  threads: {len(turns)}, lost or inconsistent: {len(lost)}")
+                failed |= bool(lost)
+            if job is not None:
+                print(f"  ingest job {job['id']}: {job['status']}, generation {job.get('generation')}, "
+                      f"{job.get('elapsed_s')}s")
+                failed |= job["status"] != "succeeded"
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    return 1 if failed else 0
+
+
+def _wait_ready(url: str, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{url}/ready", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    raise TimeoutError("server did not become ready")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
