@@ -19,8 +19,11 @@ MIN_COVERAGE = 0.3  # below this share of the question's (idf-weighted) terms, e
 CONFIDENT_COVERAGE = 0.45
 RARE_DF_IDF = 1.7  # idf within this of an absent term's: the term is in at most ~2 chunks
 CEILING_KEY = "\x00absent"  # term_idf stores the idf of a term no chunk contains under this key
-SECONDARY_RATIO = 0.8
+PRIMARY_SHARE = 0.4
+LIST_SHARE = 0.8
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(])")
+_NAMES_API = re.compile(r"`[^`]+`|\b\w+\(|\b[a-z]+_[a-z_]+\b|\b[a-z]+\.[a-z_]+\b")
+_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _MARKUP = re.compile(r"^\s*(#+\s*|[=\-~^*]{3,}\s*$|```|\.\. |:::|\(.*\)=$)")
 
 
@@ -58,18 +61,24 @@ def select_evidence(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, 
     tokens = query_tokens(plan)
     if not evidence:
         return []
-    scored = []
-    for rank, e in enumerate(evidence):
-        cov = coverage(e, tokens, idf)
-        scored.append((e.score * (0.4 + cov) / (1 + 0.05 * rank), cov, e))
-    scored.sort(key=lambda t: -t[0])
-    best_value, best_cov, _ = scored[0]
-    if max(cov for _, cov, _ in scored) < MIN_COVERAGE:
+    covs = [coverage(e, tokens, idf) for e in evidence]
+    best = max(covs)
+    if best < MIN_COVERAGE:
         return []
-    limit = 3 if plan.question_type == "list" else 2
-    chosen = [e for value, cov, e in scored
-              if value >= SECONDARY_RATIO * best_value and cov >= max(MIN_COVERAGE, 0.9 * best_cov)]
-    return chosen[:limit] or [scored[0][2]]
+    # The fused ranking decides; coverage only vetoes items that share too little of the question.
+    primary = next(i for i, c in enumerate(covs) if c >= max(MIN_COVERAGE, PRIMARY_SHARE * best))
+    chosen = [evidence[primary]]
+    if plan.question_type == "list":
+        for i in range(primary + 1, min(len(evidence), primary + 6)):
+            if covs[i] >= LIST_SHARE * covs[primary] and len(chosen) < 4:
+                chosen.append(evidence[i])
+    else:
+        for i in range(primary + 1, min(len(evidence), primary + 2)):
+            if covs[i] >= covs[primary] and evidence[i].kind != evidence[primary].kind \
+                    and evidence[i].score >= 0.7 * evidence[primary].score:
+                chosen.append(evidence[i])  # a doc section beside the code it explains, or vice versa
+                break
+    return chosen
 
 
 _ROLE = re.compile(r"(?::[\w:+-]+:|\{[\w:+-]+\})`+([^`<]*?)(?:\s*<[^>`]*>)?`+")
@@ -111,12 +120,35 @@ def key_lines(evidence: Evidence, tokens: Sequence[str], limit: int = 3) -> list
     return sorted(((evidence.start_line + off, text) for _, off, text in scored[:limit]), key=lambda t: t[0])
 
 
-def doc_sentences(evidence: Evidence, tokens: Sequence[str], limit: int = 3) -> list[str]:
-    """The section's sentences with the most question terms, in reading order (markup lines dropped)."""
-    prose = [ln for ln in evidence.text.splitlines() if not _MARKUP.match(ln)]
-    sentences = [s.strip() for s in _SENTENCE.split(" ".join(" ".join(prose).split())) if len(s.strip()) > 20]
+def _units(text: str) -> list[str]:
+    """Sentences of prose paragraphs; each list item is a unit of its own (markup lines dropped)."""
+    units: list[str] = []
+    para: list[str] = []
+
+    def flush() -> None:
+        if para:
+            units.extend(s.strip() for s in _SENTENCE.split(" ".join(" ".join(para).split())))
+            para.clear()
+
+    for line in text.splitlines():
+        if _MARKUP.match(line) or not line.strip():
+            flush()
+        elif _ITEM.match(line):
+            flush()
+            para.append(line.strip())
+        else:
+            para.append(line.strip())
+    flush()
+    return [u for u in units if len(u) > 15]
+
+
+def doc_sentences(evidence: Evidence, tokens: Sequence[str], limit: int = 5) -> list[str]:
+    """The section's sentences (and list items) with the most question terms, in reading order."""
+    sentences = _units(evidence.text)
     wanted = set(tokens)
-    scored = [(len(wanted & set(tokenize(s))), i, s) for i, s in enumerate(sentences)]
+    # A sentence that names an API (backticks, a call, a dotted or snake_case name) usually holds the answer.
+    scored = [(len(wanted & set(tokenize(s))) + (1 if _NAMES_API.search(s) else 0), i, s)
+              for i, s in enumerate(sentences)]
     scored = [t for t in scored if t[0] > 0] or scored[:1]
     top = sorted(sorted(scored, key=lambda t: (-t[0], t[1]))[:limit], key=lambda t: t[1])
     return [plain(s if len(s) <= 400 else s[:397].rstrip() + "…") for _, _, s in top]
@@ -126,16 +158,50 @@ def _short_name(e: Evidence) -> str:
     return e.name.split(" (", 1)[0]
 
 
+def _signature(e: Evidence) -> str:
+    """The definition's header as written (joined when it spans lines), at most 300 characters."""
+    lines = e.text.splitlines()
+    head: list[str] = []
+    for line in lines[:12]:
+        stripped = line.strip()
+        if not head and (stripped.startswith("@") or not stripped):
+            continue
+        head.append(stripped)
+        if stripped.endswith((":", "{")) or len(head) > 10:
+            break
+    sig = " ".join(head).rstrip(":{ ")
+    return sig if sig and "`" not in sig and len(sig) <= 300 else ""
+
+
+def _doc_lines(docstring: str | None, tokens: Sequence[str], first: str, limit: int = 3) -> list[str]:
+    """Docstring lines (beyond the first sentence) that mention the question's terms."""
+    if not docstring:
+        return []
+    wanted = set(tokens)
+    out = []
+    for line in docstring.splitlines():
+        text = plain(line.strip())
+        if len(text) < 12 or text in first or not (wanted & set(tokenize(text))):
+            continue
+        out.append(text if text.endswith((".", ":")) else text + ".")
+        if len(out) >= limit:
+            break
+    return out
+
+
 def _code_sentences(e: Evidence, plan: Plan, tokens: Sequence[str]) -> list[str]:
     n, name = e.id, _short_name(e)
     simple = name.rsplit(".", 1)[-1]
     label = f"`{simple}`" if simple and simple in e.text else name
     out = [f"{label} ({e.kind}) is defined in {e.path} at lines {e.start_line}-{e.end_line} [{n}]."]
-    if e.signature and e.signature.strip() in e.text:
-        out.append(f"Its signature is `{e.signature.strip()}` [{n}].")
+    sig = _signature(e)
+    if sig:
+        out.append(f"Its signature is `{sig}` [{n}].")
     doc = first_sentence(e.docstring)
     if doc:
         out.append(f"{doc.rstrip('.')}. [{n}]")
+    for line in _doc_lines(e.docstring, tokens, doc):
+        out.append(f"{line} [{n}]")
     lines = key_lines(e, tokens, limit=2 if plan.question_type == "locate" else 4)
     if lines:
         shown = "; ".join(f"line {ln}: `{text}`" for ln, text in lines if "`" not in text)
