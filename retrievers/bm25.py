@@ -143,19 +143,39 @@ class BM25Index:
             matched[cols] = True
         return scores, matched
 
+    def _candidates(self, query_tokens: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Positions of documents containing a query term, with their summed scores.
+
+        Sparse accumulation over the query terms' postings when they are short (the usual case: cost follows the
+        postings, not the corpus); dense arrays when they cover a large part of the corpus. Both add each
+        document's term scores in query order, so the floats are identical either way.
+        """
+        indptr, indices, data = self.matrix.indptr, self.matrix.indices, self.matrix.data
+        rows = [r for r in (self.vocab.get(t) for t in query_tokens) if r is not None]
+        if not rows:
+            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64)
+        postings = sum(int(indptr[r + 1] - indptr[r]) for r in rows)
+        if postings * 8 > len(self.ids):
+            scores, matched = self.scores(query_tokens)
+            cand = np.flatnonzero(matched)
+            return cand, scores[cand]
+        idx = np.concatenate([indices[indptr[r] : indptr[r + 1]] for r in rows])
+        vals = np.concatenate([data[indptr[r] : indptr[r + 1]] for r in rows]).astype(np.float64)
+        cand, inverse = np.unique(idx, return_inverse=True)
+        return cand.astype(np.int64), np.bincount(inverse, weights=vals, minlength=len(cand))
+
     def search(
         self, query_tokens: Sequence[str], k: int, allowed: np.ndarray | None = None
     ) -> list[tuple[int, float]]:
         """Top ``k`` (id, score) among allowed documents matching a query term; score desc, then id asc."""
         if k <= 0 or not len(self.ids):
             return []
-        scores, matched = self.scores(query_tokens)
-        if allowed is not None:
-            matched &= allowed
-        cand = np.flatnonzero(matched)
+        cand, cand_scores = self._candidates(query_tokens)
+        if allowed is not None and len(cand):
+            keep = allowed[cand]
+            cand, cand_scores = cand[keep], cand_scores[keep]
         if not len(cand):
             return []
-        cand_scores = scores[cand]
         if len(cand) > k:
             # Keep everything tied with the k-th best so the id tie-break is applied over all of them.
             kth = np.partition(cand_scores, len(cand) - k)[len(cand) - k]

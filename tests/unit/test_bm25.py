@@ -111,3 +111,18 @@ def test_bm25_empty_index() -> None:
     index = BM25Index.build([], [])
     assert len(index) == 0
     assert index.search(["x"], 5) == []
+
+
+def test_bm25_sparse_and_dense_accumulation_agree_exactly():
+    import random
+
+    rng = random.Random(7)
+    vocab = [f"w{i}" for i in range(3000)]
+    docs = [[rng.choice(vocab) for _ in range(rng.randint(3, 30))] for _ in range(2000)]
+    index = BM25Index.build(list(range(100, 2100)), docs)
+    for _ in range(50):
+        query = [rng.choice(vocab) for _ in range(rng.randint(1, 4))]
+        cand, sparse_scores = index._candidates(query)  # few postings: the sparse path
+        dense, matched = index.scores(query)
+        assert list(cand) == list(np.flatnonzero(matched))
+        assert list(sparse_scores) == list(dense[cand])  # bit-identical floats
