@@ -14,7 +14,9 @@ from sift.models import Hit
 CODE_KINDS = frozenset({"function", "method", "class", "interface", "struct", "enum", "trait"})
 
 _TEST_PATH = re.compile(r"(^|/)(tests?|spec|specs|__tests__|testing)/|(^|/)(test_[^/]*|[^/]*_test\.\w+|[^/]*\.(test|spec)\.\w+|conftest\.py)$")
-_CHANGELOG_PATH = re.compile(r"(^|/)(changelog|changes|history|news|releases?)([._-][^/]*)?(\.\w+)?$|(^|/)changelog\.d/", re.I)
+_CHANGELOG_PATH = re.compile(
+    r"(^|/)(changelog|changes|history|news|releases?|upgrading|migrating|migrations?)([._-][^/]*)?(\.\w+)?$"
+    r"|(^|/)changelog\.d/", re.I)
 _TEST_WORDS = frozenset({"test", "tested", "testing", "spec", "fixture", "conftest", "unittest", "pytest", "assert"})
 _CHANGE_WORDS = frozenset({"change", "changed", "changelog", "version", "release", "released", "history",
                            "deprecate", "deprecated", "deprecation", "upgrade", "upgrading", "migrate", "migration",
@@ -47,7 +49,7 @@ class CompositeWeights:
     name_match: float = 1.3  # a query term names the chunk (symbol or heading)
     definition: float = 1.6  # the chunk *defines* an identifier the query names
     test_code: float = 0.5  # tests answer "how is X tested", not "how does X work"
-    changelog: float = 0.6  # release notes mention everything, explain little
+    changelog: float = 0.6  # release and upgrade notes mention everything, explain little
     stub: float = 0.8  # a type stub repeats a definition that lives elsewhere
 
 
