@@ -21,6 +21,7 @@ from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
 
 from api.auth import provide_tenant
+from api.batching import BatchingEmbedder
 from api.cache import ApiIndexCache
 from api.controllers.chat import ChatController
 from api.controllers.health import HealthController
@@ -57,9 +58,10 @@ def _lifespan(settings: ApiSettings, embedder: Any) -> Any:
         state = app.state
         state.settings = settings
         state.engine = engine = await anyio.to_thread.run_sync(open_database, settings)
-        state.embedder = embedder if embedder is not None else await anyio.to_thread.run_sync(make_embedder, settings)
+        loaded = embedder if embedder is not None else await anyio.to_thread.run_sync(make_embedder, settings)
+        state.embedder = batching = BatchingEmbedder(loaded)
         state.cache = cache = ApiIndexCache(engine, settings.resolved_index_dir())
-        await anyio.to_thread.run_sync(cache.warm, engine)
+        await anyio.to_thread.run_sync(cache.warm)
         state.searcher = searcher = Searcher(engine, cache, state.embedder)
         state.jobs = JobRunner(settings, engine)
         settings.data_dir.mkdir(parents=True, exist_ok=True)
@@ -74,6 +76,7 @@ def _lifespan(settings: ApiSettings, embedder: Any) -> Any:
             finally:
                 state.checkpointer = None
                 searcher.close()
+                batching.close()
                 engine.dispose()
 
     return lifespan

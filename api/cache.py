@@ -1,11 +1,13 @@
-"""The app's index cache: ``retrievers.base.IndexCache`` plus eviction and warm-up."""
+"""The app's index cache: ``retrievers.base.IndexCache`` with a short-lived kb lookup, eviction and warm-up."""
 
 from __future__ import annotations
 
 import logging
+import time
 
 from sqlalchemy import Engine, select
 
+from ingest.store import KbRef, get_serving_kb
 from retrievers.base import IndexCache, KbIndex
 from sift.db.tables import KnowledgeBase
 from sift.errors import SiftError
@@ -14,36 +16,57 @@ log = logging.getLogger(__name__)
 
 
 class ApiIndexCache(IndexCache):
-    """An IndexCache that also checks the knowledge base id, so a deleted and re-created name never reuses
-    the old bundle, and that can be warmed at startup."""
+    """An IndexCache for a busy server.
+
+    A search asks for the bundle once per channel; the (tenant, kb) → serving generation lookup is remembered
+    for ``ref_ttl_s`` so those asks cost no database round trip. A newly published generation is picked up
+    within that delay (the previous one stays valid meanwhile). The bundle is also matched on the knowledge
+    base id, so a deleted and re-created name never reuses the old bundle.
+    """
+
+    def __init__(self, engine: Engine, index_root, ref_ttl_s: float = 0.5) -> None:  # noqa: ANN001
+        super().__init__(engine, index_root)
+        self.ref_ttl_s = ref_ttl_s
+        self._refs: dict[tuple[str, str], tuple[float, KbRef]] = {}
+
+    def _ref(self, kb: str, tenant: str) -> KbRef:
+        key = (tenant, kb)
+        now = time.monotonic()
+        hit = self._refs.get(key)
+        if hit is not None and hit[0] > now:
+            return hit[1]
+        ref = get_serving_kb(self.engine, kb, tenant)
+        self._refs[key] = (now + self.ref_ttl_s, ref)
+        return ref
 
     def get(self, kb: str, tenant: str = "default") -> KbIndex:
-        """The serving bundle of ``kb`` (reloaded when the name now points at a different knowledge base)."""
-        bundle = super().get(kb, tenant)
-        live = bundle.kb
-        current = self._current_id(kb, tenant)
-        if current is not None and current != live.id:
-            self.forget(kb, tenant)
-            bundle = super().get(kb, tenant)
-        return bundle
-
-    def _current_id(self, kb: str, tenant: str) -> int | None:
-        with self.engine.connect() as conn:
-            return conn.execute(select(KnowledgeBase.id).where(
-                KnowledgeBase.name == kb, KnowledgeBase.tenant == tenant)).scalar()
+        """The serving bundle of ``kb`` (NotFound / IndexNotReady as for the base class)."""
+        ref = self._ref(kb, tenant)
+        key = (tenant, kb)
+        cached = self._loaded.get(key)
+        if cached is not None and (cached.kb.id, cached.kb.generation) == (ref.id, ref.generation):
+            return cached
+        with self._lock:
+            cached = self._loaded.get(key)
+            if cached is not None and (cached.kb.id, cached.kb.generation) == (ref.id, ref.generation):
+                return cached
+            bundle = self._load(ref)
+            self._loaded[key] = bundle
+            return bundle
 
     def forget(self, kb: str, tenant: str = "default") -> None:
-        """Drop the loaded bundle of ``kb`` (after it was deleted)."""
+        """Drop what is remembered about ``kb`` (after it was deleted)."""
         with self._lock:
             self._loaded.pop((tenant, kb), None)
+            self._refs.pop((tenant, kb), None)
 
     def loaded(self) -> int:
         """How many knowledge bases have a bundle in memory."""
         return len(self._loaded)
 
-    def warm(self, engine: Engine) -> int:
+    def warm(self) -> int:
         """Load every published knowledge base's serving generation; returns how many loaded."""
-        with engine.connect() as conn:
+        with self.engine.connect() as conn:
             rows = conn.execute(select(KnowledgeBase.name, KnowledgeBase.tenant)
                                 .where(KnowledgeBase.current_generation > 0)).all()
         for name, tenant in rows:
