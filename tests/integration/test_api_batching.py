@@ -1,0 +1,59 @@
+"""Batched query embeddings give the same vectors as one-by-one calls, with fewer model calls."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from api.batching import BatchingEmbedder
+
+QUERIES = ["where is the token validated", "rotate the secret", "AuthService", "log a user in",
+           "configuration of the data directory", "x", "a much longer question about how bearer tokens are "
+           "compared against the shared secret in constant time"] * 3
+
+
+class _Counting:
+    """The real embedder, counting the model calls made through it."""
+
+    def __init__(self, inner) -> None:  # noqa: ANN001
+        self.inner, self.model_id, self.calls = inner, inner.model_id, 0
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        self.calls += 1
+        return self.inner.embed_documents(texts)
+
+
+def test_batching_embedder_matches_single_queries(local_embedder):
+    expected = np.stack([local_embedder.embed_query(q) for q in QUERIES])
+    counting = _Counting(local_embedder)
+    batching = BatchingEmbedder(counting, max_wait_s=0.02)
+    try:
+        with ThreadPoolExecutor(max_workers=len(QUERIES)) as pool:
+            got = np.stack(list(pool.map(batching.embed_query, QUERIES)))
+    finally:
+        batching.close()
+    np.testing.assert_allclose(got, expected, atol=1e-5)
+    assert counting.calls < len(QUERIES)
+    assert batching.dim == local_embedder.dim
+
+
+def test_batching_embedder_passes_errors_to_callers(local_embedder):
+    class Broken(_Counting):
+        def embed_documents(self, texts: list[str]) -> np.ndarray:
+            raise RuntimeError("model crashed")
+
+    batching = BatchingEmbedder(Broken(local_embedder))
+    try:
+        try:
+            batching.embed_query("anything")
+        except RuntimeError as exc:
+            assert "model crashed" in str(exc)
+        else:
+            raise AssertionError("the error was swallowed")
+    finally:
+        batching.close()
