@@ -80,12 +80,12 @@ def prepare(repo: Path, data_dir: Path, kb: str) -> Path:
 
 
 async def _client_loop(client: httpx.AsyncClient, endpoint: str, kb: str, deadline: float, stats: Stats,
-                       turns: dict[str, int], rng: random.Random) -> None:
+                       turns: dict[str, int], rng: random.Random, channels: str = "all") -> None:
     thread_id = None
     while time.perf_counter() < deadline:
         query = rng.choice(QUERIES)
         if endpoint == "search":
-            body = {"kb": kb, "query": query, "k": 10}
+            body = {"kb": kb, "query": query, "k": 10, "channels": channels}
         else:
             body = {"kb": kb, "message": query, **({"thread_id": thread_id} if thread_id else {})}
         t0 = time.perf_counter()
@@ -105,14 +105,14 @@ async def _client_loop(client: httpx.AsyncClient, endpoint: str, kb: str, deadli
 
 
 async def run(url: str, endpoint: str, kb: str, clients: int, seconds: float, ingest_at: float | None,
-              seed: int = 0) -> tuple[Stats, dict[str, int], dict | None]:
+              seed: int = 0, channels: str = "all") -> tuple[Stats, dict[str, int], dict | None]:
     """Drive ``clients`` concurrent loops for ``seconds``; optionally start an ingest after ``ingest_at`` s."""
     stats, turns = Stats(), {}
     limits = httpx.Limits(max_connections=clients + 4, max_keepalive_connections=clients + 4)
     async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits) as client:
         deadline = time.perf_counter() + seconds
         loops = [asyncio.create_task(_client_loop(client, endpoint, kb, deadline, stats, turns,
-                                                  random.Random(seed + i))) for i in range(clients)]
+                                                  random.Random(seed + i), channels)) for i in range(clients)]
         job = None
         if ingest_at is not None:
             await asyncio.sleep(ingest_at)
@@ -147,6 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repo", type=Path, default=None)
     p.add_argument("--out", type=Path, default=HERE / "out" / "load")
     p.add_argument("--workers", type=int, default=1)
+    p.add_argument("--channels", default="all", help="search channels: all, bm25, vector or smart")
     args = p.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     if args.repo is None:
@@ -170,7 +171,8 @@ def main(argv: list[str] | None = None) -> int:
             if ingest_at is not None:
                 (copy / "bench_marker.py").write_text(f"MARKER = {time.time()!r}\n")
             t0 = time.perf_counter()
-            stats, turns, job = asyncio.run(run(url, endpoint, kb, args.clients, args.seconds, ingest_at))
+            stats, turns, job = asyncio.run(run(url, endpoint, kb, args.clients, args.seconds, ingest_at,
+                                                  channels=args.channels))
             print(stats.line(endpoint, time.perf_counter() - t0))
             for err in sorted(set(stats.errors))[:5]:
                 print(f"  error: {err}")
