@@ -1,12 +1,26 @@
-"""The entry point batch runs (``sift eval --mode answer``) call: one question, one answer."""
+"""The entry point batch runs (``sift eval --mode answer``) use: one set of resources, one answer per call."""
 
 from __future__ import annotations
 
-from graph.service import ask_sync
+from collections.abc import Callable
+
+from graph.service import ask_sync, open_resources
 from graph.state import Answer
 from sift.config import Settings
 
 
-def answer_question(question: str, kb: str, settings: Settings, tenant: str = "default") -> Answer:
-    """Answer one question on a fresh thread (opens the database, indexes and embedder for the call)."""
-    return ask_sync(settings, question, kb, tenant)
+def make_answerer(settings: Settings, tenant: str = "default") -> tuple[Callable[[str, str], Answer], Callable[[], None]]:
+    """``(answer(question, kb), close)``: the database, indexes and embedder are opened once, here.
+
+    Each call runs on a fresh thread id, so batch questions never see each other's history; calls may come
+    from several threads at once.
+    """
+    from graph.llm import make_chat_model
+
+    engine, searcher = open_resources(settings)
+    chat_model = make_chat_model(settings)
+
+    def answer(question: str, kb: str) -> Answer:
+        return ask_sync(settings, question, kb, tenant, engine=engine, searcher=searcher, chat_model=chat_model)
+
+    return answer, searcher.close

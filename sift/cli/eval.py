@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
-import inspect
 import json
 import sys
 from collections.abc import Callable
@@ -22,9 +20,6 @@ EXAMPLE = """examples:
   sift eval eval/sets/attrs.jsonl --kb attrs --mode retrieval --out eval/runs --name attrs-retrieval
   sift eval eval/sets/attrs.jsonl --kb attrs --mode answer --concurrency 2 --format json
   sift eval compare eval/runs/before.json eval/runs/after.json"""
-
-ANSWER_BACKEND = ("graph.ask", "answer_question")
-"""Where answer mode finds the graph's entry point; it is called with the keyword arguments its signature names."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -101,7 +96,8 @@ def run_set(args: argparse.Namespace) -> int:
         _warm_up(retrieve, questions, args.k)
         kwargs: dict[str, Any] = {"retrieve": retrieve}
     else:
-        kwargs, close = {"answer": _answerer(_answer_backend(), settings, kb)}, None
+        answer, close = _answerer(settings, kb)
+        kwargs = {"answer": answer}
     try:
         with _ProgressBar(len(questions)) as advance:
             result = run_eval(questions, mode=args.mode, k=args.k, concurrency=args.concurrency, progress=advance,
@@ -165,33 +161,16 @@ def _warm_up(retrieve: Callable[[Any, int], list[Any]], questions: list[Any], k:
         retrieve(questions[0], k)
 
 
-def _answer_backend() -> Callable[..., Any]:
-    module_name, attr = ANSWER_BACKEND
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name is None or not module_name.startswith(exc.name):
-            raise
-        module = None
-    fn = getattr(module, attr, None)
-    if fn is None:
-        raise SiftError(f"answer mode needs the agent graph ({module_name}.{attr}), which this installation "
-                        "does not have yet; use --mode retrieval")
-    return fn
+def _answerer(settings: Settings, kb: str) -> tuple[Callable[[Any], Any], Callable[[], None]]:
+    """The graph's answer function, with its resources opened once for the whole run."""
+    from graph.ask import make_answerer
 
+    answer_fn, close = make_answerer(settings, settings.tenant)
 
-def _call(fn: Callable[..., Any], **available: Any) -> Any:
-    """Call ``fn`` with those of ``available`` that its signature names."""
-    params = inspect.signature(fn).parameters
-    return fn(**{k: v for k, v in available.items() if k in params})
-
-
-def _answerer(fn: Callable[..., Any], settings: Settings, kb: str) -> Callable[[Any], Any]:
     def answer(question: Any) -> Any:
-        return _call(fn, question=question.query, query=question.query, kb=kb, settings=settings,
-                     tenant=settings.tenant)
+        return answer_fn(question.query, kb)
 
-    return answer
+    return answer, close
 
 
 class _ProgressBar:
