@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Set up, ingest this repository into the knowledge base "sift", and show what sift finds.
+# Set up, ingest this repository into the knowledge base "sift", then search it and ask it a question.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -7,5 +7,6 @@ bash scripts/setup.sh
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 sift ingest . --kb sift
 sift kb show sift
+sift search "where are gitignore rules applied during the walk" --kb sift -k 5
 sift docql '$.code.function("ingest")' --kb sift
-sift files --kb sift ingest/pipeline.py --start 1 --end 12
+sift ask "Where is the RRF fusion score computed?" --kb sift

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Reproduce the headline numbers: ingest attrs and marshmallow (sdists from PyPI), then run both eval sets in
+# retrieval and answer mode. Reports land in .sift-eval/eval/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+. .venv/bin/activate
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
+export SIFT_DATA_DIR=${SIFT_DATA_DIR:-.sift-eval}
+for name in attrs marshmallow; do
+  src=$(python -c "import sys; sys.path.insert(0, 'tests'); from conftest import fetch_sdist; print(fetch_sdist('$name'))")
+  sift ingest "$src" --kb "$name"
+  sift eval "eval/sets/$name.jsonl" --kb "$name" --mode retrieval --concurrency 1 --name "$name-retrieval"
+  sift eval "eval/sets/$name.jsonl" --kb "$name" --mode answer --concurrency 1 --name "$name-answer"
+done
