@@ -28,7 +28,8 @@ class ChatRequest(_Request):
     """Ask a question; omit ``thread_id`` to start a new thread."""
 
     kb: str = Field(pattern=KB_NAME, examples=["myproject"])
-    message: str = Field(min_length=1, max_length=4000, examples=["where is the auth token validated?"])
+    # the graph's limit; at least one visible character (JSON Schema patterns match anywhere)
+    message: str = Field(min_length=1, max_length=2000, pattern=r"\S", examples=["where is the auth token validated?"])
     thread_id: str | None = Field(default=None, pattern=THREAD_ID)
 
 
