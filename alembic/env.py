@@ -5,6 +5,7 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import engine_from_config, pool
 
+import sift.db.llm_tables  # noqa: F401 - registers the LLM parse cache on Base
 from sift.config import Settings
 from sift.db import api_tables  # noqa: F401 - registers the API tables on Base
 from sift.db.tables import Base
