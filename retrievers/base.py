@@ -143,7 +143,11 @@ class KbIndex:
 
 
 class IndexCache:
-    """Loads a knowledge base's serving generation once and swaps it when a new one is published."""
+    """Loads a knowledge base's serving generation once and swaps it when a new one is published.
+
+    A bundle is keyed by (kb id, generation), so a knowledge base deleted and made again under the same name
+    is never served its predecessor's index.
+    """
 
     def __init__(self, engine: Engine, index_root: Path) -> None:
         self.engine = engine
@@ -156,11 +160,11 @@ class IndexCache:
         ref = get_serving_kb(self.engine, kb, tenant)
         key = (tenant, kb)
         cached = self._loaded.get(key)
-        if cached is not None and cached.kb.generation == ref.generation:
+        if cached is not None and (cached.kb.id, cached.kb.generation) == (ref.id, ref.generation):
             return cached
         with self._lock:
             cached = self._loaded.get(key)
-            if cached is not None and cached.kb.generation == ref.generation:
+            if cached is not None and (cached.kb.id, cached.kb.generation) == (ref.id, ref.generation):
                 return cached
             bundle = self._load(ref)
             self._loaded[key] = bundle

@@ -19,8 +19,8 @@ from sift.models import Filters, Hit
 INDEX_TYPES = ("file", "function", "doc", "all")
 
 
-def _bundle(cache: IndexCache, filters: Filters) -> KbIndex:
-    return cache.get(filters.kb, filters.tenant or "default")
+def _bundle(cache: IndexCache, filters: Filters, bundle: KbIndex | None = None) -> KbIndex:
+    return bundle if bundle is not None else cache.get(filters.kb, filters.tenant or "default")
 
 
 def _allowed_ids(bundle: KbIndex, filters: Filters) -> np.ndarray | None:
@@ -44,9 +44,9 @@ class BM25Channel:
     def __init__(self, cache: IndexCache) -> None:
         self.cache = cache
 
-    def search(self, query: str, filters: Filters, k: int) -> list[Hit]:
-        """Top ``k`` chunks by BM25 score."""
-        bundle = _bundle(self.cache, filters)
+    def search(self, query: str, filters: Filters, k: int, bundle: KbIndex | None = None) -> list[Hit]:
+        """Top ``k`` chunks by BM25 score (``bundle``: the generation already resolved by the caller)."""
+        bundle = _bundle(self.cache, filters, bundle)
         bm25 = bundle.indexes.bm25
         allowed = None
         mask = bundle.chunks.mask(filters)
@@ -71,9 +71,10 @@ class VectorChannel:
         self.embedder = embedder
         self.index_type = index_type
 
-    def search(self, query: str, filters: Filters, k: int, query_vec: np.ndarray | None = None) -> list[Hit]:
+    def search(self, query: str, filters: Filters, k: int, query_vec: np.ndarray | None = None,
+               bundle: KbIndex | None = None) -> list[Hit]:
         """Top ``k`` chunks by cosine similarity (inner product of normalised vectors)."""
-        bundle = _bundle(self.cache, filters)
+        bundle = _bundle(self.cache, filters, bundle)
         vec = self.embedder.embed_query(query) if query_vec is None else query_vec
         allowed = _allowed_ids(bundle, filters)
         kinds = ("file", "function", "doc") if self.index_type == "all" else (self.index_type,)
@@ -101,13 +102,14 @@ class SmartChannel:
         return _derived(bundle, "smart", lambda: SmartMatcher(
             bundle.chunks.name, bundle.indexes.bm25.ids, bundle.chunks.ids, bundle.indexes.bm25))
 
-    def search(self, query: str, filters: Filters, k: int) -> list[Hit]:
+    def search(self, query: str, filters: Filters, k: int, bundle: KbIndex | None = None) -> list[Hit]:
         """Top ``k`` chunks by expanded keyword matches."""
-        return self.search_detailed(query, filters, k)[0]
+        return self.search_detailed(query, filters, k, bundle)[0]
 
-    def search_detailed(self, query: str, filters: Filters, k: int) -> tuple[list[Hit], SmartResult]:
+    def search_detailed(self, query: str, filters: Filters, k: int,
+                        bundle: KbIndex | None = None) -> tuple[list[Hit], SmartResult]:
         """Hits plus the level and term requirement the search stopped at."""
-        bundle = _bundle(self.cache, filters)
+        bundle = _bundle(self.cache, filters, bundle)
         result = self.matcher(bundle).search(query, k, bundle.chunks.mask(filters))
         ids = bundle.chunks.ids
         hits = (bundle.hit(int(ids[p]), s, self.name, r)

@@ -144,9 +144,11 @@ def dedup_overlaps(hits: Sequence[Hit], tighter_ratio: float = 0.7) -> list[Hit]
     higher score and the union of channels.
     """
     kept: list[Hit] = []
+    by_path: dict[str, list[int]] = {}  # positions in ``kept`` per file: overlaps only happen within a file
     for h in hits:
         merged = False
-        for i, k in enumerate(kept):
+        for i in by_path.get(h.path, ()):
+            k = kept[i]
             if not overlaps(h, k):
                 continue
             merged = True
@@ -159,6 +161,7 @@ def dedup_overlaps(hits: Sequence[Hit], tighter_ratio: float = 0.7) -> list[Hit]
                 kept[i] = k.model_copy(update={"channels": chans})
             break
         if not merged:
+            by_path.setdefault(h.path, []).append(len(kept))
             kept.append(h)
     return kept
 

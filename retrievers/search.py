@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlalchemy import Engine, select
 
-from retrievers.base import IndexCache
+from retrievers.base import IndexCache, KbIndex
 from retrievers.channels import INDEX_TYPES, BM25Channel, SmartChannel, VectorChannel
 from retrievers.fusion import fuse, group_by_file
 from retrievers.tokenize import tokenize
@@ -82,14 +82,15 @@ class Searcher:
         """Stop the worker threads."""
         self._pool.shutdown(wait=False)
 
-    def channel(self, name: str, query: str, filters: Filters, k: int, index_type: str = "all") -> list[Hit]:
+    def channel(self, name: str, query: str, filters: Filters, k: int, index_type: str = "all",
+                bundle: KbIndex | None = None) -> list[Hit]:
         """Run one channel."""
         if name == "bm25":
-            return self.bm25.search(query, filters, k)
+            return self.bm25.search(query, filters, k, bundle=bundle)
         if name == "smart":
-            return self.smart.search(query, filters, k)
+            return self.smart.search(query, filters, k, bundle=bundle)
         if name == "vector":
-            return VectorChannel(self.cache, self.embedder, index_type).search(query, filters, k)
+            return VectorChannel(self.cache, self.embedder, index_type).search(query, filters, k, bundle=bundle)
         raise InvalidQuery(f"unknown channel {name!r}; use one of {', '.join(CHANNELS)} or all", field="channel")
 
     def search(
@@ -101,7 +102,11 @@ class Searcher:
         index_type: str = "all",
         depth: int | None = None,
     ) -> SearchResult:
-        """Fused top ``k``: each channel retrieves ``depth`` (default max(5k, 50)) candidates, in parallel."""
+        """Fused top ``k``: each channel retrieves ``depth`` (default max(10k, 100)) candidates, in parallel.
+
+        Deep candidate lists matter: the composite score re-orders them (tests and changelogs down, definitions
+        up), so the best spans are often below a single channel's top 50.
+        """
         query = query.strip()
         if not query:
             raise InvalidQuery("query is empty", field="query")
@@ -119,8 +124,9 @@ class Searcher:
             if name not in CHANNELS:
                 raise InvalidQuery(f"unknown channel {name!r}; use one of {', '.join(CHANNELS)} or all",
                                    field="channel")
-        self.cache.get(filters.kb, filters.tenant or "default")  # fail fast (NotFound / IndexNotReady)
-        depth = depth or max(5 * k, 50)
+        # One lookup of the serving generation for every channel (NotFound / IndexNotReady fail fast here).
+        bundle = self.cache.get(filters.kb, filters.tenant or "default")
+        depth = depth or max(10 * k, 100)
         timings: dict[str, float] = {}
         t_all = time.perf_counter()
 
@@ -128,9 +134,9 @@ class Searcher:
             t0 = time.perf_counter()
             extra = None
             if name == "smart":
-                hits, extra = self.smart.search_detailed(query, filters, depth)
+                hits, extra = self.smart.search_detailed(query, filters, depth, bundle)
             else:
-                hits = self.channel(name, query, filters, depth, index_type)
+                hits = self.channel(name, query, filters, depth, index_type, bundle)
             timings[name] = (time.perf_counter() - t0) * 1000
             return name, hits, extra
 
