@@ -23,6 +23,7 @@ from ingest import store
 from ingest.chunk import ChunkLimits, chunk_tree, content_hash
 from ingest.languages import classify
 from ingest.parsers import ParserRegistry
+from ingest.parsers.llm import LLMParserOptions, make_llm_parser
 from ingest.walk import WalkedFile, WalkStats, walk
 from sift.config import Settings
 from sift.db import open_database
@@ -67,8 +68,12 @@ def ingest(
     build_index: bool = True,
     progress: Progress | None = None,
     job_id: int | None = None,
+    llm_parser: LLMParserOptions | None = None,
 ) -> dict[str, Any]:
     """Ingest the repository at ``root`` into knowledge base ``kb``; returns the run's summary.
+
+    ``llm_parser`` says when the LLM boundary parser is used (default: for code without a grammar, when an LLM
+    is configured).
 
     Raises FileNotFoundError/NotADirectoryError for a bad root and Conflict when the kb is already being ingested.
     """
@@ -80,7 +85,8 @@ def ingest(
     tenant = tenant or settings.tenant
     engine = engine or open_database(settings)
     with kb_lock(settings.data_dir, tenant, kb):
-        return _run(settings, engine, root, kb, tenant, public, embedder, build_index, progress, job_id)
+        return _run(settings, engine, root, kb, tenant, public, embedder, build_index, progress, job_id,
+                    llm_parser)
 
 
 def _run(
@@ -94,6 +100,7 @@ def _run(
     build_index: bool,
     progress: Progress | None,
     job_id: int | None,
+    llm_parser: LLMParserOptions | None = None,
 ) -> dict[str, Any]:
     started = time.perf_counter()
     index_root = settings.resolved_index_dir()
@@ -107,7 +114,7 @@ def _run(
         log.info("discarded %d file versions left by an interrupted run of kb %s", discarded, kb_name)
 
     summary = _summary(kb, number, job_id)
-    registry = ParserRegistry()
+    registry = ParserRegistry(llm=make_llm_parser(settings, engine, llm_parser))
     limits = ChunkLimits(settings.doc_chunk_min_chars, settings.doc_chunk_max_chars,
                          settings.function_chunk_max_lines, settings.file_chunk_head_lines)
     walk_stats = WalkStats()
@@ -115,7 +122,9 @@ def _run(
     replaced: list[int] = []
     batch = store.new_batch()
     t_parse = time.perf_counter()
-    for done, wf in enumerate(walk(root, max_file_bytes=settings.max_file_bytes, stats=walk_stats), 1):
+    files = walk(root, max_file_bytes=settings.max_file_bytes, stats=walk_stats)
+    files = registry.prefetch(files, lambda wf: previous.get(wf.path, (0, None))[1] != wf.content_hash)
+    for done, wf in enumerate(files, 1):
         seen.add(wf.path)
         old = previous.get(wf.path)
         if old is not None and old[1] == wf.content_hash:
@@ -139,6 +148,8 @@ def _run(
     summary["files"] = len(seen)
     summary["skipped"] = dict(sorted(walk_stats.skipped.items()))
     summary["parse_seconds"] = round(time.perf_counter() - t_parse, 3)
+    if registry.llm is not None:
+        summary["llm_parser"] = registry.llm.stats.as_dict()
 
     changed = bool(replaced or deleted or summary["added"])
     if not changed and kb.generation and (not build_index or _has_index(engine, kb)):

@@ -24,6 +24,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--public", action="store_true", help="mark the knowledge base's chunks public")
     p.add_argument("--no-index", action="store_true", help="parse and chunk only; skip embeddings and indexes")
     p.add_argument("--max-file-bytes", type=int, default=None, help="skip files larger than this (default 1 MiB)")
+    p.add_argument("--parser", choices=("auto", "llm", "off"), default="auto",
+                   help="LLM boundary parser: auto = code with no grammar when an LLM is configured (default); "
+                        "llm = force it (for --parser-glob files, else every code file); off = never")
+    p.add_argument("--parser-glob", "--llm-parser-glob", dest="parser_globs", action="append", default=[],
+                   metavar="GLOB", help="parse files matching GLOB (e.g. '*.foo') with the LLM; repeatable")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--job-id", type=int, default=None, help=argparse.SUPPRESS)
     add_common(p)
@@ -32,9 +37,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run an ingest and print its summary."""
+    from ingest.parsers.llm import LLMParserOptions
     from ingest.pipeline import ingest
 
     settings = settings_from(args)
+    if (args.parser == "llm" or args.parser_globs) and not (settings.llm_base_url and settings.llm_model):
+        raise UsageError("the LLM parser needs a model: set SIFT_LLM_BASE_URL and SIFT_LLM_MODEL")
+    if args.parser == "off" and args.parser_globs:
+        raise UsageError("--parser-glob needs --parser llm or auto, not off")
+    llm_parser = LLMParserOptions(mode=args.parser, globs=tuple(args.parser_globs))
     if args.max_file_bytes is not None:
         settings = settings.model_copy(update={"max_file_bytes": args.max_file_bytes})
     if not args.path.exists():
@@ -43,7 +54,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"path {str(args.path)!r} is not a directory")
     with _Progress(enabled=sys.stderr.isatty() and not args.json) as progress:
         summary = ingest(settings, args.path, args.kb, tenant=args.tenant, public=args.public,
-                         build_index=not args.no_index, progress=progress, job_id=args.job_id)
+                         build_index=not args.no_index, progress=progress, job_id=args.job_id,
+                         llm_parser=llm_parser)
     if args.json:
         print(json.dumps(summary, indent=2, default=str))
     else:
@@ -66,6 +78,14 @@ def format_summary(s: dict[str, Any]) -> str:
     index = s.get("index")
     if index:
         line += f"; embedded {index.get('embedded', 0)} (cached {index.get('cached', 0)})"
+    llm = s.get("llm_parser")
+    if llm and llm["files"]:
+        fallbacks = ", ".join(f"{k} {v}" for k, v in llm["fallbacks"].items()) or "none"
+        cost = f" (cost {llm['cost']:.4f})" if llm["cost"] else ""
+        line += (f"; llm parser {llm['files']} files: {llm['calls']} calls, {llm['tokens']} tokens{cost}, "
+                 f"cached {llm['cached']}, dropped {llm['dropped_total']} items, flat-text fallbacks: {fallbacks}")
+        if llm["budget_exhausted"]:
+            line += f"; token budget {llm['token_budget']} spent, the remaining files are flat text"
     return line
 
 
