@@ -141,9 +141,11 @@ def name_near(name: str, lines: Sequence[str], start: int) -> bool:
     short = _short(name)
     if not short:
         return False
-    hi, n = start + NEAR_LINES, start
-    while n <= len(lines) and _PREFIX_LINE.match(lines[n - 1]):  # decorators, attributes, comments
-        n, hi = n + 1, hi + 1
+    n, depth = start, 0
+    while n <= len(lines) and (depth > 0 or _PREFIX_LINE.match(lines[n - 1])):  # decorators, attributes, comments
+        depth = max(0, depth + sum(map(lines[n - 1].count, "([{")) - sum(map(lines[n - 1].count, ")]}")))
+        n += 1
+    hi = n + NEAR_LINES
     word = re.compile(rf"(?<![\w$]){re.escape(short)}(?![\w$])")
     return any(word.search(lines[n - 1]) for n in range(max(1, start - 1), min(hi, len(lines)) + 1))
 

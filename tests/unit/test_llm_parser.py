@@ -100,6 +100,12 @@ def test_name_near_start(name: str, start: int, near: bool) -> None:
     assert name_near(name, SRC, start) is near
 
 
+def test_name_near_skips_multiline_decorators() -> None:
+    src = ["@pytest.mark.parametrize(", '    "value",', "    [", "        1,", "        2,", "    ],", ")",
+           "def test_value(value):", "    assert value"]
+    assert name_near("test_value", src, 1) and not name_near("test_other", src, 1)
+
+
 def test_validate_items_nests_and_normalises_kinds() -> None:
     items = [_item("free", "def", 12, 13), _item("Box.open", "function", 6, 7, parent="Box"),
              _item("Box", "class", 3, 10), _item("close", "method", 9, 10)]
