@@ -27,6 +27,7 @@ from sift.models import Filters, Hit
 
 MAX_EVIDENCE_CHARS = 4000
 MAX_CALLERS = 5
+CHANNEL_DEPTH = 100  # candidates per channel: fusion's composite score re-orders deep lists (bench/retrieval.py)
 
 
 def plan_tasks(plan: Plan, kb: str, tenant: str, round_no: int, timeout_ms: int) -> list[RetrieveTask]:
@@ -36,7 +37,8 @@ def plan_tasks(plan: Plan, kb: str, tenant: str, round_no: int, timeout_ms: int)
     for query in queries:
         for channel in plan.channels:
             tasks.append(RetrieveTask(channel=channel, query=query, kb=kb, tenant=tenant, index_type=plan.index_type,
-                                      source_type=plan.source_type, k=30, timeout_ms=timeout_ms, round=round_no))
+                                      source_type=plan.source_type, k=CHANNEL_DEPTH, timeout_ms=timeout_ms,
+                                      round=round_no))
     for q in plan.docql:
         tasks.append(RetrieveTask(channel="docql", query=q, kb=kb, tenant=tenant, k=10, timeout_ms=timeout_ms,
                                   round=round_no))
