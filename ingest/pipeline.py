@@ -26,7 +26,7 @@ from ingest.parsers import ParserRegistry
 from ingest.parsers.llm import LLMParserOptions, make_llm_parser
 from ingest.walk import WalkedFile, WalkStats, walk
 from sift.config import Settings
-from sift.db import open_database
+from sift.db import advisory_key, is_postgres, open_database
 from sift.db.tables import Generation, IngestJob
 from sift.errors import Conflict
 from sift.models import DocumentTree
@@ -54,6 +54,32 @@ def kb_lock(data_dir: Path, tenant: str, kb: str) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
+
+
+@contextmanager
+def ingest_lock(engine: Engine, data_dir: Path, tenant: str, kb: str) -> Iterator[None]:
+    """The per-kb file lock and, on PostgreSQL, a session advisory lock that holds across hosts.
+
+    Both are released when the process dies (the OS closes the file and the connection). Conflict when either
+    is taken.
+    """
+    with kb_lock(data_dir, tenant, kb):
+        if not is_postgres(engine):
+            yield
+            return
+        key = advisory_key("sift", "ingest", tenant, kb)
+        with engine.connect() as conn:
+            got = conn.execute(select(func.pg_try_advisory_lock(key))).scalar()
+            conn.commit()
+            if not got:
+                raise Conflict(
+                    f"another ingest of knowledge base {kb!r} is running; wait for it to finish and run this again"
+                )
+            try:
+                yield
+            finally:
+                conn.execute(select(func.pg_advisory_unlock(key)))
+                conn.commit()
 
 
 def ingest(
@@ -84,7 +110,7 @@ def ingest(
         raise NotADirectoryError(f"path {str(root)!r} is not a directory")
     tenant = tenant or settings.tenant
     engine = engine or open_database(settings)
-    with kb_lock(settings.data_dir, tenant, kb):
+    with ingest_lock(engine, settings.data_dir, tenant, kb):
         return _run(settings, engine, root, kb, tenant, public, embedder, build_index, progress, job_id,
                     llm_parser)
 
@@ -209,8 +235,9 @@ def _gen_stats(summary: dict[str, Any]) -> dict[str, Any]:
 
 
 def _start_job(conn: Any, kb: store.KbRef, root: Path, number: int, job_id: int | None) -> int:
-    values = dict(status="running", generation=number, started_at=func.now(), worker=f"{socket.gethostname()}:{os.getpid()}",
-                  heartbeat_at=func.now())
+    me = f"{socket.gethostname()}:{os.getpid()}"
+    values = dict(status="running", generation=number, started_at=func.now(), heartbeat_at=func.now(),
+                  worker=func.coalesce(IngestJob.worker, me) if job_id is not None else me)
     if job_id is not None:
         conn.execute(update(IngestJob).where(IngestJob.id == job_id).values(**values))
         return job_id

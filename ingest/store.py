@@ -13,9 +13,12 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, delete, func, insert, select, update
 
-from sift.db import visible_in
+from sift.db import advisory_key, is_postgres, visible_in
 from sift.db.tables import Chunk, Entity, File, Generation, KnowledgeBase, Node, Ref
 from sift.errors import IndexNotReady, NotFound
+
+#: PostgreSQL advisory lock held while a transaction allocates node ids (max(id) + 1 … + n).
+NODE_ID_LOCK = advisory_key("sift", "nodes.id")
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,14 +161,17 @@ def new_batch() -> FileBatch:
 def write_batch(conn: Connection, batch: FileBatch) -> tuple[int, int]:
     """Insert a batch of file versions with their nodes, chunks, entities and refs; returns (nodes, chunks).
 
-    Node ids are allocated here, after the file insert has taken the database's write lock, so parent ids and
-    chunk → node links can be set in the same single pass.
+    Node ids are allocated here, after the file insert has taken SQLite's write lock (on PostgreSQL, a
+    transaction-level advisory lock that concurrent ingests of other knowledge bases wait for), so parent ids
+    and chunk → node links can be set in the same single pass.
     """
     if not batch.files:
         return 0, 0
     file_ids = conn.execute(
         insert(File).returning(File.id, sort_by_parameter_order=True), batch.files
     ).scalars().all()
+    if is_postgres(conn):
+        conn.execute(select(func.pg_advisory_xact_lock(NODE_ID_LOCK)))
     next_node = (conn.execute(select(func.max(Node.id))).scalar() or 0) + 1
     node_rows, chunk_rows, entity_rows, ref_rows = [], [], [], []
     for file_id, nodes, chunks, entities, refs in zip(

@@ -143,3 +143,102 @@ def local_embedder():
     from sift.embed import LocalEmbedder
 
     return LocalEmbedder()
+
+
+# --- PostgreSQL -------------------------------------------------------------------------------------------------
+# `SIFT_TEST_DATABASE=postgres` runs the suite against a throwaway PostgreSQL cluster (tests/pg.py), mirroring
+# SQLite's "a fresh data dir is a fresh database": every test module gets a database migrated to head for its
+# module-scoped fixtures, and every test its own database, exported as SIFT_DATABASE_URL — a copy of the module's
+# when the test uses a module or session fixture that wrote to the database, else an empty migrated one.
+
+_WRITING_FIXTURES: set[str] = set()
+_PG_SERVERS: list = []  # the running server of this test process, for the fixture-setup hook
+
+
+def pg_mode() -> bool:
+    """True when the suite runs against PostgreSQL instead of SQLite."""
+    return os.environ.get("SIFT_TEST_DATABASE", "sqlite").lower() in ("postgres", "postgresql", "pg")
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """A PostgreSQL server for this test process, stopped (and its directory removed) at the end."""
+    from tests.pg import PgServer
+
+    server = PgServer().start()
+    _PG_SERVERS.append(server)
+    try:
+        yield server
+    finally:
+        _PG_SERVERS.remove(server)
+        server.stop()
+
+
+@pytest.fixture
+def pg_url(pg_server) -> str:
+    """The URL of a new, empty PostgreSQL database (no migrations run), dropped after the test."""
+    from tests.pg import database_name
+
+    url = pg_server.create_database()
+    yield url
+    pg_server.drop_database(database_name(url))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _module_database(request):
+    """In PostgreSQL mode: a migrated database for the module's own fixtures."""
+    if not pg_mode():
+        yield None
+        return
+    from tests.pg import database_name
+
+    server = request.getfixturevalue("pg_server")
+    url = server.create_database(migrated=True)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SIFT_DATABASE_URL", url)
+        yield url
+    server.drop_database(database_name(url))
+
+
+@pytest.fixture(autouse=True)
+def _test_database(request, _module_database, monkeypatch):
+    """In PostgreSQL mode: SIFT_DATABASE_URL is a copy of the module's database, private to this test."""
+    if _module_database is None:
+        yield
+        return
+    from tests.pg import database_name
+
+    server = request.getfixturevalue("pg_server")
+    source = database_name(_module_database)
+    if _WRITING_FIXTURES & set(request.fixturenames):
+        name = f"{source}_{abs(hash(request.node.nodeid)) % 10**8}"
+        url = server.clone_database(source, name)
+    else:
+        url = server.create_database(migrated=True)
+        name = database_name(url)
+    monkeypatch.setenv("SIFT_DATABASE_URL", url)
+    yield
+    server.drop_database(name)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_fixture_setup(fixturedef, request):
+    """In PostgreSQL mode, remember which module/session fixtures write to the database."""
+    server = None
+    if _PG_SERVERS and fixturedef.scope != "function" and not fixturedef.argname.startswith(("_", "pg_")):
+        server = _PG_SERVERS[0]
+    before = server.next_xid() if server else None
+    yield
+    if server is not None and server.next_xid() != before:
+        _WRITING_FIXTURES.add(fixturedef.argname)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def any_database(request, tmp_path, monkeypatch) -> str:
+    """Each test runs twice: on a SQLite file and on an empty PostgreSQL database; SIFT_DATABASE_URL points there."""
+    if request.param == "postgres":
+        url = request.getfixturevalue("pg_url")
+    else:
+        url = f"sqlite:///{tmp_path / 'sqlite' / 'sift.db'}"
+    monkeypatch.setenv("SIFT_DATABASE_URL", url)
+    return url

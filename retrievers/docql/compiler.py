@@ -18,7 +18,7 @@ from sqlalchemy.orm import aliased
 
 from retrievers.docql.ast import And, Compare, Expr, Not, Query, Regex, Truthy
 from retrievers.docql.matching import heading_words, name_conditions
-from sift.db import visible_in
+from sift.db import json_array_len, str_position, visible_in
 from sift.db.tables import Entity, File, Node, Ref
 from sift.models import CALLABLE_KINDS, CONTAINER_KINDS
 
@@ -338,7 +338,7 @@ def _call_select(q: Query, kb_id: int, generation: int) -> Select[Any]:
             )
         )
         caller_names = callers.with_only_columns(
-            func.substr(Node.qualified_name, func.instr(Node.qualified_name, "::") + 2)
+            func.substr(Node.qualified_name, str_position(Node.qualified_name, "::") + 2)
         )
         # caller_name narrows through its index; caller_node_id makes the match exact.
         stmt = stmt.where(Ref.caller_name.in_(caller_names), Ref.caller_node_id.in_(callers))
@@ -350,7 +350,7 @@ def _expanding_plan(q: Query, kb_id: int, generation: int) -> Plan:
         stmt = (
             _node_select(kb_id, generation, ())
             .where(
-                Node.kind.in_(("heading", "document")), func.json_array_length(Node.meta, "$.codeblocks") > 0
+                Node.kind.in_(("heading", "document")), json_array_len(Node.meta, "codeblocks") > 0
             )
             .add_columns(Node.meta.label("meta"))
         )

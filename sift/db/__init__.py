@@ -1,13 +1,18 @@
-"""Database access: engine factory (SQLite in WAL mode by default), migrations, generation visibility."""
+"""Database access: engine factory (SQLite in WAL mode by default, or PostgreSQL), migrations, generation
+visibility, and the few SQL pieces that are spelled differently on the two engines."""
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from pathlib import Path
+from typing import Any
 
-from sqlalchemy import Engine, and_, create_engine, event, or_
+from sqlalchemy import Connection, Engine, Integer, and_, create_engine, event, literal, or_, text
 from sqlalchemy.engine import make_url
+from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy.sql.functions import FunctionElement
 
 from sift.config import Settings
 from sift.db import tables
@@ -56,7 +61,36 @@ def open_database(settings: Settings) -> Engine:
     engine = make_engine(url)
     if not _at_head(engine):
         upgrade(url)
+    if is_postgres(engine):
+        _check_collation(engine)
     return engine
+
+
+def is_postgres(bind: Engine | Connection) -> bool:
+    """True when ``bind`` talks to PostgreSQL (the other supported engine is SQLite)."""
+    return bind.dialect.name == "postgresql"
+
+
+def advisory_key(*parts: str) -> int:
+    """A stable signed 64-bit key for PostgreSQL advisory locks, derived from ``parts``."""
+    digest = hashlib.blake2b("\x00".join(parts).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+#: Collations whose order is the byte order SQLite uses; DocQL's prefix ranges and result order depend on it.
+BYTE_ORDER_COLLATIONS = ("C", "POSIX")
+
+
+def _check_collation(engine: Engine) -> None:
+    with engine.connect() as conn:
+        collate, ctype = conn.execute(
+            text("SELECT datcollate, datctype FROM pg_database WHERE datname = current_database()")
+        ).one()
+    if collate not in BYTE_ORDER_COLLATIONS or ctype not in BYTE_ORDER_COLLATIONS:
+        log.warning(
+            "database collation is %s/%s: create the sift database with LOCALE 'C' (ENCODING 'UTF8', "
+            "TEMPLATE template0) so that ordering and case folding match SQLite's", collate, ctype,
+        )
 
 
 def _at_head(engine: Engine) -> bool:
@@ -76,3 +110,44 @@ def visible_in(file_table: type[tables.File] | object, generation: int) -> Colum
     """SQL condition: the file version row is part of ``generation``."""
     f = file_table
     return and_(f.gen_from <= generation, or_(f.gen_to.is_(None), f.gen_to > generation))  # type: ignore[attr-defined]
+
+
+class str_position(FunctionElement[int]):
+    """1-based position of a substring (0 when absent): ``instr`` on SQLite, ``strpos`` on PostgreSQL."""
+
+    type = Integer()
+    inherit_cache = True
+    name = "str_position"
+
+
+@compiles(str_position)
+def _str_position(element: str_position, compiler: Any, **kw: Any) -> str:
+    return f"instr({compiler.process(element.clauses, **kw)})"
+
+
+@compiles(str_position, "postgresql")
+def _str_position_pg(element: str_position, compiler: Any, **kw: Any) -> str:
+    return f"strpos({compiler.process(element.clauses, **kw)})"
+
+
+class _json_array_len(FunctionElement[int]):
+    type = Integer()
+    inherit_cache = True
+    name = "json_array_len"
+
+
+def json_array_len(column: Any, key: str) -> _json_array_len:
+    """Length of the JSON array under top-level ``key`` of a JSON column (NULL when the key is missing)."""
+    return _json_array_len(column, literal(key))
+
+
+@compiles(_json_array_len)
+def _json_array_len_sqlite(element: _json_array_len, compiler: Any, **kw: Any) -> str:
+    column, key = (compiler.process(c, **kw) for c in element.clauses)
+    return f"json_array_length({column}, '$.' || {key})"
+
+
+@compiles(_json_array_len, "postgresql")
+def _json_array_len_pg(element: _json_array_len, compiler: Any, **kw: Any) -> str:
+    column, key = (compiler.process(c, **kw) for c in element.clauses)
+    return f"json_array_length(({column}) -> {key})"
