@@ -204,3 +204,19 @@ def test_llm_parser_long_file_windows_merge(tmp_path: Path) -> None:
     assert len(requests) == 3
     assert _file(settings, "big.foo")[1] == truth
     assert summary["llm_parser"]["dropped_total"] == 0
+
+
+def test_llm_parser_cli_glob_and_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    from sift.cli import main
+
+    repo = _repo(tmp_path, {"q.foo": QUEUE_LUA})
+    args = ["ingest", str(repo), "--kb", "k", "--no-index", "--data-dir", str(tmp_path / "data")]
+    for name in ("SIFT_LLM_BASE_URL", "SIFT_LLM_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    assert main([*args, "--parser", "llm"]) == 2
+    with ScriptedLLM([{"content": {"items": GOOD}}]) as llm:
+        monkeypatch.setenv("SIFT_LLM_BASE_URL", llm.base_url)
+        monkeypatch.setenv("SIFT_LLM_MODEL", "stand-in")
+        assert main([*args, "--llm-parser-glob", "*.foo"]) == 0
+    out = capsys.readouterr().out
+    assert "llm parser 1 files: 1 calls, 15 tokens, cached 0, dropped 0 items, flat-text fallbacks: none" in out
