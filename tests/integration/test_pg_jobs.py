@@ -1,0 +1,160 @@
+"""Ingest jobs claimed by workers, on SQLite and PostgreSQL: exclusive claims, stale re-claims, real worker processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select, update
+
+from ingest.jobs import claim_next, heartbeat, release, submit
+from ingest.pipeline import ingest
+from ingest.store import visible_files
+from sift.config import Settings
+from sift.db import make_engine, open_database
+from sift.db.tables import Generation, IngestJob, KnowledgeBase
+
+ROOT = Path(__file__).resolve().parents[2]
+WORKER = "import sys; from sift.cli import main; sys.exit(main())"
+
+
+def _worker(data_dir: Path, *args: str, batch: int | None = None) -> subprocess.Popen[str]:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    if batch:
+        env["SIFT_INGEST_BATCH_SIZE"] = str(batch)
+    return subprocess.Popen([sys.executable, "-c", WORKER, "worker", "--data-dir", str(data_dir), *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
+
+
+def _job(engine, job_id: int):  # noqa: ANN001, ANN202 - small row helper
+    with engine.connect() as conn:
+        return conn.execute(select(IngestJob).where(IngestJob.id == job_id)).one()
+
+
+def _wait_for(predicate, timeout: float = 60.0, what: str = "condition") -> None:  # noqa: ANN001
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize(
+    ("setup", "stale_after_s", "claimable"),
+    [
+        ("queued", 60.0, True),
+        ("fresh-running", 60.0, False),
+        ("dead-running", -3600.0, True),  # a cutoff in the future: every heartbeat is older than it
+        ("succeeded", -3600.0, False),
+        ("failed", -3600.0, False),
+    ],
+)
+def test_claim_next_takes_only_queued_or_dead_jobs(
+    any_database: str, tiny_repo: Path, setup: str, stale_after_s: float, claimable: bool
+) -> None:
+    engine = make_engine(any_database)
+    open_database(Settings(data_dir=tiny_repo.parent / "data"))
+    job_id = submit(engine, "default", "t", tiny_repo, build_index=False)
+    if setup != "queued":
+        assert claim_next(engine, "first", 60.0) is not None
+        status = "running" if setup.endswith("running") else setup
+        with engine.begin() as conn:  # as the pipeline does when it starts the run
+            conn.execute(update(IngestJob).where(IngestJob.id == job_id).values(status=status, started_at=func.now()))
+    job = claim_next(engine, "second", stale_after_s)
+    assert (job is not None) == claimable
+    if job is not None:
+        assert (job.id, job.kb, job.build_index, job.reclaimed) == (job_id, "t", False, setup == "dead-running")
+        assert _job(engine, job_id).worker == "second"
+        assert claim_next(engine, "third", 60.0) is None
+    engine.dispose()
+
+
+def test_release_requeues_a_fresh_claim_and_heartbeat_stops_after_it(any_database: str, tiny_repo: Path) -> None:
+    engine = make_engine(any_database)
+    open_database(Settings(data_dir=tiny_repo.parent / "data"))
+    job_id = submit(engine, "default", "t", tiny_repo)
+    job = claim_next(engine, "w1")
+    assert job is not None and job.build_index and heartbeat(engine, job_id)
+    release(engine, job, "w1")
+    row = _job(engine, job_id)
+    assert (row.status, row.worker) == ("queued", None)
+    assert not heartbeat(engine, job_id)
+    assert claim_next(engine, "w2").id == job_id
+    engine.dispose()
+
+
+def test_jobs_fifty_submitted_concurrently_each_run_once_by_two_workers(
+    any_database: str, tiny_repo: Path, tmp_path: Path
+) -> None:
+    data = tmp_path / "data"
+    open_database(Settings(data_dir=data)).dispose()
+    replicas = [make_engine(any_database) for _ in range(2)]
+    kbs = [f"k{i % 45}" for i in range(50)]  # five kbs get two jobs each
+    with ThreadPoolExecutor(8) as pool:
+        ids = list(pool.map(lambda i: submit(replicas[i % 2], "default", kbs[i], tiny_repo, build_index=False),
+                            range(50)))
+    assert len(set(ids)) == 50
+    workers = [_worker(data, "--once", "--poll", "0.1", "--worker-id", f"w{n}") for n in range(2)]
+    outputs = [w.communicate(timeout=240) for w in workers]
+    assert [w.returncode for w in workers] == [0, 0], [err[-2000:] for _, err in outputs]
+    results = [json.loads(line) for out, _ in outputs for line in out.splitlines() if line.strip()]
+    done = [r["job"] for r in results if r["status"] == "succeeded"]
+    assert sorted(done) == sorted(ids)  # every job exactly once
+    assert not [r for r in results if r["status"] == "failed"]
+    with replicas[0].connect() as conn:
+        statuses = conn.execute(select(IngestJob.status, func.count()).group_by(IngestJob.status)).all()
+        generations = dict(conn.execute(select(KnowledgeBase.name, KnowledgeBase.current_generation)).all())
+    assert statuses == [("succeeded", 50)]
+    assert set(generations) == set(kbs) and set(generations.values()) == {1}
+    for engine in replicas:
+        engine.dispose()
+
+
+def test_jobs_killed_worker_is_rerun_while_the_old_generation_serves(
+    any_database: str, tiny_repo: Path, attrs_src: Path, tmp_path: Path
+) -> None:
+    data = tmp_path / "data"
+    settings = Settings(data_dir=data)
+    engine = open_database(settings)
+    ingest(settings, tiny_repo, "kb", engine=engine, build_index=False)
+    old_files = set(visible_files(engine.connect(), 1, 1))
+    job_id = submit(engine, "default", "kb", attrs_src, build_index=False)
+
+    doomed = _worker(data, "--stale-after", "2", "--poll", "0.1", "--worker-id", "doomed", batch=2)
+    _wait_for(lambda: (_job(engine, job_id).progress or {}).get("files", 0) >= 4, what="the first batches")
+    doomed.send_signal(signal.SIGKILL)
+    doomed.communicate()
+    assert _job(engine, job_id).status == "running"
+
+    def serving() -> tuple[int, set[str]]:
+        with engine.connect() as conn:
+            gen = conn.execute(select(KnowledgeBase.current_generation)).scalar_one()
+            return gen, set(visible_files(conn, 1, gen))
+
+    assert serving() == (1, old_files)
+    rescuer = _worker(data, "--stale-after", "2", "--poll", "0.1", "--worker-id", "rescuer")
+    try:
+        while _job(engine, job_id).status == "running":
+            gen, files = serving()
+            assert gen == 1 and files == old_files or gen > 1
+            time.sleep(0.05)
+    finally:
+        rescuer.send_signal(signal.SIGTERM)
+        out, err = rescuer.communicate(timeout=60)
+    (result,) = [json.loads(line) for line in out.splitlines() if line.strip()]
+    assert (result["job"], result["status"], result["reclaimed"]) == (job_id, "succeeded", True), err[-2000:]
+    row = _job(engine, job_id)
+    assert (row.status, row.worker, row.generation) == ("succeeded", "rescuer", result["generation"])
+    gen, files = serving()
+    assert gen == result["generation"] > 2 and "src/attr/__init__.py" in files and not files & old_files - files
+    with engine.connect() as conn:
+        abandoned = conn.execute(select(Generation.number).where(Generation.status == "abandoned")).scalars().all()
+    assert abandoned == [2]  # what the killed run had started
+    engine.dispose()
