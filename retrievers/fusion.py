@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sift.models import Hit
 
@@ -96,14 +96,37 @@ def _key(hit: Hit) -> str | int:
     return f"{hit.path}:{hit.start_line}-{hit.end_line}"
 
 
+@dataclass(slots=True)
+class _Candidate:
+    """A fused candidate before it becomes a Hit (cheap to copy while scoring and deduplicating)."""
+
+    score: float
+    path: str
+    start_line: int
+    end_line: int
+    kind: str
+    channels: tuple[str, ...]
+    hit: Hit
+
+
+def _replace(obj: object, **update: object) -> object:
+    if isinstance(obj, _Candidate):
+        return replace(obj, **update)
+    return obj.model_copy(update=update)  # type: ignore[attr-defined]
+
+
 def fuse(
     rankings: Sequence[Sequence[Hit]],
     query_tokens: Iterable[str] = (),
     identifiers: Iterable[str] = (),
     k: int = 60,
     weights: CompositeWeights = CompositeWeights(),
+    limit: int | None = None,
 ) -> list[Hit]:
-    """RRF across rankings, composite score, dedup; returns hits ranked 1..n with their contributing channels."""
+    """RRF across rankings, composite score, dedup; returns hits ranked 1..n with their contributing channels.
+
+    ``limit`` caps how many Hits are built (the ranking and dedup still see every candidate).
+    """
     qt, ids = set(query_tokens), {i.lower() for i in identifiers}
     fused = rrf([[_key(h) for h in ranking] for ranking in rankings], k=k)
     best: dict[str | int, Hit] = {}
@@ -114,15 +137,17 @@ def fuse(
             channels.setdefault(key, set()).update(h.channels or (h.channel,))
             if key not in best:
                 best[key] = h
-    scored = [
-        best[key].model_copy(update={
-            "score": composite_score(best[key], fused[key], qt, ids, weights),
-            "channel": "fused",
-            "channels": tuple(sorted(channels[key])),
-        })
-        for key in best
+    candidates = [
+        _Candidate(composite_score(h, fused[key], qt, ids, weights), h.path, h.start_line, h.end_line, h.kind,
+                   tuple(sorted(channels[key])), h)
+        for key, h in best.items()
     ]
-    return rerank(dedup_overlaps(sort_hits(scored)))
+    kept = sort_hits(dedup_overlaps(sort_hits(candidates)))  # type: ignore[arg-type]
+    return [
+        c.hit.model_copy(update={"score": c.score, "channel": "fused", "channels": c.channels, "rank": rank,
+                                 "start_line": c.start_line, "end_line": c.end_line})
+        for rank, c in enumerate(kept[:limit] if limit is not None else kept, 1)  # type: ignore[attr-defined]
+    ]
 
 
 def sort_hits(hits: Iterable[Hit]) -> list[Hit]:
@@ -156,9 +181,9 @@ def dedup_overlaps(hits: Sequence[Hit], tighter_ratio: float = 0.7) -> list[Hit]
             inside = k.start_line <= h.start_line and h.end_line <= k.end_line
             tighter = inside and (h.end_line - h.start_line) < (k.end_line - k.start_line)
             if tighter and (k.kind == "file" or h.score >= tighter_ratio * k.score):
-                kept[i] = h.model_copy(update={"score": k.score, "channels": chans})
+                kept[i] = _replace(h, score=k.score, channels=chans)
             else:
-                kept[i] = k.model_copy(update={"channels": chans})
+                kept[i] = _replace(k, channels=chans)
             break
         if not merged:
             by_path.setdefault(h.path, []).append(len(kept))

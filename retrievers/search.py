@@ -146,7 +146,7 @@ class Searcher:
         if len(names) == 1:
             fused = per_channel[names[0]][:k]
         else:
-            fused = fuse([per_channel[n] for n in names], tokenize(query), identifiers_in(query))[:k]
+            fused = fuse([per_channel[n] for n in names], tokenize(query), identifiers_in(query), limit=k)
         snippets = self.snippets(fused)
         timings["total"] = (time.perf_counter() - t_all) * 1000
         return SearchResult(query, fused, snippets, per_channel, timings, smart_level)
