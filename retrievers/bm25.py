@@ -146,21 +146,20 @@ class BM25Index:
     def _candidates(self, query_tokens: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """Positions of documents containing a query term, with their summed scores.
 
-        Sparse accumulation over the query terms' postings when they are short (the usual case: cost follows the
-        postings, not the corpus); dense arrays when they cover a large part of the corpus. Both add each
-        document's term scores in query order, so the floats are identical either way.
+        The query terms' postings are concatenated and summed per document in one ``bincount``: over the whole
+        corpus when they cover a large part of it, over their distinct documents otherwise. Either way each
+        document's term scores are added in query order, so the floats equal ``scores``'s term-by-term sums.
         """
         indptr, indices, data = self.matrix.indptr, self.matrix.indices, self.matrix.data
         rows = [r for r in (self.vocab.get(t) for t in query_tokens) if r is not None]
         if not rows:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64)
-        postings = sum(int(indptr[r + 1] - indptr[r]) for r in rows)
-        if postings * 8 > len(self.ids):
-            scores, matched = self.scores(query_tokens)
-            cand = np.flatnonzero(matched)
-            return cand, scores[cand]
         idx = np.concatenate([indices[indptr[r] : indptr[r + 1]] for r in rows])
         vals = np.concatenate([data[indptr[r] : indptr[r + 1]] for r in rows]).astype(np.float64)
+        if len(idx) * 8 > len(self.ids):
+            sums = np.bincount(idx, weights=vals, minlength=len(self.ids))
+            cand = np.flatnonzero(np.bincount(idx, minlength=len(self.ids)))
+            return cand.astype(np.int64), sums[cand]
         cand, inverse = np.unique(idx, return_inverse=True)
         return cand.astype(np.int64), np.bincount(inverse, weights=vals, minlength=len(cand))
 
