@@ -1,10 +1,28 @@
 #!/usr/bin/env bash
-# Set up (if needed) and run the whole test suite. Extra arguments go to pytest.
+# Set up (if needed) and run the whole test suite: everything on SQLite, then the integration tests again on a
+# throwaway PostgreSQL server (skip that pass with SIFT_TEST_POSTGRES=0). Extra arguments go to both pytest runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 . .venv/bin/activate
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
+# PostgreSQL server binaries (apt-get as root on a fresh machine) and the driver; tests start their own cluster.
+SIFT_PG_BIN="$(bash scripts/pg.sh)"
+export SIFT_PG_BIN
+python -c "import psycopg" 2>/dev/null || python -m pip install -q "psycopg[binary]>=3.2,<4"
 ruff check .
 # pytest exits 5 when it collects no test: that is a failure here, never a pass.
 python -m pytest -n 2 --dist loadfile -q "$@"
+if [ "${SIFT_TEST_POSTGRES:-1}" != "0" ]; then
+  # The integration tests again with SIFT_DATABASE_URL on PostgreSQL (a database per test), or just what was asked
+  # for. test_pg_* already cover both databases; the schemathesis fuzz is slow and database-agnostic; the graph
+  # test below starts a child process with a bare environment, so it cannot see the test database.
+  if [ $# -gt 0 ]; then
+    pg_args=("$@")
+  else
+    pg_args=(tests/integration --ignore-glob='tests/integration/test_pg_*'
+             --ignore=tests/integration/test_api_fuzz.py
+             --deselect tests/integration/test_graph_routes.py::test_graph_thread_survives_a_new_process)
+  fi
+  SIFT_TEST_DATABASE=postgres python -m pytest -n 2 --dist loadfile -q "${pg_args[@]}"
+fi
