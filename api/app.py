@@ -51,8 +51,7 @@ def _make_service(settings: ApiSettings, engine: Any, searcher: Searcher, checkp
 def _lifespan(settings: ApiSettings, embedder: Any) -> Any:
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-
+        from graph.service import open_checkpointer
         from sift.embed import make_embedder
 
         state = app.state
@@ -65,7 +64,8 @@ def _lifespan(settings: ApiSettings, embedder: Any) -> Any:
         state.searcher = searcher = Searcher(engine, cache, state.embedder)
         state.jobs = JobRunner(settings, engine)
         settings.data_dir.mkdir(parents=True, exist_ok=True)
-        async with AsyncSqliteSaver.from_conn_string(str(settings.data_dir / "checkpoints.db")) as saver:
+        # SQLite in the data dir, or the PostgreSQL database every replica shares (threads move between them).
+        async with open_checkpointer(settings) as saver:
             await saver.setup()
             state.checkpointer = saver
             state.ask = _make_service(settings, engine, searcher, saver)

@@ -24,13 +24,41 @@ STATE_TYPES = [("graph.state", name) for name in
 
 @asynccontextmanager
 async def open_checkpointer(settings: Settings) -> AsyncIterator[Any]:
-    """The SQLite checkpointer at ``DATA_DIR/checkpoints.db`` (threads survive restarts)."""
+    """Where threads live: the PostgreSQL database when ``SIFT_DATABASE_URL`` is one (so every replica sees every
+    thread), else SQLite at ``DATA_DIR/checkpoints.db``. Either way threads survive restarts."""
+    url = settings.resolved_database_url()
+    if url.startswith("postgresql"):
+        async with _postgres_checkpointer(url) as saver:
+            yield saver
+        return
     import aiosqlite
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     async with aiosqlite.connect(str(settings.data_dir / "checkpoints.db")) as conn:
         yield AsyncSqliteSaver(conn, serde=make_serde())
+
+
+@asynccontextmanager
+async def _postgres_checkpointer(url: str) -> AsyncIterator[Any]:
+    """``AsyncPostgresSaver`` over a small connection pool; its tables are created on first use."""
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+    from psycopg.rows import dict_row
+    from psycopg_pool import AsyncConnectionPool
+    from sqlalchemy.engine import make_url
+
+    conninfo = make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+    kwargs = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
+    async with AsyncConnectionPool(conninfo, min_size=1, max_size=8, kwargs=kwargs, open=False) as pool:
+        saver = AsyncPostgresSaver(pool, serde=make_serde())  # type: ignore[arg-type]
+        async with pool.connection() as conn:
+            # One replica at a time creates or migrates the checkpoint tables.
+            await conn.execute("SELECT pg_advisory_lock(hashtext('sift.checkpoints.setup'))")
+            try:
+                await saver.setup()
+            finally:
+                await conn.execute("SELECT pg_advisory_unlock(hashtext('sift.checkpoints.setup'))")
+        yield saver
 
 
 def make_serde() -> Any:
