@@ -8,7 +8,7 @@ import time
 from sqlalchemy import Engine, select
 
 from ingest.store import KbRef, get_serving_kb
-from retrievers.base import IndexCache, KbIndex
+from retrievers.base import IndexCache
 from sift.db.tables import KnowledgeBase
 from sift.errors import SiftError
 
@@ -38,21 +38,6 @@ class ApiIndexCache(IndexCache):
         ref = get_serving_kb(self.engine, kb, tenant)
         self._refs[key] = (now + self.ref_ttl_s, ref)
         return ref
-
-    def get(self, kb: str, tenant: str = "default") -> KbIndex:
-        """The serving bundle of ``kb`` (NotFound / IndexNotReady as for the base class)."""
-        ref = self._ref(kb, tenant)
-        key = (tenant, kb)
-        cached = self._loaded.get(key)
-        if cached is not None and (cached.kb.id, cached.kb.generation) == (ref.id, ref.generation):
-            return cached
-        with self._lock:
-            cached = self._loaded.get(key)
-            if cached is not None and (cached.kb.id, cached.kb.generation) == (ref.id, ref.generation):
-                return cached
-            bundle = self._load(ref)
-            self._loaded[key] = bundle
-            return bundle
 
     def forget(self, kb: str, tenant: str = "default") -> None:
         """Drop what is remembered about ``kb`` (after it was deleted)."""

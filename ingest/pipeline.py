@@ -209,7 +209,7 @@ def _run(
         store.publish(conn, kb, number, index_dir, _gen_stats(summary))
         _finish_job(conn, job_id, summary, started)
     with engine.begin() as conn:
-        store.collect_garbage(conn, kb.id, number, index_root)
+        store.collect_garbage(conn, kb.id, number, index_root, settings.generation_grace_s)
     return summary
 
 

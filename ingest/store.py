@@ -8,13 +8,14 @@ from __future__ import annotations
 import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Connection, Engine, delete, func, insert, select, update
 
 from sift.db import advisory_key, is_postgres, visible_in
-from sift.db.tables import Chunk, Entity, File, Generation, KnowledgeBase, Node, Ref
+from sift.db.tables import Chunk, Entity, File, Generation, GenerationLease, KnowledgeBase, Node, Ref
 from sift.errors import IndexNotReady, NotFound
 
 #: PostgreSQL advisory lock held while a transaction allocates node ids (max(id) + 1 … + n).
@@ -226,12 +227,42 @@ def publish(conn: Connection, kb: KbRef, number: int, index_path: Path | None, s
     )
 
 
-def collect_garbage(conn: Connection, kb_id: int, serving: int, index_root: Path) -> int:
-    """Drop file versions and index dirs no longer visible in the serving generation or the one before it.
+def touch_lease(conn: Connection, kb_id: int, generation: int, replica: str, now: datetime | None = None) -> None:
+    """Record that ``replica`` is serving ``generation`` of ``kb_id`` (an upsert)."""
+    now = now or utcnow()
+    where = (GenerationLease.kb_id == kb_id, GenerationLease.generation == generation,
+             GenerationLease.replica == replica)
+    if conn.execute(update(GenerationLease).where(*where).values(last_used_at=now)).rowcount == 0:
+        conn.execute(insert(GenerationLease).values(kb_id=kb_id, generation=generation, replica=replica,
+                                                    last_used_at=now))
 
-    Keeping the previous generation lets requests that started before the swap finish on it.
+
+def utcnow() -> datetime:
+    """Naive UTC now, as lease timestamps are stored."""
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+def oldest_needed(conn: Connection, kb_id: int, serving: int, grace_s: float, now: datetime | None = None) -> int:
+    """The oldest generation someone may still read: the serving one, any generation a replica used within
+    ``grace_s``, and — when no replica keeps leases at all — the one before the serving one (in-flight reads)."""
+    rows = conn.execute(
+        select(GenerationLease.generation, func.max(GenerationLease.last_used_at))
+        .where(GenerationLease.kb_id == kb_id).group_by(GenerationLease.generation)
+    ).all()
+    if not rows:
+        return max(0, serving - 1)
+    cutoff = (now or utcnow()) - timedelta(seconds=grace_s)
+    fresh = [g for g, last in rows if last >= cutoff and g < serving]
+    return min([serving, *fresh])
+
+
+def collect_garbage(conn: Connection, kb_id: int, serving: int, index_root: Path, grace_s: float = 300.0) -> int:
+    """Drop file versions, index dirs and leases that no generation anyone may still read needs.
+
+    A generation older than the serving one is kept while any replica has used it within ``grace_s`` seconds
+    (see ``retrievers.base.IndexCache``'s leases), so requests that started before a swap finish on it.
     """
-    keep_from = serving - 1
+    keep_from = oldest_needed(conn, kb_id, serving, grace_s)
     dead = conn.execute(
         select(File.id).where(File.kb_id == kb_id, File.gen_to.is_not(None), File.gen_to <= keep_from)
     ).scalars().all()
@@ -244,6 +275,8 @@ def collect_garbage(conn: Connection, kb_id: int, serving: int, index_root: Path
         shutil.rmtree(generation_dir(index_root, kb_id, number), ignore_errors=True)
     if old:
         conn.execute(delete(Generation).where(Generation.kb_id == kb_id, Generation.number.in_(old)))
+    conn.execute(delete(GenerationLease).where(GenerationLease.kb_id == kb_id,
+                                               GenerationLease.generation < keep_from))
     return len(dead)
 
 

@@ -10,16 +10,20 @@ from __future__ import annotations
 
 import fnmatch
 import logging
+import os
+import socket
 import threading
 import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 from sqlalchemy import Engine, select
+from sqlalchemy.exc import SQLAlchemyError
 
-from ingest.store import KbRef, generation_dir, get_serving_kb
+from ingest.store import KbRef, generation_dir, get_serving_kb, touch_lease
 from sift.db import visible_in
 from sift.db.tables import Chunk, File, Generation
 from sift.errors import IndexNotReady
@@ -146,29 +150,49 @@ class IndexCache:
     """Loads a knowledge base's serving generation once and swaps it when a new one is published.
 
     A bundle is keyed by (kb id, generation), so a knowledge base deleted and made again under the same name
-    is never served its predecessor's index.
+    is never served its predecessor's index. Each cache is one replica: it leases the generations it serves
+    (``generation_leases``), and garbage collection keeps a generation while a lease on it is fresh.
     """
 
-    def __init__(self, engine: Engine, index_root: Path) -> None:
+    def __init__(self, engine: Engine, index_root: Path, lease_refresh_s: float = 30.0) -> None:
         self.engine = engine
         self.index_root = index_root
+        self.lease_refresh_s = lease_refresh_s
+        self.replica = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._lock = threading.Lock()
         self._loaded: dict[tuple[str, str], KbIndex] = {}
+        self._leased: dict[tuple[int, int], float] = {}
+
+    def _ref(self, kb: str, tenant: str) -> KbRef:
+        """The knowledge base and its serving generation (subclasses may remember it briefly)."""
+        return get_serving_kb(self.engine, kb, tenant)
 
     def get(self, kb: str, tenant: str = "default") -> KbIndex:
         """The index bundle of ``kb``'s serving generation (IndexNotReady while it has none)."""
-        ref = get_serving_kb(self.engine, kb, tenant)
+        ref = self._ref(kb, tenant)
         key = (tenant, kb)
-        cached = self._loaded.get(key)
-        if cached is not None and (cached.kb.id, cached.kb.generation) == (ref.id, ref.generation):
-            return cached
-        with self._lock:
-            cached = self._loaded.get(key)
-            if cached is not None and (cached.kb.id, cached.kb.generation) == (ref.id, ref.generation):
-                return cached
-            bundle = self._load(ref)
-            self._loaded[key] = bundle
-            return bundle
+        bundle = self._loaded.get(key)
+        if bundle is None or (bundle.kb.id, bundle.kb.generation) != (ref.id, ref.generation):
+            with self._lock:
+                bundle = self._loaded.get(key)
+                if bundle is None or (bundle.kb.id, bundle.kb.generation) != (ref.id, ref.generation):
+                    bundle = self._load(ref)
+                    self._loaded[key] = bundle
+        self._lease(bundle.kb)
+        return bundle
+
+    def _lease(self, kb: KbRef) -> None:
+        """Tell garbage collection this replica serves ``kb``'s generation (at most every ``lease_refresh_s``)."""
+        key = (kb.id, kb.generation)
+        now = time.monotonic()
+        if now - self._leased.get(key, -1e9) < self.lease_refresh_s:
+            return
+        self._leased[key] = now
+        try:
+            with self.engine.begin() as conn:
+                touch_lease(conn, kb.id, kb.generation, self.replica)
+        except SQLAlchemyError as exc:  # a missed lease only shortens the grace period; never fail a query
+            log.warning("could not record the lease on kb %d generation %d: %s", kb.id, kb.generation, exc)
 
     def _load(self, ref: KbRef) -> KbIndex:
         from ingest.index import load_indexes

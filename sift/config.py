@@ -37,6 +37,9 @@ class Settings(BaseSettings):
     embed_model: str = "text-embedding-3-small"
     embed_batch_size: int = 64
     vector_index: str = Field(default="flat", description="flat (exact) | hnsw (approximate).")
+    generation_grace_s: float = Field(
+        default=300.0, description="Keep an old generation while a replica has used it within this many seconds."
+    )
 
     # LLM (optional; without it the extractive answerer is used)
     llm_base_url: str | None = None

@@ -8,7 +8,7 @@ from typing import Any
 
 from sift.cli.common import add_common, settings_from
 
-EXAMPLE = "examples: sift kb list;  sift kb show myproject --json"
+EXAMPLE = "examples: sift kb list;  sift kb show myproject --json;  sift kb gc myproject"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -25,6 +25,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     show.add_argument("--json", action="store_true", help="print JSON")
     add_common(show)
     show.set_defaults(func=run_show)
+    gc = kb_sub.add_parser("gc", help="drop old generations no replica has used within the grace period")
+    gc.add_argument("name")
+    gc.add_argument("--tenant", default=None)
+    add_common(gc)
+    gc.set_defaults(func=run_gc)
 
 
 def run_list(args: argparse.Namespace) -> int:
@@ -54,6 +59,21 @@ def run_show(args: argparse.Namespace) -> int:
         print(json.dumps(info, indent=2, default=str))
     else:
         _print_show(info)
+    return 0
+
+
+def run_gc(args: argparse.Namespace) -> int:
+    """Collect garbage for one knowledge base now (ingest runs it after every publish, too)."""
+    from ingest.store import collect_garbage, get_kb
+    from sift.db import open_database
+
+    settings = settings_from(args)
+    engine = open_database(settings)
+    kb = get_kb(engine, args.name, args.tenant or settings.tenant)
+    with engine.begin() as conn:
+        dropped = collect_garbage(conn, kb.id, kb.generation, settings.resolved_index_dir(),
+                                  settings.generation_grace_s)
+    print(f"kb {kb.name}: dropped {dropped} old file versions; serving generation {kb.generation}")
     return 0
 
 

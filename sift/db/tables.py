@@ -220,3 +220,14 @@ class IngestJob(Base):
     elapsed_s: Mapped[float | None] = mapped_column(Float)
 
     __table_args__ = (Index("ix_jobs_kb_status", "kb_id", "status"),)
+
+
+class GenerationLease(Base):
+    """A replica's use of a generation: garbage collection keeps a generation while any lease on it is fresh."""
+
+    __tablename__ = "generation_leases"
+
+    kb_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    generation: Mapped[int] = mapped_column(Integer, primary_key=True)
+    replica: Mapped[str] = mapped_column(String(200), primary_key=True)
+    last_used_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)

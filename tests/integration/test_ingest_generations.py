@@ -131,3 +131,57 @@ def test_sigkill_mid_ingest_leaves_previous_generation_serving(tmp_path, local_e
     index_root = settings.resolved_index_dir()
     leftovers = [p.name for p in index_root.rglob("*") if p.is_dir() and ".building-" in p.name]
     assert leftovers == []
+
+
+def _versions(engine, path: str) -> list[tuple[int, int | None]]:
+    from sift.db.tables import File
+
+    with engine.connect() as conn:
+        return sorted(conn.execute(select(File.gen_from, File.gen_to).where(File.path == path)).all())
+
+
+def test_gc_keeps_a_generation_while_a_replica_leases_it(tmp_path):
+    from datetime import timedelta
+
+    from ingest.store import collect_garbage, touch_lease, utcnow
+
+    settings = Settings(data_dir=tmp_path / "data", generation_grace_s=60)
+    repo = _repo(tmp_path / "repo")
+    engine = open_database(settings)
+    readme = repo / "README.md"
+    ingest(settings, repo, "t", build_index=False)  # generation 1
+    kb = get_kb(engine, "t")
+    with engine.begin() as conn:
+        touch_lease(conn, kb.id, 1, "replica-a")  # a replica still serving generation 1
+    for n in (2, 3):
+        readme.write_text(f"# Tiny {n}\n")
+        ingest(settings, repo, "t", build_index=False)
+    # README.md's first version (only in generation 1) survives two publishes: its lease is fresh.
+    assert _versions(engine, "README.md") == [(1, 2), (2, 3), (3, None)]
+    with engine.begin() as conn:
+        touch_lease(conn, kb.id, 1, "replica-a", now=utcnow() - timedelta(seconds=120))  # unused for 2 minutes
+        collect_garbage(conn, kb.id, 3, settings.resolved_index_dir(), settings.generation_grace_s)
+    assert _versions(engine, "README.md") == [(3, None)]
+
+
+def test_gc_without_leases_keeps_only_the_previous_generation(tmp_path):
+    settings = Settings(data_dir=tmp_path / "data")
+    repo = _repo(tmp_path / "repo")
+    engine = open_database(settings)
+    for n in (1, 2, 3):
+        (repo / "README.md").write_text(f"# Tiny {n}\n")
+        ingest(settings, repo, "t", build_index=False)
+    assert _versions(engine, "README.md") == [(2, 3), (3, None)]
+
+
+def test_index_cache_leases_the_generation_it_serves(tmp_path, local_embedder):
+    from sift.db.tables import GenerationLease
+
+    settings = Settings(data_dir=tmp_path / "data")
+    ingest(settings, _repo(tmp_path / "repo"), "t", embedder=local_embedder)
+    engine = open_database(settings)
+    cache = IndexCache(engine, settings.resolved_index_dir())
+    cache.get("t")
+    with engine.connect() as conn:
+        leases = conn.execute(select(GenerationLease.generation, GenerationLease.replica)).all()
+    assert leases == [(1, cache.replica)]
