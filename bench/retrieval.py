@@ -250,6 +250,36 @@ def run_bm25_corpus(root: Path, queries: list[str]) -> None:
           f"identical top-10 on {same}/{len(toks)}")
 
 
+def run_long_text(sets: list[Path], k: int) -> None:
+    """Vector-channel quality with long chunks embedded as their head (default) vs the mean of 256-token windows."""
+    from conftest import fetch_sdist
+
+    from ingest.pipeline import ingest
+    from retrievers.base import IndexCache
+    from retrievers.search import Searcher
+    from sift.config import Settings
+    from sift.db import open_database
+    from sift.embed import LocalEmbedder
+    from sift.models import Filters
+
+    head = LocalEmbedder()
+    modes = {"head": (head, OUT / "data"), "mean": (head.with_long_text("mean"), OUT / "data-mean")}
+    questions = [q for p in sets for q in load_questions(p)[0] if q.gold_spans]
+    print(f"\nvector channel, {len(questions)} questions: long chunks embedded as head vs mean of windows")
+    for mode, (embedder, data) in modes.items():
+        settings = Settings(data_dir=data)
+        for kb in sorted({q.kb for q in questions}):
+            ingest(settings, fetch_sdist(kb), kb, embedder=embedder)
+        engine = open_database(settings)
+        searcher = Searcher(engine, IndexCache(engine, settings.resolved_index_dir()), embedder)
+        vals: dict[str, list] = {c: [] for c in COLUMNS}
+        for q in questions:
+            for c, v in _metrics(searcher.channel("vector", q.query, Filters(kb=q.kb), k), q).items():
+                vals[c].append(v)
+        print(f"{mode:<6}" + "".join(f" {c} {M.mean(vals[c]):.3f}" for c in ("span@1", "span@3", "span@10", "spanMRR")))
+        searcher.close()
+
+
 def run_latency(n_files: int = 2000) -> None:
     """Warm fused-search latency on a synthetic repository of ``n_files`` files (BM25 speed there too)."""
     import importlib.util
@@ -305,11 +335,14 @@ def main() -> None:
     ap.add_argument("--sets", default="eval/sets/attrs.jsonl,eval/sets/marshmallow.jsonl")
     ap.add_argument("--latency", action="store_true", help="also time fused search on a 2,000-file repository")
     ap.add_argument("--no-quality", action="store_true")
+    ap.add_argument("--long-text", action="store_true", help="compare head vs mean-of-windows embeddings")
     ap.add_argument("--bm25-corpus", nargs="?", const="stdlib", default=None,
                     help="BM25 vs BM25Okapi on a large real corpus (default: this Python's stdlib)")
     args = ap.parse_args()
     if not args.no_quality:
         run_quality([ROOT / p for p in args.sets.split(",")], args.k)
+    if args.long_text:
+        run_long_text([ROOT / p for p in args.sets.split(",")], args.k)
     if args.latency:
         run_latency()
     if args.bm25_corpus:
