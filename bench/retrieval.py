@@ -177,36 +177,43 @@ def run_quality(sets: list[Path], k: int) -> None:
     searcher.close()
 
 
-def _bm25_speed(searcher, filters, queries: list[str]) -> None:
-    """Our BM25 against BM25Okapi.get_scores on the same corpus; top-10 agreement."""
+def _compare_bm25(index, corpus: list[list[str]], ids: list[int], queries: list[str], label: str) -> None:
+    """Time ``index.search`` against ``BM25Okapi.get_scores`` on the same corpus; print the ratio and agreement."""
     from rank_bm25 import BM25Okapi
+
+    from retrievers.tokenize import tokenize
+
+    ref = BM25Okapi(corpus)
+    toks = [tokenize(q) for q in queries]
+    t0 = time.perf_counter()
+    ours = [index.search(t, 10) for t in toks]
+    t_ours = (time.perf_counter() - t0) / len(toks)
+    t0 = time.perf_counter()
+    theirs = [ref.get_scores(t) for t in toks]
+    t_ref = (time.perf_counter() - t0) / len(toks)
+    same = 0
+    for o, sc in zip(ours, theirs, strict=True):
+        order = sorted(np.flatnonzero(sc > 0), key=lambda i: (-sc[i], ids[i]))[:10]
+        same += [c for c, _ in o] == [ids[i] for i in order]
+    print(f"\nBM25 on {label}: ours {t_ours * 1000:.3f} ms/query, BM25Okapi.get_scores {t_ref * 1000:.3f} ms/query"
+          f" = {t_ref / t_ours:.0f}x faster; identical top-10 on {same}/{len(toks)}")
+
+
+def _bm25_speed(searcher, filters, queries: list[str]) -> None:
+    """Our BM25 against BM25Okapi.get_scores on a knowledge base's chunks; top-10 agreement."""
     from sqlalchemy import select
 
     from ingest.chunk import embedding_text
     from retrievers.tokenize import tokenize
     from sift.db.tables import Chunk
 
-    bundle = searcher.cache.get(filters.kb)
-    bm25 = bundle.indexes.bm25
+    bm25 = searcher.cache.get(filters.kb).indexes.bm25
     ids = [int(i) for i in bm25.ids]
     with searcher.engine.connect() as conn:
         rows = {r.id: r for r in conn.execute(select(Chunk).where(Chunk.id.in_(ids))).all()}
     corpus = [tokenize(embedding_text(rows[i].kind, rows[i].path, rows[i].name, rows[i].heading_path, rows[i].text))
               for i in ids]
-    ref = BM25Okapi(corpus)
-    toks = [tokenize(q) for q in queries]
-    t0 = time.perf_counter()
-    ours = [bm25.search(t, 10) for t in toks]
-    t_ours = (time.perf_counter() - t0) / len(toks)
-    t0 = time.perf_counter()
-    theirs = [ref.get_scores(t) for t in toks]
-    t_ref = (time.perf_counter() - t0) / len(toks)
-    same = 0
-    for o, s in zip(ours, theirs, strict=True):
-        order = sorted((i for i in range(len(ids)) if s[i] > 0), key=lambda i: (-s[i], ids[i]))[:10]
-        same += [c for c, _ in o] == [ids[i] for i in order]
-    print(f"\nBM25 on {len(ids)} chunks: ours {t_ours * 1000:.3f} ms/query, BM25Okapi.get_scores "
-          f"{t_ref * 1000:.3f} ms/query = {t_ref / t_ours:.0f}x faster; identical top-10 on {same}/{len(toks)}")
+    _compare_bm25(bm25, corpus, ids, queries, f"{len(ids)} chunks of kb {filters.kb}")
 
 
 def run_bm25_corpus(root: Path, queries: list[str]) -> None:
@@ -215,8 +222,6 @@ def run_bm25_corpus(root: Path, queries: list[str]) -> None:
     Walk, parse and chunk in memory exactly as ingestion does (no database, no embeddings), then time the same
     queries on both scorers and check that their top-10 ids agree.
     """
-    from rank_bm25 import BM25Okapi
-
     from ingest.chunk import chunk_tree, embedding_text
     from ingest.languages import classify
     from ingest.parsers import ParserRegistry
@@ -232,22 +237,8 @@ def run_bm25_corpus(root: Path, queries: list[str]) -> None:
         for c in chunk_tree(tree, f.text.splitlines()):
             corpus.append(tokenize(embedding_text(c.kind, f.path, c.name, c.heading_path, c.text)))
     ids = list(range(1, len(corpus) + 1))
-    ours = BM25Index.build(ids, corpus)
-    ref = BM25Okapi(corpus)
-    toks = [tokenize(q) for q in queries]
-    t0 = time.perf_counter()
-    got = [ours.search(t, 10) for t in toks]
-    t_ours = (time.perf_counter() - t0) / len(toks)
-    t0 = time.perf_counter()
-    theirs = [ref.get_scores(t) for t in toks]
-    t_ref = (time.perf_counter() - t0) / len(toks)
-    same = 0
-    for o, sc in zip(got, theirs, strict=True):
-        order = sorted(np.flatnonzero(sc > 0), key=lambda i: (-sc[i], ids[i]))[:10]
-        same += [c for c, _ in o] == [ids[i] for i in order]
-    print(f"\nBM25 on {root} ({files} files, {len(corpus)} chunks): ours {t_ours * 1000:.3f} ms/query, "
-          f"BM25Okapi.get_scores {t_ref * 1000:.3f} ms/query = {t_ref / t_ours:.0f}x faster; "
-          f"identical top-10 on {same}/{len(toks)}")
+    _compare_bm25(BM25Index.build(ids, corpus), corpus, ids, queries,
+                  f"{root} ({files} files, {len(corpus)} chunks)")
 
 
 def run_long_text(sets: list[Path], k: int) -> None:
