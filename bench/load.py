@@ -7,7 +7,15 @@ every client's thread holds exactly the turns it asked for.
 
 Targets on 2 cores: search p95 < 300 ms at 32 clients with zero errors; chat (extractive) p95 < 3 s.
 
+``--replicas 2`` measures scale-out instead: a throwaway PostgreSQL cluster (tests/pg.py; binaries from
+``$SIFT_PG_BIN`` or ``scripts/pg.sh``) holds the metadata, the kb is ingested once into it and a shared
+``SIFT_INDEX_DIR``, and two ``sift serve`` processes (separate ``--data-dir``s, same database and index dir) run
+on two loopback ports. Per endpoint the same total clients first load ONE replica (the baseline), then are split
+half and half between the two (no proxy); the two/one throughput ratio is printed. Chat threads are re-read
+through the other replica. The cluster, the servers and the shared index dir are removed at the end.
+
 Usage: python bench/load.py [--clients 32] [--seconds 20] [--target search,chat] [--ingest] [--repo PATH]
+                            [--replicas 2]
 (default repo: the attrs sdist that tests/conftest.py downloads; its kb is built once into bench/out/load).
 """
 
@@ -67,14 +75,16 @@ def _sift(*args: str) -> list[str]:
     return [sys.executable, "-c", "import sys; from sift.cli import main; sys.exit(main())", *args]
 
 
-def prepare(repo: Path, data_dir: Path, kb: str) -> Path:
+def prepare(repo: Path, data_dir: Path, kb: str, env: dict[str, str] | None = None,
+            sift_data: Path | None = None) -> Path:
     """Copy ``repo`` under an allowed root and ingest it (incremental: a second run only re-checks hashes)."""
     roots = data_dir / "repos"
     copy = roots / kb
     if not copy.exists():
         shutil.copytree(repo, copy)
     t0 = time.perf_counter()
-    subprocess.run(_sift("ingest", str(copy), "--kb", kb, "--data-dir", str(data_dir / "data")), check=True)
+    subprocess.run(_sift("ingest", str(copy), "--kb", kb, "--data-dir", str(sift_data or data_dir / "data")),
+                   check=True, env=env)
     print(f"ingest ready in {time.perf_counter() - t0:.1f}s")
     return copy
 
@@ -148,7 +158,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=HERE / "out" / "load")
     p.add_argument("--workers", type=int, default=1)
     p.add_argument("--channels", default="all", help="search channels: all, bm25, vector or smart")
+    p.add_argument("--replicas", type=int, choices=(1, 2), default=1,
+                   help="2: PostgreSQL + shared index dir, two servers vs one in the same run")
     args = p.parse_args(argv)
+    if args.replicas == 2 and args.ingest:
+        p.error("--ingest is not combined with --replicas 2")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     if args.repo is None:
         sys.path.insert(0, str(ROOT / "tests"))
@@ -156,6 +170,8 @@ def main(argv: list[str] | None = None) -> int:
 
         args.repo = fetch_sdist("attrs")
     kb = "load"
+    if args.replicas == 2:
+        return replicas(args, kb)
     copy = prepare(args.repo, args.out, kb)
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
@@ -188,6 +204,122 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         server.terminate()
         server.wait(timeout=30)
+    return 1 if failed else 0
+
+
+def _serve(port: int, data_dir: Path, roots: Path, workers: int, env: dict[str, str], log: Path) -> subprocess.Popen:
+    """Start one ``sift serve`` on 127.0.0.1:``port`` with its output in ``log``."""
+    with log.open("wb") as out:
+        return subprocess.Popen(_sift("serve", "--port", str(port), "--data-dir", str(data_dir), "--allow-root",
+                                      str(roots), "--workers", str(workers)),
+                                stdout=out, stderr=subprocess.STDOUT, env=env)
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """Terminate a server, killing it when it does not exit within 30 s."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=30)
+
+
+def split(clients: int, parts: int) -> list[int]:
+    """``clients`` spread over ``parts`` as evenly as possible (the first ones take the remainder)."""
+    return [clients // parts + (i < clients % parts) for i in range(parts)]
+
+
+async def run_split(urls: list[str], endpoint: str, kb: str, clients: int, seconds: float,
+                    channels: str = "all") -> tuple[list[Stats], list[dict[str, int]]]:
+    """The same load as :func:`run`, with the clients split between ``urls``; per-URL stats and threads."""
+    seeds = [0, *[sum(split(clients, len(urls))[:i]) for i in range(1, len(urls))]]
+    results = await asyncio.gather(*(run(url, endpoint, kb, n, seconds, None, seed=seed, channels=channels)
+                                     for url, n, seed in zip(urls, split(clients, len(urls)), seeds, strict=True)
+                                     if n > 0))
+    return [r[0] for r in results], [r[1] for r in results]
+
+
+def merged(parts: list[Stats]) -> Stats:
+    """One Stats holding every part's latencies and errors."""
+    return Stats([ms for s in parts for ms in s.latencies], [e for s in parts for e in s.errors])
+
+
+def _warm_up(urls: list[str], kb: str, targets: list[str]) -> None:
+    """One request per endpoint and replica, so neither replica pays its lazy loading inside a measurement."""
+    for url in urls:
+        with httpx.Client(base_url=url, timeout=120) as c:
+            for endpoint in targets:
+                body = {"kb": kb, "query": QUERIES[0], "k": 10} if endpoint == "search" else {
+                    "kb": kb, "message": QUERIES[0]}
+                r = c.post(f"/v1/{endpoint}", json=body)
+                if r.status_code != 200:
+                    raise RuntimeError(f"warm-up {endpoint} on {url}: {r.status_code} {r.text[:200]}")
+
+
+def _measure(urls: list[str], endpoint: str, kb: str, args: argparse.Namespace, label: str) -> tuple[Stats, float, bool]:
+    """Run one load over ``urls``, print the combined and per-replica lines; (stats, req/s, failed)."""
+    t0 = time.perf_counter()
+    parts, turns = asyncio.run(run_split(urls, endpoint, kb, args.clients, args.seconds, args.channels))
+    elapsed = time.perf_counter() - t0
+    stats = merged(parts)
+    print(stats.line(endpoint, elapsed) + f"  [{label}]")
+    if len(parts) > 1:
+        for i, part in enumerate(parts):
+            print("  " + part.line(f"r{i + 1}", elapsed))
+    for err in sorted(set(stats.errors))[:5]:
+        print(f"  error: {err}")
+    failed = bool(stats.errors)
+    if endpoint == "chat":  # read every thread back through the replica that did NOT serve it
+        lost = [x for i, t in enumerate(turns) for x in check_threads(urls[(i + 1) % len(urls)], t)]
+        print(f"  threads: {sum(map(len, turns))}, lost or inconsistent (read via the other replica): {len(lost)}")
+        failed |= bool(lost)
+    return stats, len(stats.latencies) / elapsed, failed
+
+
+def replicas(args: argparse.Namespace, kb: str) -> int:
+    """Two replicas on one throwaway PostgreSQL and a shared index dir vs one replica, in the same run."""
+    from tests.pg import PgServer
+
+    if not os.environ.get("SIFT_PG_BIN"):
+        found = subprocess.run(["bash", str(ROOT / "scripts" / "pg.sh")], check=True, capture_output=True, text=True)
+        os.environ["SIFT_PG_BIN"] = found.stdout.strip().splitlines()[-1]
+    work = args.out / "replicas"
+    shutil.rmtree(work, ignore_errors=True)  # a fresh database needs fresh generations
+    work.mkdir(parents=True)
+    targets = [t.strip() for t in args.target.split(",") if t.strip()]
+    pg = PgServer()
+    servers: list[subprocess.Popen] = []
+    failed = False
+    try:
+        pg.start()
+        env = {**os.environ, "SIFT_DATABASE_URL": pg.create_database("sift_load"),
+               "SIFT_INDEX_DIR": str(work / "indexes")}
+        print(f"postgresql {pg.port} ({os.environ['SIFT_PG_BIN']}); shared index dir {work / 'indexes'}")
+        prepare(args.repo, args.out, kb, env=env, sift_data=work / "ingest")
+        urls = []
+        for name in ("a", "b"):
+            port = _free_port()
+            servers.append(_serve(port, work / name, args.out / "repos", args.workers, env, work / f"{name}.log"))
+            urls.append(f"http://127.0.0.1:{port}")
+        for url in urls:
+            _wait_ready(url)
+        _warm_up(urls, kb, targets)
+        print(f"replicas: pids {[s.pid for s in servers]} on {urls}; {args.clients} clients in total, "
+              f"{args.seconds:.0f}s per run (one replica, then both, per endpoint)")
+        ratios = {}
+        for endpoint in targets:
+            _, one, bad_one = _measure(urls[:1], endpoint, kb, args, "1 replica")
+            _, two, bad_two = _measure(urls, endpoint, kb, args, f"2 replicas, {'+'.join(map(str, split(args.clients, 2)))} clients")
+            ratios[endpoint] = two / one if one else float("nan")
+            print(f"  {endpoint}: two/one throughput {ratios[endpoint]:.2f}x ({two:.1f} vs {one:.1f} req/s)")
+            failed |= bad_one or bad_two
+        print("two/one: " + ", ".join(f"{e} {r:.2f}x" for e, r in ratios.items()) + f" ({os.cpu_count()} cores)")
+    finally:
+        for server in servers:
+            _stop(server)
+        pg.stop()
+        shutil.rmtree(work / "indexes", ignore_errors=True)
     return 1 if failed else 0
 
 
