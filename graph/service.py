@@ -49,7 +49,9 @@ async def _postgres_checkpointer(url: str) -> AsyncIterator[Any]:
 
     conninfo = make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
     kwargs = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
-    async with AsyncConnectionPool(conninfo, min_size=1, max_size=8, kwargs=kwargs, open=False) as pool:
+    # check_connection: a connection the server dropped (restart, failover) is replaced, not handed out.
+    async with AsyncConnectionPool(conninfo, min_size=1, max_size=8, kwargs=kwargs, open=False,
+                                   check=AsyncConnectionPool.check_connection) as pool:
         saver = AsyncPostgresSaver(pool, serde=make_serde())  # type: ignore[arg-type]
         async with pool.connection() as conn:
             # One replica at a time creates or migrates the checkpoint tables.
