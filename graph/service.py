@@ -18,6 +18,7 @@ from sift.config import Settings
 from sift.errors import InvalidQuery, SiftError
 
 MAX_QUESTION_CHARS = 2000
+SETUP_LOCK = 0x51F7C4EC  # advisory lock key for creating the PostgreSQL checkpoint tables
 STATE_TYPES = [("graph.state", name) for name in
                ("Plan", "ChannelResult", "Evidence", "Citation", "Draft", "Verdict", "Answer", "Reset", "RetrieveTask")]
 
@@ -54,12 +55,16 @@ async def _postgres_checkpointer(url: str) -> AsyncIterator[Any]:
                                    check=AsyncConnectionPool.check_connection) as pool:
         saver = AsyncPostgresSaver(pool, serde=make_serde())  # type: ignore[arg-type]
         async with pool.connection() as conn:
-            # One replica at a time creates or migrates the checkpoint tables.
-            await conn.execute("SELECT pg_advisory_lock(hashtext('sift.checkpoints.setup'))")
+            # One process at a time creates or migrates the checkpoint tables. The lock is polled, not awaited:
+            # the migrations build indexes CONCURRENTLY, which waits for every running statement — a blocked
+            # pg_advisory_lock() call included — so a blocking wait would deadlock with the holder.
+            while not (await (await conn.execute("SELECT pg_try_advisory_lock(%s)", (SETUP_LOCK,))).fetchone()
+                       )["pg_try_advisory_lock"]:
+                await asyncio.sleep(0.05)
             try:
                 await saver.setup()
             finally:
-                await conn.execute("SELECT pg_advisory_unlock(hashtext('sift.checkpoints.setup'))")
+                await conn.execute("SELECT pg_advisory_unlock(%s)", (SETUP_LOCK,))
         yield saver
 
 
