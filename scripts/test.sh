@@ -15,13 +15,12 @@ ruff check .
 python -m pytest -n 2 --dist loadfile -q "$@"
 if [ "${SIFT_TEST_POSTGRES:-1}" != "0" ]; then
   # The integration tests again with SIFT_DATABASE_URL on PostgreSQL (a database per test), or just what was asked
-  # for. test_pg_* already cover both databases; the schemathesis fuzz is slow and database-agnostic; the graph
-  # test below starts a child process with a bare environment, so it cannot see the test database.
+  # for. test_pg_* already cover both databases; the graph test below starts a child process with a bare
+  # environment, so it cannot see the test database.
   if [ $# -gt 0 ]; then
     pg_args=("$@")
   else
     pg_args=(tests/integration --ignore-glob='tests/integration/test_pg_*'
-             --ignore=tests/integration/test_api_fuzz.py
              --deselect tests/integration/test_graph_routes.py::test_graph_thread_survives_a_new_process)
   fi
   SIFT_TEST_DATABASE=postgres python -m pytest -n 2 --dist loadfile -q "${pg_args[@]}"

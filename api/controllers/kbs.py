@@ -81,7 +81,7 @@ class JobController(Controller):
     tags = ["knowledge bases"]
 
     @get("/{job_id:int}", sync_to_thread=True, responses=errors(404))
-    def show(self, state: State, tenant: NamedDependency[str], job_id: int = Parameter(ge=1, le=2**62)) -> Job:
+    def show(self, state: State, tenant: NamedDependency[str], job_id: int = Parameter(ge=1, le=2**31 - 1)) -> Job:
         """A job of the caller's: queued, running (with progress), succeeded (with its result) or failed."""
         return Job.model_validate(job_view(state.engine, job_id, tenant))
 
