@@ -22,7 +22,7 @@ from litestar.openapi.spec import Components, SecurityScheme
 
 from api.auth import provide_tenant
 from api.batching import BatchingEmbedder
-from api.cache import ApiIndexCache
+from api.cache import ApiIndexCache, settle_heap
 from api.controllers.chat import ChatController
 from api.controllers.health import HealthController
 from api.controllers.kbs import JobController, KbController
@@ -52,16 +52,21 @@ def _lifespan(settings: ApiSettings, embedder: Any) -> Any:
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         from graph.service import open_checkpointer
-        from sift.embed import make_embedder
+        from sift.embed import LocalEmbedder, make_embedder
 
         state = app.state
         state.settings = settings
         state.engine = engine = await anyio.to_thread.run_sync(open_database, settings)
         loaded = embedder if embedder is not None else await anyio.to_thread.run_sync(make_embedder, settings)
+        if isinstance(loaded, LocalEmbedder):
+            loaded = loaded.with_query_threads(settings.embed_threads)
         state.embedder = batching = BatchingEmbedder(loaded)
         state.cache = cache = ApiIndexCache(engine, settings.resolved_index_dir())
         await anyio.to_thread.run_sync(cache.warm)
         state.searcher = searcher = Searcher(engine, cache, state.embedder)
+        await anyio.to_thread.run_sync(batching.embed_query, "warm up")  # builds the traced query encoder now
+        settle_heap()
+        state.search_limiter = anyio.CapacityLimiter(settings.search_concurrency)
         state.jobs = JobRunner(settings, engine)
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         # SQLite in the data dir, or the PostgreSQL database every replica shares (threads move between them).
@@ -88,7 +93,7 @@ def create_app(settings: Settings | None = None, *, embedder: Any = None, debug:
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     settings = api_settings(settings or ApiSettings())
     state = State({"settings": settings, "engine": None, "embedder": None, "checkpointer": None, "ask": None,
-                   "cache": None, "searcher": None, "jobs": None})
+                   "cache": None, "searcher": None, "search_limiter": None, "jobs": None})
     openapi = OpenAPIConfig(
         title="sift", version="0.1.0", path="/schema",
         description="Answers about a code base with citations to exact files and lines.",

@@ -75,7 +75,10 @@ class BatchingEmbedder:
 
     def _answer(self, batch: list[tuple[str, Future[np.ndarray]]]) -> None:
         try:
-            vectors = self.inner.embed_documents([text for text, _ in batch])
+            texts = [text for text, _ in batch]
+            # The local model's query path (traced, GIL-free); other embedders batch through embed_documents.
+            embed = getattr(self.inner, "embed_queries", None) or self.inner.embed_documents
+            vectors = embed(texts)
         except Exception as exc:  # noqa: BLE001 - every caller gets the failure
             for _, future in batch:
                 future.set_exception(exc)

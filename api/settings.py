@@ -19,6 +19,16 @@ class ApiSettings(Settings):
         description="Server-side directories ingest jobs may read (JSON list in SIFT_ALLOWED_ROOTS); empty = none.",
     )
     ingest_timeout_s: float = Field(default=3600.0, description="An ingest subprocess running longer is killed.")
+    embed_threads: int = Field(
+        default=1, ge=1, le=256,
+        description="Threads of the local model's forward pass. Requests run side by side, so one thread each "
+                    "uses the cores better than a thread team per batch (and a team that spins while it waits).",
+    )
+    search_concurrency: int = Field(
+        default=4, ge=1, le=64,
+        description="Searches (`/v1/search`) computed at once per process; more wait in arrival order. A few at a "
+                    "time keep CPU-bound requests from slowing each other down (and still fill an embedding batch).",
+    )
 
 
 def api_settings(settings: Settings) -> ApiSettings:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import random
 import shutil
@@ -41,11 +42,15 @@ ROOT = HERE.parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]  # bench/ingest.py shadows `ingest`
 sys.path.insert(0, str(ROOT))
 
-QUERIES = [
+PHRASES = [
     "how are validators composed", "where is the frozen attribute error raised", "define a class with slots",
     "convert a field value on init", "asdict recursion into collections", "what does evolve do",
     "field default factory", "how do I compare instances", "hash of an instance", "kw_only arguments",
 ]
+# ``--queries mixed`` (default) adds every question of the attrs eval set: full sentences, 42 distinct in all.
+QUESTIONS = [json.loads(line)["query"] for line in (ROOT / "eval" / "sets" / "attrs.jsonl").read_text().splitlines()
+             if line.strip()]
+QUERIES = PHRASES + QUESTIONS
 
 
 @dataclass
@@ -158,9 +163,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=HERE / "out" / "load")
     p.add_argument("--workers", type=int, default=1)
     p.add_argument("--channels", default="all", help="search channels: all, bm25, vector or smart")
+    p.add_argument("--queries", choices=("mixed", "phrases"), default="mixed",
+                   help="mixed: 10 short phrases + the 32 attrs eval questions; phrases: the 10 phrases only")
     p.add_argument("--replicas", type=int, choices=(1, 2), default=1,
                    help="2: PostgreSQL + shared index dir, two servers vs one in the same run")
     args = p.parse_args(argv)
+    if args.queries == "phrases":
+        QUERIES[:] = PHRASES
     if args.replicas == 2 and args.ingest:
         p.error("--ingest is not combined with --replicas 2")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -71,6 +71,8 @@ class ChunkTable:
 
     def mask(self, filters: Filters) -> np.ndarray | None:
         """Boolean mask of chunks passing ``filters`` (None when nothing is filtered out)."""
+        if not (filters.source_type is not None or filters.language or filters.public_only or filters.path_glob):
+            return None
         m = np.ones(len(self.ids), dtype=bool)
         narrowed = False
         if filters.source_type is not None:
@@ -139,10 +141,11 @@ class KbIndex:
         if pos is None:
             return None
         c = self.chunks
-        return Hit(
-            chunk_id=chunk_id, node_id=None if c.node_id[pos] < 0 else int(c.node_id[pos]), path=c.path[pos],
+        # The table was read from the database with its types: skip validation (a search builds hundreds of these).
+        return Hit.model_construct(
+            chunk_id=int(chunk_id), node_id=None if c.node_id[pos] < 0 else int(c.node_id[pos]), path=c.path[pos],
             start_line=int(c.start_line[pos]), end_line=int(c.end_line[pos]), kind=c.kind[pos], name=c.name[pos],
-            score=float(score), channel=channel, rank=rank, channels=(channel,),
+            score=float(score), channel=channel, rank=int(rank), snippet="", channels=(channel,),
         )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from sift.models import Hit
 
@@ -53,22 +54,32 @@ class CompositeWeights:
     stub: float = 0.8  # a type stub repeats a definition that lives elsewhere
 
 
+@lru_cache(maxsize=65536)
+def _path_kind(path: str) -> tuple[bool, bool, bool]:
+    """(test code, changelog, type stub) for a path; paths repeat across queries, so this is remembered."""
+    return bool(_TEST_PATH.search(path)), bool(_CHANGELOG_PATH.search(path)), path.endswith(".pyi")
+
+
 def path_prior(path: str, query_words: set[str], weights: CompositeWeights = CompositeWeights()) -> float:
     """Multiplier for where a hit lives: tests, changelogs and stubs rank lower unless the query asks for them."""
+    test, changelog, stub = _path_kind(path)
     prior = 1.0
-    if _TEST_PATH.search(path) and not (query_words & _TEST_WORDS):
+    if test and not (query_words & _TEST_WORDS):
         prior *= weights.test_code
-    if _CHANGELOG_PATH.search(path) and not (query_words & _CHANGE_WORDS):
+    if changelog and not (query_words & _CHANGE_WORDS):
         prior *= weights.changelog
-    if path.endswith(".pyi"):
+    if stub:
         prior *= weights.stub
     return prior
 
 
-def _name_tokens(name: str) -> set[str]:
+@lru_cache(maxsize=65536)
+def _name_parts(name: str) -> tuple[str, frozenset[str]]:
+    """A chunk name's last component (lower case) and its tokens, without " (part 2)" / " (module code)"."""
     from retrievers.tokenize import tokenize
 
-    return set(tokenize(name))
+    short = name.split(" (", 1)[0]
+    return short.rsplit(".", 1)[-1].rsplit(" > ", 1)[-1].lower(), frozenset(tokenize(short))
 
 
 def composite_score(
@@ -81,11 +92,10 @@ def composite_score(
         score *= weights.code_entity
     elif hit.kind == "file":
         score *= weights.file_level
-    short = hit.name.split(" (", 1)[0]  # drop " (part 2)" / " (module code)"
-    last = short.rsplit(".", 1)[-1].rsplit(" > ", 1)[-1].lower()
+    last, tokens = _name_parts(hit.name)
     if identifiers and last in identifiers:
         score *= weights.definition
-    elif query_tokens and _name_tokens(short) & query_tokens:
+    elif query_tokens and not tokens.isdisjoint(query_tokens):
         score *= weights.name_match
     return score
 

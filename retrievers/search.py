@@ -7,7 +7,9 @@
 from __future__ import annotations
 
 import re
+import threading
 import time
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +27,7 @@ from sift.models import Filters, Hit
 CHANNELS = ("bm25", "vector", "smart")
 MAX_QUERY_CHARS = 2000
 SNIPPET_CHARS = 400
+TEXT_CACHE = 4096  # chunk texts kept for snippets (~3 MB at the usual chunk sizes)
 _IDENT = re.compile(r"`([^`]+)`|\b([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\b")
 
 
@@ -77,6 +80,8 @@ class Searcher:
         self.bm25 = BM25Channel(cache)
         self.smart = SmartChannel(cache)
         self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="sift-channel")
+        self._text_cache: OrderedDict[int, tuple[str, int]] = OrderedDict()
+        self._text_lock = threading.Lock()
 
     def close(self) -> None:
         """Stop the worker threads."""
@@ -140,7 +145,17 @@ class Searcher:
             timings[name] = (time.perf_counter() - t0) * 1000
             return name, hits, extra
 
-        results = [run(names[0])] if len(names) == 1 else list(self._pool.map(run, names))
+        # The vector channel runs in the calling thread: it mostly waits on the (batched, GIL-free) query embedding,
+        # and pool threads blocked on it would cap how many queries one embedding batch can gather under load.
+        # The other channels run alongside it in the pool.
+        if len(names) == 1:
+            results = [run(names[0])]
+        else:
+            others = [n for n in names if n != "vector"]
+            futures = [self._pool.submit(run, n) for n in others]
+            own = [run("vector")] if "vector" in names else []
+            done = {r[0]: r for r in [*own, *(f.result() for f in futures)]}
+            results = [done[n] for n in names]
         per_channel = {name: hits for name, hits, _ in results}
         smart_level = next((extra.level for name, _, extra in results if name == "smart" and extra), None)
         if len(names) == 1:
@@ -152,13 +167,8 @@ class Searcher:
         return SearchResult(query, fused, snippets, per_channel, timings, smart_level)
 
     def snippets(self, hits: list[Hit]) -> dict[int | str, str]:
-        """The first lines of each hit's chunk text (one query for all hits)."""
-        ids = [h.chunk_id for h in hits if h.chunk_id is not None]
-        if not ids:
-            return {}
-        with self.engine.connect() as conn:
-            rows = conn.execute(select(Chunk.id, Chunk.text, Chunk.start_line).where(Chunk.id.in_(ids))).all()
-        by_id = {r.id: (r.text, r.start_line) for r in rows}
+        """The first lines of each hit's chunk text (one query for the hits whose text is not remembered)."""
+        by_id = self._texts([h.chunk_id for h in hits if h.chunk_id is not None])
         out: dict[int | str, str] = {}
         for h in hits:
             if h.chunk_id not in by_id:
@@ -168,4 +178,28 @@ class Searcher:
             offset = max(0, h.start_line - start)
             snippet = "\n".join(lines[offset : offset + (h.end_line - h.start_line + 1)])
             out[h.chunk_id] = snippet[:SNIPPET_CHARS]
+        return out
+
+    def _texts(self, ids: list[int]) -> dict[int, tuple[str, int]]:
+        """(text, start line) of chunks; a chunk row never changes (a new generation writes new rows), so the
+        most recently used ``TEXT_CACHE`` of them are kept in memory."""
+        out: dict[int, tuple[str, int]] = {}
+        missing: list[int] = []
+        with self._text_lock:
+            for cid in ids:
+                row = self._text_cache.get(cid)
+                if row is None:
+                    missing.append(cid)
+                else:
+                    self._text_cache.move_to_end(cid)
+                    out[cid] = row
+        if not missing:
+            return out
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(Chunk.id, Chunk.text, Chunk.start_line).where(Chunk.id.in_(missing))).all()
+        with self._text_lock:
+            for r in rows:
+                out[r.id] = self._text_cache[r.id] = (r.text, r.start_line)
+            while len(self._text_cache) > TEXT_CACHE:
+                self._text_cache.popitem(last=False)
         return out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import anyio
 from litestar import Controller, get, post
 from litestar.datastructures import State
 from litestar.di import NamedDependency
@@ -20,16 +21,21 @@ class SearchController(Controller):
     path = "/v1"
     tags = ["retrieval"]
 
-    @post("/search", status_code=200, sync_to_thread=True, responses=errors(404, 503))
-    def search(self, state: State, tenant: NamedDependency[str], data: JSONBody[SearchRequest]) -> SearchResponse:
+    @post("/search", status_code=200, responses=errors(404, 503))
+    async def search(self, state: State, tenant: NamedDependency[str], data: JSONBody[SearchRequest]) -> SearchResponse:
         """BM25, vector and smart keyword channels fused with RRF, grouped by file."""
         filters = Filters(kb=data.kb, tenant=tenant, path_glob=data.path_glob, language=data.language,
                           source_type=data.source_type)
         channels = data.channels if isinstance(data.channels, str) else tuple(dict.fromkeys(data.channels))
         if not channels:
             channels = "all"
-        result = state.searcher.search(data.query, filters, k=data.k, channels=channels, index_type=data.index)
-        return SearchResponse.model_validate(result.as_dict())
+
+        def run() -> SearchResponse:
+            result = state.searcher.search(data.query, filters, k=data.k, channels=channels, index_type=data.index)
+            return SearchResponse.model_validate(result.as_dict())
+
+        # A bounded number at a time, the rest queued in arrival order (CapacityLimiter wakes waiters FIFO).
+        return await anyio.to_thread.run_sync(run, limiter=state.search_limiter)
 
     @post("/docql", status_code=200, sync_to_thread=True, responses=errors(404, 503))
     def docql(self, state: State, tenant: NamedDependency[str], data: JSONBody[DocqlRequest]) -> DocqlResponse:

@@ -57,3 +57,24 @@ def test_batching_embedder_passes_errors_to_callers(local_embedder):
             raise AssertionError("the error was swallowed")
     finally:
         batching.close()
+
+
+def test_batching_embedder_uses_the_query_path_when_there_is_one(local_embedder):
+    class Queries(_Counting):
+        def __init__(self, inner) -> None:  # noqa: ANN001
+            super().__init__(inner)
+            self.query_calls = 0
+
+        def embed_queries(self, texts: list[str]) -> np.ndarray:
+            self.query_calls += 1
+            return self.inner.embed_queries(texts)
+
+    wrapped = Queries(local_embedder)
+    batching = BatchingEmbedder(wrapped, max_wait_s=0.02)
+    try:
+        with ThreadPoolExecutor(max_workers=len(QUERIES)) as pool:
+            got = np.stack(list(pool.map(batching.embed_query, QUERIES)))
+    finally:
+        batching.close()
+    np.testing.assert_allclose(got, local_embedder.embed_documents(QUERIES), atol=1e-5)
+    assert wrapped.query_calls >= 1 and wrapped.calls == 0

@@ -121,6 +121,25 @@ def test_search_returns_hits_grouped_by_file(api):
     assert any(h["name"] == "AuthService.validate_token" for h in body["hits"][:3])
 
 
+def test_concurrent_searches_queue_and_all_answer_the_same(api):
+    """More searches than ``search_concurrency`` at once: the rest wait their turn, none fails or differs."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    assert api["settings"].search_concurrency < 16
+    body = {"kb": "tiny", "query": "where is the token validated", "k": 5}
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        responses = list(pool.map(lambda _: api["acme"].post("/v1/search", json=body), range(32)))
+    assert {r.status_code for r in responses} == {200}
+    hits = {tuple((h["path"], h["start_line"], h["end_line"]) for h in r.json()["hits"]) for r in responses}
+    assert len(hits) == 1
+
+
+def test_startup_moves_loaded_objects_out_of_the_collector_s_way(api):
+    import gc
+
+    assert gc.get_freeze_count() > 100_000  # the model, vocabularies and chunk tables are frozen after warm-up
+
+
 @pytest.mark.parametrize("channels", ["bm25", ["bm25", "smart"], "vector"])
 def test_search_channels_and_filters(api, channels):
     r = api["acme"].post("/v1/search", json={"kb": "tiny", "query": "token", "channels": channels,

@@ -81,6 +81,35 @@ def test_search_result_shape_groups_by_file(searcher):
         "class AuthService" in e["snippet"] for e in d["files"]["pkg/auth.py"])
 
 
+def test_snippets_from_remembered_texts_match_the_database(searcher, monkeypatch):
+    import retrievers.search as search_module
+
+    s, _ = searcher
+    fresh = Searcher(s.engine, s.cache, s.embedder)
+    monkeypatch.setattr(search_module, "TEXT_CACHE", 3)
+    try:
+        first = fresh.search("token validation", Filters(kb="tiny"), k=8)
+        assert len(first.hits) > 3 and len(fresh._text_cache) == 3  # bounded: the oldest are dropped
+        again = fresh.search("token validation", Filters(kb="tiny"), k=8)  # part remembered, part read again
+        assert again.snippets == first.snippets
+        uncached = Searcher(s.engine, s.cache, s.embedder)
+        assert uncached.snippets(first.hits) == first.snippets
+        uncached.close()
+    finally:
+        fresh.close()
+
+
+def test_vector_search_is_the_same_on_any_thread(searcher):
+    from concurrent.futures import ThreadPoolExecutor
+
+    s, _ = searcher
+    run = lambda _: [(h.chunk_id, round(h.score, 5)) for h in  # noqa: E731
+                     s.search("log a user in", Filters(kb="tiny"), k=5, channels="vector").hits]
+    expected = run(None)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        assert list(pool.map(run, range(8))) == [expected] * 8
+
+
 @pytest.mark.parametrize(("query", "k", "channels"), [("", 5, "all"), ("x", 0, "all"), ("x", 5, ("nope",))])
 def test_search_bad_input_is_invalid_query(searcher, query, k, channels):
     s, _ = searcher
