@@ -4,7 +4,10 @@ Ingests the pinned attrs and marshmallow sdists once into ``bench/out/answer-dat
 warms the graph up, then asks every question of ``eval/sets/*.jsonl`` one at a time and prints answer hit rate,
 citation precision, grounded rate, not-found accuracy on negatives and p50/p95 latency.
 
-    python bench/answer.py [--sets eval/sets/attrs.jsonl ...] [--json]
+    python bench/answer.py [--sets eval/sets/attrs.jsonl ...] [--json] [--dump rows.jsonl]
+
+The numbers are printed for all sets together and for each set; ``--dump`` writes one JSON line per question
+(answer text, citations, the numbered evidence and which of it overlaps a gold span) for error analysis.
 """
 
 from __future__ import annotations
@@ -49,7 +52,24 @@ def ensure_kbs(settings: Settings, embedder: Any, names: set[str]) -> None:
         print(f"ingested {name} in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
 
 
-async def run(sets: list[Path]) -> dict[str, Any]:
+def _overlaps_gold(item: Any, q: Any) -> bool:
+    return any(m.overlaps(item, g) for g in q.gold_spans)
+
+
+def _dump_row(q: Any, answer: Any) -> dict[str, Any]:
+    """What one question's answer looked like, for error analysis."""
+    return {
+        "id": q.id, "query": q.query, "answer_contains": q.answer_contains, "text": answer.text,
+        "plan": {k: answer.plan.get(k) for k in ("question_type", "identifiers", "strategy")},
+        "citations": [{"path": c.path, "start_line": c.start_line, "end_line": c.end_line,
+                       "gold": _overlaps_gold(c, q)} for c in answer.citations],
+        "evidence": [{**e, "gold": any(e["path"] == g.path and e["start_line"] <= g.end_line
+                                       and g.start_line <= e["end_line"] for g in q.gold_spans)}
+                     for e in answer.evidence],
+    }
+
+
+async def run(sets: list[Path], dump: Path | None = None) -> dict[str, Any]:
     """Ask every question and aggregate the answer metrics."""
     from graph.llm import make_chat_model
     from graph.service import AskService, open_checkpointer, open_resources
@@ -57,23 +77,32 @@ async def run(sets: list[Path]) -> dict[str, Any]:
 
     settings = Settings(data_dir=DATA)
     embedder = make_embedder(settings)
-    questions = [q for path in sets for q in load_questions(path, strict=True)[0]]
-    ensure_kbs(settings, embedder, {q.kb for q in questions if q.kb})
+    questions = [(path.stem, q) for path in sets for q in load_questions(path, strict=True)[0]]
+    ensure_kbs(settings, embedder, {q.kb for _, q in questions if q.kb})
     engine, searcher = open_resources(settings, embedder)
     rows: list[dict[str, Any]] = []
+    dumped: list[dict[str, Any]] = []
     async with open_checkpointer(settings) as saver:
         service = AskService(settings, engine, searcher, saver, make_chat_model(settings))
-        for kb in sorted({q.kb for q in questions}):  # warm: load indexes, first embedding
+        for kb in sorted({q.kb for _, q in questions}):  # warm: load indexes, first embedding
             await service.ask("What does this project do?", kb)
-        for q in questions:
+        for set_name, q in questions:
             t0 = time.perf_counter()
             answer = await service.ask(q.query, q.kb or "")
             latency = (time.perf_counter() - t0) * 1000
             record, _ = to_answer(answer)
-            rows.append({"id": q.id, "kind": q.kind, "latency_ms": latency, "grounded": answer.grounded,
+            if dump is not None:
+                dumped.append(_dump_row(q, answer))
+            rows.append({"set": set_name, "id": q.id, "kind": q.kind, "latency_ms": latency, "grounded": answer.grounded,
                          "negative": q.kind == "negative", **answer_metrics(q, record)})
     searcher.close()
-    return summarize(rows)
+    if dump is not None:
+        dump.write_text("".join(json.dumps(r) + "\n" for r in dumped))
+    result = summarize(rows)
+    names = list(dict.fromkeys(r["set"] for r in rows))
+    if len(names) > 1:
+        result["sets"] = {n: summarize([r for r in rows if r["set"] == n]) for n in names}
+    return result
 
 
 def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -102,15 +131,25 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--sets", nargs="*", type=Path, default=sorted((ROOT / "eval" / "sets").glob("*.jsonl")))
     p.add_argument("--json", action="store_true")
+    p.add_argument("--dump", type=Path, help="write per-question answers and evidence to this JSONL file")
     args = p.parse_args()
-    result = asyncio.run(run(args.sets))
+    result = asyncio.run(run(args.sets, args.dump))
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
+    _print(result)
+    for name, part in result.get("sets", {}).items():
+        print(f"\n== {name}")
+        _print(part)
+    return 0
+
+
+def _print(result: dict[str, Any]) -> None:
     for key, value in result.items():
+        if key == "sets":
+            continue
         shown = f"{value:.3f}" if isinstance(value, float) else value
         print(f"{key:28} {shown}")
-    return 0
 
 
 if __name__ == "__main__":
