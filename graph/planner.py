@@ -27,7 +27,8 @@ _OVERVIEW = re.compile(r"what (does|is) (this|the) (project|library|package|repo
                        r"of (this|the) (project|library)|what is this", re.IGNORECASE)
 _LOCATE = re.compile(r"^\s*(?:(?:and|so|also)\s+)?(where|which (file|module|function|class|method))|\b(defined|implemented|located|"
                      r"find the|source code of)\b", re.IGNORECASE)
-_LIST = re.compile(r"^\s*(list|which|what) .*\b(are|exist|come with|available|supported|defined in)\b|^\s*list\b",
+_LIST = re.compile(r"^\s*(list|which|what) .*\b(are|exist|come with|available|supported|defined in|provides?|"
+                   r"offers?|ships?|out of the box|can be (set|passed|used|configured))\b|^\s*list\b",
                    re.IGNORECASE)
 _DOC = re.compile(r"^\s*(how (do|can|should) (i|we|you)|can i|should i|why (does|do|is)|when (does|do|should)|"
                   r"what is the difference|is there a way)\b", re.IGNORECASE)
