@@ -56,10 +56,10 @@ def _overlaps_gold(item: Any, q: Any) -> bool:
     return any(m.overlaps(item, g) for g in q.gold_spans)
 
 
-def _dump_row(q: Any, answer: Any) -> dict[str, Any]:
+def _dump_row(q: Any, answer: Any, latency_ms: float) -> dict[str, Any]:
     """What one question's answer looked like, for error analysis."""
     return {
-        "id": q.id, "query": q.query, "answer_contains": q.answer_contains, "text": answer.text,
+        "id": q.id, "query": q.query, "latency_ms": round(latency_ms, 1), "rounds": answer.rounds, "answer_contains": q.answer_contains, "text": answer.text,
         "plan": {k: answer.plan.get(k) for k in ("question_type", "identifiers", "strategy")},
         "citations": [{"path": c.path, "start_line": c.start_line, "end_line": c.end_line,
                        "gold": _overlaps_gold(c, q)} for c in answer.citations],
@@ -92,7 +92,7 @@ async def run(sets: list[Path], dump: Path | None = None) -> dict[str, Any]:
             latency = (time.perf_counter() - t0) * 1000
             record, _ = to_answer(answer)
             if dump is not None:
-                dumped.append(_dump_row(q, answer))
+                dumped.append(_dump_row(q, answer, latency))
             rows.append({"set": set_name, "id": q.id, "kind": q.kind, "latency_ms": latency, "grounded": answer.grounded,
                          "negative": q.kind == "negative", **answer_metrics(q, record)})
     searcher.close()

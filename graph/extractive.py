@@ -1,5 +1,10 @@
 """The extractive answerer: a deterministic, LLM-free writer that builds answers only from evidence text.
 
+It cites the evidence that best supports the question, not simply the first fused hit: ``support`` adds to
+the retrieval score how much of the question an item's text and name share, whether it is the symbol the
+question names, and whether its kind suits the question (how-to → docs and public API, "where" → definitions);
+a list question cites several sibling definitions (or the subclasses of the base class it found).
+
 Every sentence it writes carries the ``[n]`` of the evidence it quotes. For code it gives the definition's
 location, signature and the first sentence of its docstring, the body lines that share the question's terms,
 and known call sites; for docs it quotes the section's most relevant sentences. When no evidence covers the
@@ -20,7 +25,9 @@ CONFIDENT_COVERAGE = 0.45
 RARE_DF_IDF = 1.7  # idf within this of an absent term's: the term is in at most ~2 chunks
 CEILING_KEY = "\x00absent"  # term_idf stores the idf of a term no chunk contains under this key
 PRIMARY_SHARE = 0.4
-LIST_SHARE = 0.8
+W_PRIOR, W_COVER, W_NAME, W_KIND, W_PRIVATE = 2.0, 1.0, 0.5, 0.15, 0.25
+LIST_SHARE = 0.7
+MAX_LIST_ITEMS = 5
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(])")
 _NAMES_API = re.compile(r"`[^`]+`|\b\w+\(|\b[a-z]+_[a-z_]+\b|\b[a-z]+\.[a-z_]+\b")
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
@@ -56,29 +63,129 @@ def absent_terms(tokens: Sequence[str], idf: Mapping[str, float], evidence: Sequ
     return [t for t in tokens if idf.get(t, 0.0) >= ceiling - RARE_DF_IDF and t not in seen and len(t) > 2]
 
 
+_QUALIFIED = re.compile(r"\b([A-Za-z_]\w*)\.([A-Za-z_]\w*)\b")
+_TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)(test_[^/]*|[^/]*_test\.\w+|conftest\.py)$")
+_NOTES_PATH = re.compile(r"(^|/)(changelog|changes|history|news|upgrading|pkg-info|authors|contributing)"
+                         r"([._-][^/]*)?$|(^|/)\.github/", re.I)
+_ASKS_TESTS = re.compile(r"\b(tests?|tested|testing)\b", re.I)
+_ASKS_NOTES = re.compile(r"\b(changelog|changed|versions?|releases?|upgrad\w*|deprecat\w*|history)\b", re.I)
+_HOW_TO = re.compile(r"^\s*(how (do|can|should|would) (i|we|you)|can i|should i|is there a way|what should)\b",
+                     re.I)
+_WHERE = re.compile(r"^\s*(where|which (file|module|function|class|method))\b|\b(defined|implemented)\b", re.I)
+
+
+def _last_name(e: Evidence) -> str:
+    """The symbol or heading an evidence item is about: ``Schema.Meta (part 2)`` → ``Meta``."""
+    short = _short_name(e)
+    return short.rsplit(" > ", 1)[-1].rsplit(".", 1)[-1]
+
+
+def _weighted_share(found: set[str], tokens: Sequence[str], idf: Mapping[str, float]) -> float:
+    weights = {t: idf.get(t, 1.0) for t in tokens}
+    total = sum(weights.values()) or 1.0
+    return sum(w for t, w in weights.items() if t in found) / total
+
+
+def support(plan: Plan, e: Evidence, tokens: Sequence[str], idf: Mapping[str, float], top_score: float) -> float:
+    """How well one evidence item answers the question, for choosing what to cite (higher is better).
+
+    The fused retrieval score is the prior; on top of it count how much of the question (idf-weighted) the
+    item's text and its own name or heading share, whether it *is* a symbol the question names (``Meta`` for
+    `class Meta`, ``Email`` in ``validate.py`` for `validate.Email`), and whether its kind suits the question:
+    a how-to question wants a documentation section or public API, a "where" question a definition. Tests,
+    release notes and type stubs repeat or mention things rather than explain them.
+    """
+    question = plan.standalone
+    score = W_PRIOR * ((e.score / top_score) if top_score > 0 else 0.0)
+    score += W_COVER * coverage(e, tokens, idf)
+    name_terms = set(tokenize(f"{_short_name(e)} {e.path.rsplit('/', 1)[-1].rsplit('.', 1)[0]}"))
+    score += W_NAME * _weighted_share(name_terms, tokens, idf)
+    last = _last_name(e)
+    names = {i.strip("`()@").lower() for i in plan.identifiers}
+    if last and last.lower() in names and len(last) > 2:
+        score += 0.5
+        stem = e.path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
+        owner = _short_name(e).rsplit(".", 2)[-2].lower() if "." in _short_name(e) else ""
+        for qual, name in _QUALIFIED.findall(question):
+            if name.lower() == last.lower() and qual.lower() in (stem, owner):
+                score += 0.5  # `validate.Email` is the Email in validate.py, not fields.Email
+    module = e.path.rsplit(".", 1)[0].removesuffix("/__init__").replace("/", ".").lower()
+    for qual, name in _QUALIFIED.findall(question):
+        if module.endswith(f"{qual}.{name}".lower()):
+            score += 0.5  # defined in the module the question names (`attr.exceptions`)
+            break
+    code = e.kind in CODE_KINDS
+    if _HOW_TO.search(question):
+        if e.kind == "doc":
+            score += W_KIND
+        elif code and re.search(r"(^|\.)_[a-z]", _short_name(e)):
+            score -= W_PRIVATE  # how-to questions are answered by public API, not private helpers
+    elif _WHERE.search(question) and code:
+        score += W_KIND
+    if _TEST_PATH.search(e.path) and not _ASKS_TESTS.search(question):
+        score -= 0.5
+    if _NOTES_PATH.search(e.path) and not _ASKS_NOTES.search(question):
+        score -= 0.3
+    module_level = "(module code)" in e.name or (code and _short_name(e) == e.path.rsplit("/", 1)[-1])
+    if e.path.endswith(".pyi") or module_level:
+        score -= 0.3  # a stub repeats a definition; module-level code is imports and settings
+    return score
+
+
+def rank_evidence(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, float]) -> list[tuple[float, Evidence]]:
+    """Evidence ordered by ``support`` (ties keep the fused order), with its support score."""
+    tokens = query_tokens(plan)
+    top = max((e.score for e in evidence), default=0.0)
+    scored = [(support(plan, e, tokens, idf, top), i, e) for i, e in enumerate(evidence)]
+    scored.sort(key=lambda t: (-t[0], t[1]))
+    return [(s, e) for s, _, e in scored]
+
+
 def select_evidence(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, float]) -> list[Evidence]:
-    """The evidence worth citing: the best-covered top item and near-equals, at most 2 (4 for lists)."""
+    """The evidence worth citing: the best-supported item and, for lists, its close siblings (at most 4)."""
     tokens = query_tokens(plan)
     if not evidence:
         return []
-    covs = [coverage(e, tokens, idf) for e in evidence]
-    best = max(covs)
+    covs = {e.id: coverage(e, tokens, idf) for e in evidence}
+    best = max(covs.values())
     if best < MIN_COVERAGE:
         return []
-    # The fused ranking decides; coverage only vetoes items that share too little of the question.
-    primary = next(i for i, c in enumerate(covs) if c >= max(MIN_COVERAGE, PRIMARY_SHARE * best))
-    chosen = [evidence[primary]]
-    if plan.question_type == "list":
-        for i in range(primary + 1, min(len(evidence), primary + 6)):
-            if covs[i] >= LIST_SHARE * covs[primary] and len(chosen) < 4:
-                chosen.append(evidence[i])
-    else:
-        for i in range(primary + 1, min(len(evidence), primary + 2)):
-            if covs[i] >= covs[primary] and evidence[i].kind != evidence[primary].kind \
-                    and evidence[i].score >= 0.7 * evidence[primary].score:
-                chosen.append(evidence[i])  # a doc section beside the code it explains, or vice versa
-                break
+    ranked = [(s, e) for s, e in rank_evidence(plan, evidence, idf)
+              if covs[e.id] >= PRIMARY_SHARE * best]
+    if not ranked:
+        return []
+    top_score, primary = ranked[0]
+    if plan.question_type != "list":
+        return [primary]
+    derived = [(sc, e) for sc, e in ranked if e is not primary and _derives_from(e, primary)]
+    if derived:  # "which validators are there": the subclasses of the base class are the answer
+        return [e for _, e in derived[:MAX_LIST_ITEMS]]
+    chosen, names = [primary], {_last_name(primary)}
+    for sc, e in ranked[1:]:
+        if len(chosen) >= MAX_LIST_ITEMS:
+            break
+        if sc >= LIST_SHARE * top_score and _siblings(primary, e) and _last_name(e) not in names:
+            chosen.append(e)
+            names.add(_last_name(e))
     return chosen
+
+
+def _derives_from(e: Evidence, base: Evidence) -> bool:
+    """``e`` is a class whose header names ``base``'s class among its bases (``class Range(Validator)``)."""
+    header = _signature(e) or (e.signature or "")
+    name = _last_name(base)
+    return bool(name) and bool(re.match(rf"class\s+\w+\s*\([^)]*\b{re.escape(name)}\b", header))
+
+
+def _siblings(a: Evidence, b: Evidence) -> bool:
+    """Items of one enumeration: doc sections, or code definitions with the same parent (both top level, or
+    members of one class)."""
+    if a.kind == "doc" or b.kind == "doc":
+        return a.kind == b.kind
+    if (a.kind in CODE_KINDS) != (b.kind in CODE_KINDS):
+        return False
+    pa, pb = (_short_name(x).rpartition(".")[0] for x in (a, b))
+    return pa == pb
 
 
 _ROLE = re.compile(r"(?::[\w:+-]+:|\{[\w:+-]+\})`+([^`<]*?)(?:\s*<[^>`]*>)?`+")
@@ -99,6 +206,15 @@ def first_sentence(text: str | None) -> str:
     return plain(parts[0].strip())
 
 
+_BREAKS_QUOTE = re.compile(r"`|\[\d+\]|[.!?]\s")
+
+
+def quotable(code: str) -> bool:
+    """A code line can be quoted in backticks: no backtick, no ``[n]`` (read as a citation marker) and no
+    sentence end inside (the checker splits sentences there and would check half a quote)."""
+    return not _BREAKS_QUOTE.search(code)
+
+
 def key_lines(evidence: Evidence, tokens: Sequence[str], limit: int = 3) -> list[tuple[int, str]]:
     """Body lines sharing the most question terms (not the def line or docstring), in file order."""
     wanted = set(tokens)
@@ -111,7 +227,7 @@ def key_lines(evidence: Evidence, tokens: Sequence[str], limit: int = 3) -> list
             continue
         if in_doc or not stripped or stripped.startswith(("#", "def ", "class ", "async def ", "@")):
             continue
-        if len(stripped) > 160:
+        if len(stripped) > 160 or not quotable(stripped):
             continue
         overlap = len(wanted & set(tokenize(stripped)))
         if overlap:
@@ -160,6 +276,8 @@ def _short_name(e: Evidence) -> str:
 
 def _signature(e: Evidence) -> str:
     """The definition's header as written (joined when it spans lines), at most 300 characters."""
+    if re.search(r"\(part (?!1\))\d+\)", e.name):
+        return ""  # a later part of a long definition starts mid-body: its first line is no signature
     lines = e.text.splitlines()
     head: list[str] = []
     for line in lines[:12]:
@@ -170,7 +288,7 @@ def _signature(e: Evidence) -> str:
         if stripped.endswith((":", "{")) or len(head) > 10:
             break
     sig = " ".join(head).rstrip(":{ ")
-    return sig if sig and "`" not in sig and len(sig) <= 300 else ""
+    return sig if sig and quotable(sig) and len(sig) <= 300 else ""
 
 
 def _doc_lines(docstring: str | None, tokens: Sequence[str], first: str, limit: int = 3) -> list[str]:
@@ -192,7 +310,8 @@ def _doc_lines(docstring: str | None, tokens: Sequence[str], first: str, limit: 
 def _code_sentences(e: Evidence, plan: Plan, tokens: Sequence[str]) -> list[str]:
     n, name = e.id, _short_name(e)
     simple = name.rsplit(".", 1)[-1]
-    label = f"`{simple}`" if simple and simple in e.text else name
+    defined = simple and re.search(rf"(?<![A-Za-z0-9_]){re.escape(simple)}(?![A-Za-z0-9_])", e.text)
+    label = f"`{simple}`" if defined else name
     out = [f"{label} ({e.kind}) is defined in {e.path} at lines {e.start_line}-{e.end_line} [{n}]."]
     sig = _signature(e)
     if sig:

@@ -1,0 +1,106 @@
+"""The extractive answerer: which evidence it cites and what it quotes, checked by the real citation checker."""
+
+from __future__ import annotations
+
+from graph.checker import FileFacts, check_draft
+from graph.extractive import quotable, rank_evidence, select_evidence, write_extractive
+from graph.planner import plan_question, question_type
+from graph.state import Evidence
+
+
+def ev(n: int, path: str, name: str, text: str, score: float, kind: str = "function", start: int = 1) -> Evidence:
+    return Evidence(id=n, path=path, start_line=start, end_line=start + len(text.splitlines()) - 1, kind=kind,
+                    name=name, score=score, text=text, content_hash=f"h-{path}")
+
+
+def facts(*items: Evidence) -> dict[str, FileFacts]:
+    return {e.path: FileFacts(10_000, e.content_hash) for e in items}
+
+
+FIELD_EMAIL = ev(1, "src/pkg/fields.py", "Email", 'class Email(String):\n    """An email field."""\n'
+                 '    default_error_messages = {"invalid": "Not a valid email address."}', 0.090, start=1769)
+VALIDATE_EMAIL = ev(2, "src/pkg/validate.py", "Email", 'class Email(Validator):\n    """Validate an email '
+                    'address."""\n    USER_REGEX = re.compile(r"^[-a-z0-9]+$")\n    def __call__(self, value):\n'
+                    '        if not self.USER_REGEX.match(value):\n            raise ValidationError(value)',
+                    0.085, start=242)
+
+
+def test_qualified_name_picks_the_definition_in_the_named_module() -> None:
+    plan = plan_question("How does `validate.Email` decide whether an email address is valid?", "kb")
+    chosen = select_evidence(plan, [FIELD_EMAIL, VALIDATE_EMAIL], {})
+    assert [e.path for e in chosen] == ["src/pkg/validate.py"]
+
+
+def test_how_to_question_prefers_public_api_to_a_private_helper() -> None:
+    helper = ev(1, "src/pkg/_make.py", "_make_attr_tuple_class", "def _make_attr_tuple_class(cls_name, attr_names):"
+                '\n    """Create a tuple subclass to hold the attributes of a class."""\n    return type(cls_name)', 0.078)
+    public = ev(2, "src/pkg/_make.py", "make_class", "def make_class(name, attrs):\n    \"\"\"A quick way to "
+                'create a new class called *name* with *attrs*, a list of attribute names."""\n    return cls', 0.075,
+                start=2923)
+    plan = plan_question("How do I create a class dynamically at runtime from a list of attribute names?", "kb")
+    assert select_evidence(plan, [helper, public], {})[0].name == "make_class"
+
+
+def test_tests_rank_below_the_code_they_exercise() -> None:
+    test = ev(1, "tests/test_auth.py", "test_validate_token", "def test_validate_token():\n"
+              "    assert validate_token('abc')", 0.09)
+    source = ev(2, "pkg/auth.py", "validate_token", "def validate_token(token):\n    return check(token)", 0.06)
+    plan = plan_question("What does validate_token check?", "kb")
+    assert [e.path for _, e in rank_evidence(plan, [test, source], {})] == ["pkg/auth.py", "tests/test_auth.py"]
+    plan = plan_question("How is validate_token tested?", "kb")
+    assert rank_evidence(plan, [test, source], {})[0][1].path == "tests/test_auth.py"
+
+
+def test_list_question_cites_the_subclasses_of_a_base_class() -> None:
+    base = ev(1, "src/pkg/validate.py", "Validator", 'class Validator(ABC):\n    """Abstract base class for '
+              'validators."""', 0.079, start=21)
+    rng = ev(2, "src/pkg/validate.py", "Range", 'class Range(Validator):\n    """Validator the library provides: '
+             'it succeeds if the value is within a range."""', 0.047, start=302)
+    length = ev(3, "src/pkg/validate.py", "Length", 'class Length(Validator):\n    """Validator the library '
+                'provides: it succeeds if the value has a length between a minimum and maximum."""', 0.037, start=382)
+    plan = plan_question("What validators does the library provide out of the box?", "kb")
+    assert plan.question_type == "list"
+    draft = write_extractive(plan, [base, rng, length], {})
+    assert {c.evidence_id for c in draft.citations} == {2, 3}
+    assert "Range" in draft.text and "Length" in draft.text
+    assert check_draft(draft, [base, rng, length], facts(base), 1).ok
+
+
+def test_list_question_cites_sibling_definitions_not_their_methods() -> None:
+    items = [ev(1, "f.py", "IPInterface", 'class IPInterface(Field):\n    """An IP interface field."""', 0.08, start=10),
+             ev(2, "f.py", "IPInterface._deserialize", "def _deserialize(self, value):\n    return ip_interface(value)",
+                0.079, start=20),
+             ev(3, "f.py", "IPv4Address", 'class IPv4Address(Field):\n    """An IPv4 address field."""', 0.075,
+                start=30)]
+    plan = plan_question("What field types exist for IP addresses and interfaces?", "kb")
+    chosen = select_evidence(plan, items, {})
+    assert [e.name for e in chosen] == ["IPInterface", "IPv4Address"]
+
+
+def test_quoted_code_lines_never_break_the_checker() -> None:
+    assert quotable("if value in self.truthy:")
+    assert not quotable('msg = "The argument is deprecated. "')  # a sentence end inside the quote
+    assert not quotable("first = values[0]")  # reads like a citation marker
+    body = ('def load_fields(self, required, partial):\n    """Load the fields, required or partial."""\n'
+            '    msg = "Required fields are missing. " + str(required)\n    first = partial[0]\n'
+            '    if required and not partial:\n        return self.fields')
+    e = ev(1, "pkg/schema.py", "Schema.load_fields", body, 0.1, start=40)
+    plan = plan_question("How are required fields loaded when partial is set?", "kb")
+    draft = write_extractive(plan, [e], {})
+    assert "line 44" in draft.text and "line 42" not in draft.text and "line 43" not in draft.text
+    assert check_draft(draft, [e], facts(e), 1).ok
+
+
+def test_later_part_of_a_definition_is_not_named_as_a_symbol_it_only_mentions() -> None:
+    e = ev(1, "src/pkg/_next_gen.py", "define (part 2)", "    on_setattr: the hooks run when an attribute is set.\n"
+           "    Attributes are defined in the class body.\n    slots = True", 0.2, start=143)
+    plan = plan_question("Where is the define decorator implemented?", "kb")
+    draft = write_extractive(plan, [e], {})
+    assert "`define`" not in draft.text and "Its signature" not in draft.text
+    assert check_draft(draft, [e], facts(e), 1).ok
+
+
+def test_questions_asking_what_a_library_provides_are_lists() -> None:
+    assert question_type("What validators does the library provide out of the box?", False) == "list"
+    assert question_type("Which options can be set in a schema's `class Meta`?", False) == "list"
+    assert question_type("What does the validator do with an empty string?", False) != "list"
