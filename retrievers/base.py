@@ -58,12 +58,23 @@ class ChunkTable:
     node_id: np.ndarray
     public: np.ndarray
     _pos: dict[int, int] = field(default_factory=dict)
+    _rows: list[tuple[int | None, str, int, int, str, str]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._pos = {int(i): p for p, i in enumerate(self.ids)}
+        # Plain Python values per row: a search turns hundreds of rows into Hits, and numpy scalars are slow there.
+        self._rows = [
+            (None if n < 0 else n, p, s, e, k, nm)
+            for n, p, s, e, k, nm in zip(self.node_id.tolist(), self.path.tolist(), self.start_line.tolist(),
+                                         self.end_line.tolist(), self.kind.tolist(), self.name.tolist(), strict=True)
+        ]
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    def row(self, pos: int) -> tuple[int | None, str, int, int, str, str]:
+        """(node id, path, start line, end line, kind, name) of row ``pos``."""
+        return self._rows[pos]
 
     def position(self, chunk_id: int) -> int | None:
         """Row of ``chunk_id`` (None when it is not in this generation)."""
@@ -140,13 +151,9 @@ class KbIndex:
         pos = self.chunks.position(chunk_id)
         if pos is None:
             return None
-        c = self.chunks
-        # The table was read from the database with its types: skip validation (a search builds hundreds of these).
-        return Hit.model_construct(
-            chunk_id=int(chunk_id), node_id=None if c.node_id[pos] < 0 else int(c.node_id[pos]), path=c.path[pos],
-            start_line=int(c.start_line[pos]), end_line=int(c.end_line[pos]), kind=c.kind[pos], name=c.name[pos],
-            score=float(score), channel=channel, rank=int(rank), snippet="", channels=(channel,),
-        )
+        node_id, path, start_line, end_line, kind, name = self.chunks.row(pos)
+        return Hit(chunk_id=int(chunk_id), node_id=node_id, path=path, start_line=start_line, end_line=end_line,
+                   kind=kind, name=name, score=float(score), channel=channel, rank=rank, channels=(channel,))
 
 
 class IndexCache:

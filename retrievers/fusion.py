@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 
 from sift.models import Hit
@@ -120,8 +120,9 @@ class _Candidate:
 
 
 def _replace(obj: object, **update: object) -> object:
-    if isinstance(obj, _Candidate):
-        return replace(obj, **update)
+    if isinstance(obj, _Candidate):  # the constructor, not dataclasses.replace: dedup calls this per overlap
+        return _Candidate(update.get("score", obj.score), obj.path, obj.start_line, obj.end_line,  # type: ignore[arg-type]
+                          obj.kind, update.get("channels", obj.channels), obj.hit)  # type: ignore[arg-type]
     return obj.model_copy(update=update)  # type: ignore[attr-defined]
 
 
@@ -138,15 +139,24 @@ def fuse(
     ``limit`` caps how many Hits are built (the ranking and dedup still see every candidate).
     """
     qt, ids = set(query_tokens), {i.lower() for i in identifiers}
-    fused = rrf([[_key(h) for h in ranking] for ranking in rankings], k=k)
+    # RRF (as ``rrf``: a key repeated within one ranking counts at its best rank), the first Hit seen per key and
+    # the union of contributing channels, in one pass.
+    fused: dict[str | int, float] = {}
     best: dict[str | int, Hit] = {}
     channels: dict[str | int, set[str]] = {}
     for ranking in rankings:
-        for h in ranking:
-            key = _key(h)
-            channels.setdefault(key, set()).update(h.channels or (h.channel,))
-            if key not in best:
+        seen: set[str | int] = set()
+        for rank, h in enumerate(ranking, 1):
+            key = h.chunk_id if h.chunk_id is not None else _key(h)
+            chans = h.channels or (h.channel,)
+            if key in best:
+                channels[key].update(chans)
+            else:
                 best[key] = h
+                channels[key] = set(chans)
+            if key not in seen:
+                seen.add(key)
+                fused[key] = fused.get(key, 0.0) + 1.0 / (k + rank)
     candidates = [
         _Candidate(composite_score(h, fused[key], qt, ids, weights), h.path, h.start_line, h.end_line, h.kind,
                    tuple(sorted(channels[key])), h)
