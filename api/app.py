@@ -29,6 +29,7 @@ from api.controllers.kbs import JobController, KbController
 from api.controllers.search import SearchController
 from api.errors import EXCEPTION_HANDLERS
 from api.jobs import JobRunner
+from api.limits import LimitedAskService
 from api.settings import ApiSettings, api_settings
 from retrievers.search import Searcher
 from sift.config import Settings
@@ -45,7 +46,8 @@ def _make_service(settings: ApiSettings, engine: Any, searcher: Searcher, checkp
     except ImportError as exc:
         log.warning("chat disabled: %s", exc)
         return None
-    return AskService(settings, engine, searcher, checkpointer, make_chat_model(settings))
+    return LimitedAskService(AskService(settings, engine, searcher, checkpointer, make_chat_model(settings)),
+                             settings.chat_concurrency)
 
 
 def _lifespan(settings: ApiSettings, embedder: Any) -> Any:

@@ -24,6 +24,10 @@ class ApiSettings(Settings):
         description="Threads of the local model's forward pass. Requests run side by side, so one thread each "
                     "uses the cores better than a thread team per batch (and a team that spins while it waits).",
     )
+    chat_concurrency: int = Field(
+        default=4, ge=1, le=256,
+        description="Chat graph runs (`/v1/chat`, `/v1/chat/stream`) at once per process; more wait in arrival order.",
+    )
     search_concurrency: int = Field(
         default=4, ge=1, le=64,
         description="Searches (`/v1/search`) computed at once per process; more wait in arrival order. A few at a "
