@@ -24,10 +24,12 @@ MIN_COVERAGE = 0.3  # below this share of the question's (idf-weighted) terms, e
 CONFIDENT_COVERAGE = 0.45
 RARE_DF_IDF = 1.7  # idf within this of an absent term's: the term is in at most ~2 chunks
 CEILING_KEY = "\x00absent"  # term_idf stores the idf of a term no chunk contains under this key
+ABSENT_FROM_CORPUS = "absent-from-corpus"  # the not-found note that ends the search
 PRIMARY_SHARE = 0.4
 W_PRIOR, W_COVER, W_NAME, W_KIND, W_PRIVATE = 2.0, 1.0, 0.5, 0.15, 0.25
 LIST_SHARE = 0.7
 MAX_LIST_ITEMS = 5
+MAX_PARTS = 2  # further retrieved chunks of the cited section or definition
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(])")
 _NAMES_API = re.compile(r"`[^`]+`|\b\w+\(|\b[a-z]+_[a-z_]+\b|\b[a-z]+\.[a-z_]+\b")
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
@@ -156,7 +158,9 @@ def select_evidence(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, 
         return []
     top_score, primary = ranked[0]
     if plan.question_type != "list":
-        return [primary]
+        # A section or definition split into several chunks is one answer: cite its retrieved parts together.
+        parts = [e for _, e in ranked[1:] if e.path == primary.path and _whole_name(e) == _whole_name(primary)]
+        return [primary, *parts[:MAX_PARTS]]
     derived = [(sc, e) for sc, e in ranked if e is not primary and _derives_from(e, primary)]
     if derived:  # "which validators are there": the subclasses of the base class are the answer
         return [e for _, e in derived[:MAX_LIST_ITEMS]]
@@ -168,6 +172,11 @@ def select_evidence(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, 
             chosen.append(e)
             names.add(_last_name(e))
     return chosen
+
+
+def _whole_name(e: Evidence) -> str:
+    """The name without a `` (part n)`` suffix: the parts of one long section or definition share it."""
+    return re.sub(r" \(part \d+\)$", "", e.name)
 
 
 def _derives_from(e: Evidence, base: Evidence) -> bool:
@@ -307,13 +316,55 @@ def _doc_lines(docstring: str | None, tokens: Sequence[str], first: str, limit: 
     return out
 
 
+_MEMBER = re.compile(r"(?:async\s+)?def\s+(\w+)|(?:class\s+)?([A-Za-z_]\w*)\s*(?::(?!=)|=(?!=)|\()")
+_KEYWORDS = frozenset({"if", "for", "while", "with", "try", "return", "raise", "assert", "del", "pass", "elif",
+                       "else", "except", "finally", "import", "from", "global", "nonlocal", "yield", "print"})
+MAX_MEMBERS = 24
+
+
+def members(e: Evidence) -> list[str]:
+    """Names a class body declares at its own level (attributes, options, methods), in order; [] for non-classes."""
+    lines = e.text.splitlines()
+    start = next((i for i, ln in enumerate(lines) if ln.lstrip().startswith("class ")), None)
+    if start is None:
+        return []
+    indent = len(lines[start]) - len(lines[start].lstrip())
+    body: int | None = None
+    out: list[str] = []
+    quote: str | None = None
+    for line in lines[start + 1:]:
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if quote is not None:  # inside a docstring
+            if quote in stripped:
+                quote = None
+            continue
+        level = len(line) - len(line.lstrip())
+        if level <= indent:
+            break  # the class ended
+        body = level if body is None else body
+        for q in ('"""', "'''"):
+            if stripped.startswith(q) or stripped.startswith(("r" + q, "f" + q)):
+                if stripped.count(q) < 2:
+                    quote = q
+                break
+        else:
+            m = _MEMBER.match(stripped) if level == body else None
+            name = m and (m.group(1) or m.group(2))
+            if name and name not in _KEYWORDS and name not in out:
+                out.append(name)
+    return out[:MAX_MEMBERS]
+
+
 def _code_sentences(e: Evidence, plan: Plan, tokens: Sequence[str]) -> list[str]:
     n, name = e.id, _short_name(e)
     simple = name.rsplit(".", 1)[-1]
     defined = simple and re.search(rf"(?<![A-Za-z0-9_]){re.escape(simple)}(?![A-Za-z0-9_])", e.text)
     label = f"`{simple}`" if defined else name
-    out = [f"{label} ({e.kind}) is defined in {e.path} at lines {e.start_line}-{e.end_line} [{n}]."]
     sig = _signature(e)
+    kind = "class" if re.match(r"(?:export\s+)?(?:abstract\s+)?class\s", sig) else e.kind
+    out = [f"{label} ({kind}) is defined in {e.path} at lines {e.start_line}-{e.end_line} [{n}]."]
     if sig:
         out.append(f"Its signature is `{sig}` [{n}].")
     doc = first_sentence(e.docstring)
@@ -321,6 +372,9 @@ def _code_sentences(e: Evidence, plan: Plan, tokens: Sequence[str]) -> list[str]
         out.append(f"{doc.rstrip('.')}. [{n}]")
     for line in _doc_lines(e.docstring, tokens, doc):
         out.append(f"{line} [{n}]")
+    names = members(e)
+    if len(names) >= 2:
+        out.append(f"Its body declares {', '.join(f'`{m}`' for m in names)} [{n}].")
     lines = key_lines(e, tokens, limit=2 if plan.question_type == "locate" else 4)
     if lines:
         shown = "; ".join(f"line {ln}: `{text}`" for ln, text in lines if "`" not in text)
@@ -380,6 +434,11 @@ def write_extractive(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str,
     if len(missing) >= 2 and best < CONFIDENT_COVERAGE:
         return not_found("absent-terms", evidence)
     if not chosen:
+        ceiling = idf.get(CEILING_KEY)
+        if ceiling is not None and any(idf.get(t, 0.0) >= ceiling for t in missing):
+            # Weak evidence, and a question word that no chunk of the corpus contains: no other retrieval
+            # round can supply it.
+            return not_found(ABSENT_FROM_CORPUS, evidence)
         return not_found("weak-evidence", evidence)
     sentences: list[str] = []
     for e in chosen:

@@ -15,7 +15,7 @@ from sqlalchemy import select
 from graph import llm
 from graph.checker import FileFacts, check_draft, strip_unsupported
 from graph.context import AskContext
-from graph.extractive import write_extractive
+from graph.extractive import ABSENT_FROM_CORPUS, write_extractive
 from graph.fallback import KEEPS_EVIDENCE, next_plan
 from graph.planner import plan_question
 from graph.retrieval import build_evidence, fuse_results, plan_tasks, run_task, term_idf, timed_result
@@ -146,6 +146,8 @@ def route_check(state: AskState, runtime: Runtime[AskContext]) -> Literal["fallb
         return "summarize"
     if draft is not None and draft.not_found and draft.note == "absent-terms" and rounds >= 1:
         return "summarize"  # the corpus lacks the question's distinctive words: more rounds will not add them
+    if draft is not None and draft.not_found and draft.note == ABSENT_FROM_CORPUS:
+        return "summarize"  # the evidence is weak and a question word occurs nowhere in the corpus
     if next_plan(plan, state.get("evidence") or [], state.get("tried") or []) is None:
         return "summarize"
     return "fallback"

@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 from graph.checker import FileFacts, check_draft
-from graph.extractive import quotable, rank_evidence, select_evidence, write_extractive
+from graph.extractive import (
+    ABSENT_FROM_CORPUS,
+    members,
+    quotable,
+    rank_evidence,
+    select_evidence,
+    write_extractive,
+)
 from graph.planner import plan_question, question_type
 from graph.state import Evidence
 
@@ -104,3 +111,42 @@ def test_questions_asking_what_a_library_provides_are_lists() -> None:
     assert question_type("What validators does the library provide out of the box?", False) == "list"
     assert question_type("Which options can be set in a schema's `class Meta`?", False) == "list"
     assert question_type("What does the validator do with an empty string?", False) != "list"
+
+
+def test_class_body_members_are_named_and_checkable() -> None:
+    text = ('class Meta:\n    """Options object for a Schema."""\n\n    fields: ClassVar[tuple[str, ...]]\n'
+            '    """Fields to include.\n    Several lines of text.\n    """\n    unknown: ClassVar[str]\n'
+            '    """Whether to exclude, include, or raise an error for unknown fields."""\n'
+            '    load_only = ()\n\n    def __init__(self, meta):\n        self.ordered = meta\n')
+    e = ev(1, "src/pkg/schema.py", "Schema.Meta", text, 0.1, start=346)
+    assert members(e) == ["fields", "unknown", "load_only", "__init__"]
+    plan = plan_question("Which options can be set in a schema's `class Meta`?", "kb")
+    draft = write_extractive(plan, [e], {})
+    assert "`unknown`" in draft.text and "`load_only`" in draft.text and "(class)" in draft.text
+    assert check_draft(draft, [e], facts(e), 1).ok
+    assert members(ev(2, "f.py", "load", "def load(self):\n    x = 1\n    return x", 0.1)) == []
+
+
+def test_parts_of_one_section_are_cited_together() -> None:
+    first = ev(1, "docs/nesting.rst", "Nesting a schema within itself", "If the object to be marshalled has a "
+               "relationship to an object of the same type, you can nest the Schema within itself by passing a "
+               "lambda that returns the schema.\n\n    friends = fields.List(fields.Nested(lambda: UserSchema()))",
+               0.061, kind="doc", start=266)
+    second = ev(2, "docs/nesting.rst", "Nesting a schema within itself", "Nesting a schema within itself, with "
+                "the user's friends:\n\n    result = UserSchema().dump(user)", 0.064, kind="doc", start=281)
+    other = ev(3, "docs/nesting.rst", "Nesting schemas", "Schemas can be nested to represent relationships "
+               "between objects.", 0.059, kind="doc", start=1)
+    plan = plan_question("How do I nest a schema inside itself, for example a user whose friends are users?", "kb")
+    draft = write_extractive(plan, [second, first, other], {})
+    assert sorted(c.evidence_id for c in draft.citations) == [1, 2]
+    assert "lambda" in draft.text
+
+
+def test_weak_evidence_and_a_word_the_corpus_lacks_end_the_search() -> None:
+    e = ev(1, "src/pkg/fields.py", "Number", 'class Number(Field):\n    """Base class for number fields."""', 0.07)
+    plan = plan_question("Is there a built-in field type for phone numbers?", "kb")
+    idf = {"\x00absent": 8.5, "phone": 8.5, "built": 6.5, "field": 0.4, "type": 2.1, "number": 3.6}
+    draft = write_extractive(plan, [e], idf)
+    assert draft.not_found and draft.note == ABSENT_FROM_CORPUS
+    draft = write_extractive(plan, [e], {**idf, "phone": 7.0})  # rare, but some chunk has it: keep looking
+    assert draft.not_found and draft.note != ABSENT_FROM_CORPUS
