@@ -41,9 +41,13 @@ class BatchingEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         """The query's vector, computed in a batch with whatever other queries are waiting."""
+        return self.submit(text).result()
+
+    def submit(self, text: str) -> Future[np.ndarray]:
+        """Queue ``text`` and return at once; the future holds its vector when its batch is done."""
         future: Future[np.ndarray] = Future()
         self._queue.put((text, future))
-        return future.result()
+        return future
 
     def close(self) -> None:
         """Stop the worker thread (queued queries are still answered)."""

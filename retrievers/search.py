@@ -10,10 +10,11 @@ import re
 import threading
 import time
 from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from sqlalchemy import Engine, select
 
 from retrievers.base import IndexCache, KbIndex
@@ -135,27 +136,27 @@ class Searcher:
         timings: dict[str, float] = {}
         t_all = time.perf_counter()
 
+        # The query embedding starts first (a batching embedder queues it for its model thread; otherwise a pool
+        # thread computes it); the keyword channels run meanwhile in this thread, then the vector search.
+        vector_future = self._embed_async(query) if "vector" in names else None
+
         def run(name: str) -> tuple[str, list[Hit], Any]:
             t0 = time.perf_counter()
             extra = None
             if name == "smart":
                 hits, extra = self.smart.search_detailed(query, filters, depth, bundle)
+            elif name == "vector":
+                assert vector_future is not None
+                hits = VectorChannel(self.cache, self.embedder, index_type).search(
+                    query, filters, depth, query_vec=vector_future.result(), bundle=bundle)
             else:
                 hits = self.channel(name, query, filters, depth, index_type, bundle)
             timings[name] = (time.perf_counter() - t0) * 1000
             return name, hits, extra
 
-        # The vector channel runs in the calling thread: it mostly waits on the (batched, GIL-free) query embedding,
-        # and pool threads blocked on it would cap how many queries one embedding batch can gather under load.
-        # The other channels run alongside it in the pool.
-        if len(names) == 1:
-            results = [run(names[0])]
-        else:
-            others = [n for n in names if n != "vector"]
-            futures = [self._pool.submit(run, n) for n in others]
-            own = [run("vector")] if "vector" in names else []
-            done = {r[0]: r for r in [*own, *(f.result() for f in futures)]}
-            results = [done[n] for n in names]
+        order = [n for n in names if n != "vector"] + (["vector"] if "vector" in names else [])
+        done = {r[0]: r for r in map(run, order)}
+        results = [done[n] for n in names]
         per_channel = {name: hits for name, hits, _ in results}
         smart_level = next((extra.level for name, _, extra in results if name == "smart" and extra), None)
         if len(names) == 1:
@@ -165,6 +166,12 @@ class Searcher:
         snippets = self.snippets(fused)
         timings["total"] = (time.perf_counter() - t_all) * 1000
         return SearchResult(query, fused, snippets, per_channel, timings, smart_level)
+
+    def _embed_async(self, query: str) -> Future[np.ndarray]:
+        submit = getattr(self.embedder, "submit", None)
+        if submit is not None:
+            return submit(query)
+        return self._pool.submit(self.embedder.embed_query, query)
 
     def snippets(self, hits: list[Hit]) -> dict[int | str, str]:
         """The first lines of each hit's chunk text (one query for the hits whose text is not remembered)."""
