@@ -6,10 +6,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Generator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -108,11 +110,44 @@ class Searcher:
         index_type: str = "all",
         depth: int | None = None,
     ) -> SearchResult:
-        """Fused top ``k``: each channel retrieves ``depth`` (default max(10k, 100)) candidates, in parallel.
+        """Fused top ``k``: each channel retrieves ``depth`` (default max(10k, 100)) candidates.
 
         Deep candidate lists matter: the composite score re-orders them (tests and changelogs down, definitions
-        up), so the best spans are often below a single channel's top 50.
+        up), so the best spans are often below a single channel's top 50. The query embedding is computed
+        meanwhile (by the batching embedder's thread or a pool thread).
         """
+        steps = self._steps(query, filters, k, channels, index_type, depth)
+        try:
+            pending = next(steps)
+            while True:
+                pending = steps.send(pending.result())
+        except StopIteration as done:
+            return done.value
+
+    async def search_async(
+        self,
+        query: str,
+        filters: Filters,
+        k: int = 10,
+        channels: tuple[str, ...] | str = "all",
+        index_type: str = "all",
+        depth: int | None = None,
+    ) -> SearchResult:
+        """``search`` for an event loop: the ranking runs on the loop (a few ms of CPU that would hold the GIL in
+        any thread), and the loop serves other requests while the query embedding is computed."""
+        steps = self._steps(query, filters, k, channels, index_type, depth)
+        try:
+            pending = next(steps)
+            while True:
+                pending = steps.send(await asyncio.wrap_future(pending))
+        except StopIteration as done:
+            return done.value
+
+    def _steps(
+        self, query: str, filters: Filters, k: int, channels: tuple[str, ...] | str, index_type: str,
+        depth: int | None,
+    ) -> Generator[Future[np.ndarray], np.ndarray, SearchResult]:
+        """The search, yielding the query embedding's future when it needs the vector (sent back in)."""
         query = query.strip()
         if not query:
             raise InvalidQuery("query is empty", field="query")
@@ -138,24 +173,27 @@ class Searcher:
 
         # The query embedding starts first (a batching embedder queues it for its model thread; otherwise a pool
         # thread computes it); the keyword channels run meanwhile in this thread, then the vector search.
+        t_vector = time.perf_counter()
         vector_future = self._embed_async(query) if "vector" in names else None
+        vector: np.ndarray | None = None
 
         def run(name: str) -> tuple[str, list[Hit], Any]:
-            t0 = time.perf_counter()
+            t0 = t_vector if name == "vector" else time.perf_counter()  # the vector channel's time includes the embedding
             extra = None
             if name == "smart":
                 hits, extra = self.smart.search_detailed(query, filters, depth, bundle)
             elif name == "vector":
-                assert vector_future is not None
                 hits = VectorChannel(self.cache, self.embedder, index_type).search(
-                    query, filters, depth, query_vec=vector_future.result(), bundle=bundle)
+                    query, filters, depth, query_vec=vector, bundle=bundle)
             else:
                 hits = self.channel(name, query, filters, depth, index_type, bundle)
             timings[name] = (time.perf_counter() - t0) * 1000
             return name, hits, extra
 
-        order = [n for n in names if n != "vector"] + (["vector"] if "vector" in names else [])
-        done = {r[0]: r for r in map(run, order)}
+        done = {n: run(n) for n in names if n != "vector"}
+        if vector_future is not None:
+            vector = yield vector_future
+            done["vector"] = run("vector")
         results = [done[n] for n in names]
         per_channel = {name: hits for name, hits, _ in results}
         smart_level = next((extra.level for name, _, extra in results if name == "smart" and extra), None)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import anyio
 from litestar import Controller, get, post
 from litestar.datastructures import State
 from litestar.di import NamedDependency
@@ -30,12 +29,12 @@ class SearchController(Controller):
         if not channels:
             channels = "all"
 
-        def run() -> SearchResponse:
-            result = state.searcher.search(data.query, filters, k=data.k, channels=channels, index_type=data.index)
-            return SearchResponse.model_validate(result.as_dict())
-
-        # A bounded number at a time, the rest queued in arrival order (CapacityLimiter wakes waiters FIFO).
-        return await anyio.to_thread.run_sync(run, limiter=state.search_limiter)
+        # A bounded number in flight, the rest queued in arrival order (CapacityLimiter wakes waiters FIFO). The
+        # ranking runs on the event loop; the loop serves others while the query embedding is computed.
+        async with state.search_limiter:
+            result = await state.searcher.search_async(data.query, filters, k=data.k, channels=channels,
+                                                       index_type=data.index)
+        return SearchResponse.model_validate(result.as_dict())
 
     @post("/docql", status_code=200, sync_to_thread=True, responses=errors(404, 503))
     def docql(self, state: State, tenant: NamedDependency[str], data: JSONBody[DocqlRequest]) -> DocqlResponse:
