@@ -42,6 +42,7 @@ class ApiIndexCache(IndexCache):
         super().__init__(engine, index_root)
         self.ref_ttl_s = ref_ttl_s
         self._refs: dict[tuple[str, str], tuple[float, KbRef]] = {}
+        self._warming = False  # during warm() the caller settles the heap once, after every kb is loaded
 
     def _ref(self, kb: str, tenant: str) -> KbRef:
         key = (tenant, kb)
@@ -55,7 +56,8 @@ class ApiIndexCache(IndexCache):
 
     def _load(self, ref: KbRef) -> KbIndex:
         bundle = super()._load(ref)
-        settle_heap()
+        if not self._warming:
+            settle_heap()
         return bundle
 
     def forget(self, kb: str, tenant: str = "default") -> None:
@@ -69,13 +71,18 @@ class ApiIndexCache(IndexCache):
         return len(self._loaded)
 
     def warm(self) -> int:
-        """Load every published knowledge base's serving generation; returns how many loaded."""
+        """Load every published knowledge base's serving generation; returns how many loaded (the caller settles
+        the heap afterwards: one collection for all of them, not one per kb)."""
         with self.engine.connect() as conn:
             rows = conn.execute(select(KnowledgeBase.name, KnowledgeBase.tenant)
                                 .where(KnowledgeBase.current_generation > 0)).all()
-        for name, tenant in rows:
-            try:
-                self.get(name, tenant)
-            except SiftError as exc:
-                log.warning("index of kb %s (tenant %s) not loaded: %s", name, tenant, exc.message)
+        self._warming = True
+        try:
+            for name, tenant in rows:
+                try:
+                    self.get(name, tenant)
+                except SiftError as exc:
+                    log.warning("index of kb %s (tenant %s) not loaded: %s", name, tenant, exc.message)
+        finally:
+            self._warming = False
         return self.loaded()
