@@ -13,6 +13,7 @@ question's distinctive terms it says "not found in the indexed sources" instead 
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping, Sequence
 
@@ -30,6 +31,8 @@ W_PRIOR, W_COVER, W_NAME, W_KIND, W_PRIVATE = 2.0, 1.0, 0.5, 0.15, 0.25
 LIST_SHARE = 0.7
 MAX_LIST_ITEMS = 5
 MAX_PARTS = 2  # further retrieved chunks of the cited section or definition
+MODULE_CHANNEL = "module"  # evidence the fuse node listed from the module of a list question's anchor
+MAX_MODULE_ITEMS = 15
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(])")
 _NAMES_API = re.compile(r"`[^`]+`|\b\w+\(|\b[a-z]+_[a-z_]+\b|\b[a-z]+\.[a-z_]+\b")
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
@@ -143,6 +146,81 @@ def rank_evidence(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, fl
     return [(s, e) for s, _, e in scored]
 
 
+def _stems_match(a: str, b: str) -> bool:
+    """Two word forms of one stem: ``validate``/``validators``, ``field``/``fields`` (a shared prefix all but at
+    most two letters of the shorter word long)."""
+    n = min(len(a), len(b))
+    if n < 4:
+        return a == b
+    return len(os.path.commonprefix([a, b])) >= max(4, n - 2)
+
+
+def _file_stem(path: str) -> str:
+    return path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+
+
+def _plain_code(e: Evidence) -> bool:
+    return e.kind in CODE_KINDS and not _TEST_PATH.search(e.path) and not e.path.endswith(".pyi")
+
+
+def list_anchor(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, float]) -> Evidence | None:
+    """For a list question, the best-supported definition in a module the question names by its subject
+    ("which validators…" → ``validate.py``, "exception classes" → ``exceptions.py``): that module's definitions
+    are the list. None when the question names a class (its members are the answer) or no module fits."""
+    if plan.question_type != "list" or not evidence:
+        return None
+    tokens = query_tokens(plan)
+    names = {i.strip("`()@").lower() for i in plan.identifiers}
+    code = [e for e in evidence if _plain_code(e)]
+    if any(_last_name(e).lower() in names for e in code):
+        return None
+    ids = {e.id for e in code}
+    for _, e in rank_evidence(plan, evidence, idf):
+        if e.id in ids and any(_stems_match(s, t) for s in tokenize(_file_stem(e.path)) for t in tokens):
+            return e
+    return None
+
+
+def module_listing(plan: Plan, anchor: Evidence, evidence: Sequence[Evidence],
+                   idf: Mapping[str, float]) -> list[Evidence]:
+    """The public top-level definitions of the anchor's module (retrieved or listed by the fuse node), in file
+    order. In a long module only those sharing a distinctive question term (found in at most half the
+    definitions, and about as rare in the corpus as the rarest such term) are kept: the IP fields among all
+    fields. At most ``MAX_MODULE_ITEMS`` of the best supported."""
+    cands: dict[str, Evidence] = {}
+    for e in evidence:
+        short = _short_name(e)
+        if e.path != anchor.path or not _plain_code(e) or "(module code)" in e.name or short.startswith("_"):
+            continue
+        if MODULE_CHANNEL in e.channels or "." not in short:
+            cands.setdefault(short, e)
+    items = list(cands.values())
+    if len(items) > MAX_MODULE_ITEMS:
+        stem = tokenize(_file_stem(anchor.path))
+        terms = [t for t in query_tokens(plan) if not any(_stems_match(t, s) for s in stem)]
+        words = {e.id: set(tokenize(f"{e.name} {e.signature or ''} {first_sentence(e.docstring)}")) for e in items}
+        distinctive = {t for t in terms if 0 < sum(t in w for w in words.values()) <= len(items) / 2}
+        top = max((idf.get(t, 1.0) for t in distinctive), default=0.0)
+        strong = {t for t in distinctive if idf.get(t, 1.0) >= 0.6 * top}  # not a generic word like "type"
+        kept = [e for e in items if words[e.id] & strong]
+        if len(kept) >= 2:
+            items = kept
+    if len(items) > MAX_MODULE_ITEMS:
+        best = {id(e) for _, e in rank_evidence(plan, items, idf)[:MAX_MODULE_ITEMS]}
+        items = [e for e in items if id(e) in best]
+    # An abstract base the others derive from is not one of the things listed ("which validators…").
+    items = [e for e in items if not (_abstract(e) and sum(_derives_from(o, e) for o in items) >= 2)]
+    return sorted(items, key=lambda e: e.start_line)
+
+
+_ABSTRACT = re.compile(r"class\s+\w+\s*\([^)]*\b(ABC|ABCMeta|Protocol|Generic)\b|\babstract\b|\bbase class\b", re.I)
+
+
+def _abstract(e: Evidence) -> bool:
+    """A class declared abstract (an ABC or Protocol base) or documented as a base class."""
+    return bool(_ABSTRACT.search(f"{_signature(e) or e.signature or ''} {first_sentence(e.docstring)}"))
+
+
 def select_evidence(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, float]) -> list[Evidence]:
     """The evidence worth citing: the best-supported item and, for lists, its close siblings (at most 4)."""
     tokens = query_tokens(plan)
@@ -161,6 +239,10 @@ def select_evidence(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, 
         # A section or definition split into several chunks is one answer: cite its retrieved parts together.
         parts = [e for _, e in ranked[1:] if e.path == primary.path and _whole_name(e) == _whole_name(primary)]
         return [primary, *parts[:MAX_PARTS]]
+    anchor = list_anchor(plan, evidence, idf)
+    listed = module_listing(plan, anchor, evidence, idf) if anchor is not None else []
+    if len(listed) >= 2:
+        return listed
     derived = [(sc, e) for sc, e in ranked if e is not primary and _derives_from(e, primary)]
     if derived:  # "which validators are there": the subclasses of the base class are the answer
         return [e for _, e in derived[:MAX_LIST_ITEMS]]
@@ -387,6 +469,19 @@ def _code_sentences(e: Evidence, plan: Plan, tokens: Sequence[str]) -> list[str]
     return out
 
 
+def _listing_sentences(items: Sequence[Evidence]) -> list[str]:
+    """A module's definitions as a list: names with their citations, then each one's docstring summary."""
+    classes = all(_signature(e).startswith("class ") for e in items)
+    noun = "classes" if classes else "definitions"
+    names = ", ".join(f"`{_last_name(e)}` [{e.id}]" for e in items)
+    out = [f"{items[0].path} defines these {noun}: {names}."]
+    for e in items:
+        doc = first_sentence(e.docstring)
+        if doc:
+            out.append(f"`{_last_name(e)}` (lines {e.start_line}-{e.end_line}): {doc.rstrip('.')} [{e.id}].")
+    return out
+
+
 def _doc_sentences(e: Evidence, tokens: Sequence[str]) -> list[str]:
     where = f"{e.path} (lines {e.start_line}-{e.end_line})"
     section = _short_name(e).split(" > ")[-1] if e.kind == "doc" else ""
@@ -441,7 +536,12 @@ def write_extractive(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str,
             return not_found(ABSENT_FROM_CORPUS, evidence)
         return not_found("weak-evidence", evidence)
     sentences: list[str] = []
-    for e in chosen:
+    if len(chosen) > 2 and any(MODULE_CHANNEL in e.channels for e in chosen):
+        sentences.extend(_listing_sentences(chosen))
+        chosen_done = True
+    else:
+        chosen_done = False
+    for e in [] if chosen_done else chosen:
         if e.kind in CODE_KINDS:
             sentences.extend(_code_sentences(e, plan, tokens))
         elif e.kind == "file":

@@ -15,10 +15,18 @@ from sqlalchemy import select
 from graph import llm
 from graph.checker import FileFacts, check_draft, strip_unsupported
 from graph.context import AskContext
-from graph.extractive import ABSENT_FROM_CORPUS, write_extractive
+from graph.extractive import ABSENT_FROM_CORPUS, list_anchor, write_extractive
 from graph.fallback import KEEPS_EVIDENCE, next_plan
 from graph.planner import plan_question
-from graph.retrieval import build_evidence, fuse_results, plan_tasks, run_task, term_idf, timed_result
+from graph.retrieval import (
+    build_evidence,
+    fuse_results,
+    module_evidence,
+    plan_tasks,
+    run_task,
+    term_idf,
+    timed_result,
+)
 from graph.state import NOT_FOUND, Answer, AskState, Citation, Draft, Evidence, RetrieveTask, reset
 from ingest.store import get_serving_kb
 from sift.db import visible_in
@@ -90,6 +98,9 @@ async def fuse(state: AskState, runtime: Runtime[AskContext]) -> dict[str, Any]:
     def work() -> tuple[list[Evidence], dict[str, float]]:
         ev = build_evidence(ctx.engine, kb, tenant, hits, limit, previous)
         idf = state.get("idf") or term_idf(ctx.searcher, kb, tenant, [plan.standalone, *plan.identifiers])
+        anchor = list_anchor(plan, ev, idf)
+        if anchor is not None:  # "which validators are there": the anchor's module lists them
+            ev = [*ev, *module_evidence(ctx.engine, kb, tenant, anchor.path, ev)]
         return ev, idf
 
     evidence, idf = await asyncio.to_thread(work)

@@ -154,6 +154,46 @@ def build_evidence(engine: Engine, kb: str, tenant: str, hits: Sequence[Hit], li
     return out
 
 
+MODULE_CHANNEL = "module"  # evidence added by ``module_evidence``: a definition listed from its module
+MAX_MODULE_DEFS = 60
+
+
+def module_evidence(engine: Engine, kb: str, tenant: str, path: str, evidence: Sequence[Evidence]) -> list[Evidence]:
+    """The public top-level classes and functions of one file as evidence numbered after ``evidence``.
+
+    A list question ("which validators are there?") is answered by a module's definitions, most of which no
+    retrieval channel ranks: the writer enumerates them from here. Definitions already in the evidence (same
+    name and file) are not repeated.
+    """
+    ref = get_serving_kb(engine, kb, tenant)
+    with engine.connect() as conn:
+        row = conn.execute(select(File.id, File.content, File.content_hash).where(
+            File.kb_id == ref.id, File.path == path, visible_in(File, ref.generation))).first()
+        if row is None:
+            return []
+        top = select(Node.id).where(Node.file_id == row.id, Node.kind == "file").scalar_subquery()
+        nodes = conn.execute(
+            select(Node.kind, Node.name, Node.qualified_name, Node.start_line, Node.end_line, Node.signature,
+                   Node.docstring)
+            .where(Node.file_id == row.id, Node.parent_id == top, Node.kind.in_(("class", "function")))
+            .order_by(Node.start_line).limit(MAX_MODULE_DEFS)
+        ).all()
+    have = {(e.path, e.name.split(" (", 1)[0]) for e in evidence}
+    lines = row.content.splitlines()
+    out: list[Evidence] = []
+    for n in nodes:
+        if n.name.startswith("_") or (path, n.name) in have:
+            continue
+        end = min(n.end_line, len(lines))
+        out.append(Evidence(
+            id=len(evidence) + len(out) + 1, path=path, start_line=n.start_line, end_line=end, kind=n.kind,
+            name=n.name, score=0.0, channels=[MODULE_CHANNEL],
+            text="\n".join(lines[n.start_line - 1 : end])[:MAX_EVIDENCE_CHARS], signature=n.signature,
+            docstring=n.docstring, content_hash=row.content_hash,
+        ))
+    return out
+
+
 def term_idf(searcher: Any, kb: str, tenant: str, terms: Sequence[str]) -> dict[str, float]:
     """Okapi idf of each query term in the kb's BM25 index (how distinctive it is); unknown terms get the max."""
     try:

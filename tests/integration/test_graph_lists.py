@@ -1,0 +1,114 @@
+"""List questions through the real graph: the module a list question names is enumerated from the code tree,
+not only from what retrieval ranked, and in a long module only the definitions the question is about are cited."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from graph.service import AskService, open_checkpointer
+from ingest.pipeline import ingest
+from retrievers.base import IndexCache
+from retrievers.search import Searcher
+from sift.config import Settings
+from sift.db import open_database
+
+VALIDATORS = '''"""Validators for form fields."""
+
+
+class Validator:
+    """Base class of every validator."""
+
+    def __call__(self, value):
+        raise NotImplementedError
+
+
+class Range(Validator):
+    """Succeeds when the value lies between a minimum and a maximum."""
+
+
+class Length(Validator):
+    """Succeeds when the length of the value is within bounds."""
+
+
+class OneOf(Validator):
+    """Succeeds when the value is one of the allowed choices."""
+
+
+class Regexp(Validator):
+    """Succeeds when the value matches a regular expression."""
+
+
+class Predicate(Validator):
+    """Calls a named method of the value and checks its result."""
+
+
+def _helper(value):
+    return value
+'''
+
+_PLAIN_FIELDS = ["String", "Integer", "Float", "Boolean", "Date", "Time", "List", "Dict", "Tuple", "Url", "Uuid",
+                 "Decimal", "Enum", "Constant", "Method", "Function", "Raw", "Nested"]
+FIELDS = '"""Field types."""\n\n\nclass Field:\n    """Base class of every field."""\n' + "".join(
+    f'\n\nclass {name}(Field):\n    """A {name.lower()} field that (de)serializes {name.lower()} values."""\n'
+    for name in _PLAIN_FIELDS
+) + (
+    '\n\nclass IPv4(Field):\n    """An IPv4 address field."""\n'
+    '\n\nclass IPv6(Field):\n    """An IPv6 address field."""\n'
+    '\n\nclass IPInterface(Field):\n    """An IP network interface field."""\n'
+)
+
+README = "# Forms\n\nA small form library with validators and field types.\n"
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory, local_embedder):
+    base = tmp_path_factory.mktemp("lists")
+    repo = base / "forms"
+    (repo / "forms").mkdir(parents=True)
+    (repo / "forms" / "__init__.py").write_text('"""Forms."""\n')
+    (repo / "forms" / "validate.py").write_text(VALIDATORS)
+    (repo / "forms" / "fields.py").write_text(FIELDS)
+    (repo / "README.md").write_text(README)
+    settings = Settings(data_dir=base / "data")
+    ingest(settings, repo, "forms", embedder=local_embedder)
+    engine = open_database(settings)
+    searcher = Searcher(engine, IndexCache(engine, settings.resolved_index_dir()), local_embedder)
+    yield settings, engine, searcher
+    searcher.close()
+
+
+def _ask(env, question: str):
+    settings, engine, searcher = env
+
+    async def go():
+        async with open_checkpointer(settings) as saver:
+            return await AskService(settings, engine, searcher, saver).ask(question, "forms")
+
+    return asyncio.run(go())
+
+
+def _lines(path: str, text: str, name: str) -> int:
+    return next(i for i, line in enumerate(text.splitlines(), 1) if line.startswith(f"class {name}"))
+
+
+def test_list_question_enumerates_the_whole_module(env) -> None:
+    answer = _ask(env, "Which validators does the library provide?")
+    assert answer.grounded
+    cited = {c.start_line for c in answer.citations if c.path == "forms/validate.py"}
+    for name in ("Range", "Length", "OneOf", "Regexp", "Predicate"):
+        assert f"`{name}`" in answer.text
+        assert _lines("forms/validate.py", VALIDATORS, name) in cited
+    assert "_helper" not in answer.text  # private definitions are not part of the public list
+    assert "`Validator`" not in answer.text  # nor is the base class the listed ones derive from
+    listed = [e for e in answer.evidence if e["path"] == "forms/validate.py"]
+    assert len(listed) >= 5
+
+
+def test_list_question_in_a_long_module_keeps_only_what_it_asks_about(env) -> None:
+    answer = _ask(env, "What field types exist for IP addresses and network interfaces?")
+    assert answer.grounded
+    names = {c.snippet.splitlines()[0] for c in answer.citations}
+    assert {"class IPv4(Field):", "class IPv6(Field):", "class IPInterface(Field):"} <= names
+    assert not any(f"class {n}(" in line for n in _PLAIN_FIELDS for line in names), names
