@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from graph.state import NOT_FOUND, Citation, Draft, Evidence, Plan
-from retrievers.tokenize import tokenize
+from retrievers.tokenize import prefix_variants, tokenize
 
 CODE_KINDS = frozenset({"function", "method", "class", "interface", "struct", "enum", "trait"})
 MIN_COVERAGE = 0.3  # below this share of the question's (idf-weighted) terms, evidence does not answer it
@@ -54,7 +54,12 @@ def coverage(evidence: Evidence, tokens: Sequence[str], idf: Mapping[str, float]
     present = set(tokenize(f"{evidence.path} {evidence.name} {evidence.signature or ''} {evidence.text}"))
     weights = {t: idf.get(t, 1.0) for t in tokens}
     total = sum(weights.values()) or 1.0
-    return sum(w for t, w in weights.items() if t in present) / total
+    return sum(w for t, w in weights.items() if _has(present, t)) / total
+
+
+def _has(words: set[str], term: str) -> bool:
+    """The term, or the term without a derivational prefix ("recomputed" is met by "compute"), is among words."""
+    return term in words or any(v in words for v in prefix_variants(term))
 
 
 def absent_terms(tokens: Sequence[str], idf: Mapping[str, float], evidence: Sequence[Evidence]) -> list[str]:
@@ -65,7 +70,7 @@ def absent_terms(tokens: Sequence[str], idf: Mapping[str, float], evidence: Sequ
     seen: set[str] = set()
     for e in evidence:
         seen.update(tokenize(f"{e.path} {e.name} {e.text}"))
-    return [t for t in tokens if idf.get(t, 0.0) >= ceiling - RARE_DF_IDF and t not in seen and len(t) > 2]
+    return [t for t in tokens if idf.get(t, 0.0) >= ceiling - RARE_DF_IDF and not _has(seen, t) and len(t) > 2]
 
 
 _QUALIFIED = re.compile(r"\b([A-Za-z_]\w*)\.([A-Za-z_]\w*)\b")

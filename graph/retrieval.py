@@ -19,7 +19,7 @@ from ingest.store import get_serving_kb
 from retrievers.docql import DocQLChannel
 from retrievers.fusion import dedup_overlaps, fuse, sort_hits
 from retrievers.search import identifiers_in
-from retrievers.tokenize import tokenize
+from retrievers.tokenize import prefix_variants, tokenize
 from sift.db import visible_in
 from sift.db.tables import File, Node, Ref
 from sift.errors import SiftError
@@ -195,7 +195,8 @@ def module_evidence(engine: Engine, kb: str, tenant: str, path: str, evidence: S
 
 
 def term_idf(searcher: Any, kb: str, tenant: str, terms: Sequence[str]) -> dict[str, float]:
-    """Okapi idf of each query term in the kb's BM25 index (how distinctive it is); unknown terms get the max."""
+    """Okapi idf of each query term in the kb's BM25 index (how distinctive it is); unknown terms get the max,
+    unless the corpus has them without a derivational prefix (``prefix_variants``)."""
     try:
         bundle = searcher.cache.get(kb, tenant)
     except SiftError:
@@ -204,9 +205,14 @@ def term_idf(searcher: Any, kb: str, tenant: str, terms: Sequence[str]) -> dict[
     n = max(1, len(bm25.ids))
     indptr = bm25.matrix.indptr
     out: dict[str, float] = {"\x00absent": math.log((n + 0.5) / 0.5 + 1.0)}
+
+    def df(tok: str) -> int:
+        row = bm25.vocab.get(tok)
+        return 0 if row is None else int(indptr[row + 1] - indptr[row])
+
     for term in terms:
         for tok in tokenize(term):
-            row = bm25.vocab.get(tok)
-            df = 0 if row is None else int(indptr[row + 1] - indptr[row])
-            out[tok] = math.log((n - df + 0.5) / (df + 0.5) + 1.0)
+            # A word the corpus only has without its prefix ("recomputed": "computed") counts as that word.
+            count = df(tok) or next((c for c in map(df, prefix_variants(tok)) if c), 0)
+            out[tok] = math.log((n - count + 0.5) / (count + 0.5) + 1.0)
     return out

@@ -156,3 +156,14 @@ def _repair(base: str) -> str:
     if (last == "c" and m > 1) or (_cvc(base) and (m == 1 or last in "kd")):
         return base + "e"
     return base
+
+
+_PREFIXES = ("re", "un", "pre", "non", "in", "de", "dis", "over", "sub")
+
+
+def prefix_variants(token: str) -> tuple[str, ...]:
+    """The token without a derivational prefix (``recomput`` → ``comput``, ``unexpect`` → ``expect``), for a
+    query word the corpus only has in its plain form. The rest must stay a word of at least four letters."""
+    rests = [token[len(p):] for p in _PREFIXES if token.startswith(p) and len(token) - len(p) >= 4]
+    # "recomputed" stems to "recomput", "compute" to itself: try the rest with the "e" the suffix took away
+    return tuple(v for rest in rests for v in (rest, rest + "e"))

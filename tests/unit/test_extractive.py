@@ -150,3 +150,17 @@ def test_weak_evidence_and_a_word_the_corpus_lacks_end_the_search() -> None:
     assert draft.not_found and draft.note == ABSENT_FROM_CORPUS
     draft = write_extractive(plan, [e], {**idf, "phone": 7.0})  # rare, but some chunk has it: keep looking
     assert draft.not_found and draft.note != ABSENT_FROM_CORPUS
+
+
+def test_a_prefixed_question_word_is_met_by_its_plain_form() -> None:
+    from graph.extractive import absent_terms, coverage
+
+    section = ev(1, "docs/hashing.md", "Hash Code Caching", "Some objects have hash codes which are expensive to "
+                 "compute. To enable caching of hash codes, pass cache_hash=True.", 0.06, kind="doc")
+    plan = plan_question("Can the library remember an object's hash code so it is not recomputed on every lookup?",
+                         "kb")
+    tokens = ["hash", "code", "recomput"]
+    idf = {"hash": 2.0, "code": 1.0, "recomput": 4.0, "\x00absent": 4.0}
+    assert coverage(section, tokens, idf) == 1.0
+    assert absent_terms(tokens, idf, [section]) == []
+    assert plan.question_type in ("explain", "doc")

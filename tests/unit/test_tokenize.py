@@ -94,3 +94,11 @@ def test_tokenize_is_fast() -> None:
         tokenize(text)
     per_chunk_ms = (time.perf_counter() - start) / 200 * 1000
     assert per_chunk_ms < 5, per_chunk_ms
+
+
+def test_prefix_variants_strip_one_derivational_prefix() -> None:
+    from retrievers.tokenize import prefix_variants
+
+    assert "comput" in prefix_variants("recomput")
+    assert "expect" in prefix_variants("unexpect")
+    assert prefix_variants("read") == ()  # the rest would be a fragment, not a word
