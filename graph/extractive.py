@@ -521,6 +521,30 @@ def not_found(reason: str, evidence: Sequence[Evidence] = ()) -> Draft:
     return Draft(text=text, mode="extractive", not_found=True, note=reason)
 
 
+_NAMED = re.compile(r"(?<=[\w,;:)\]'\"]\s)([A-Z][A-Za-z0-9]*)\b")
+
+
+def named_terms(question: str) -> list[str]:
+    """Tokens of the named things a question mentions: capitalised words and acronyms inside a sentence (JSON
+    Schema, ORM, OpenAPI, Django), not code in backticks and not a sentence's first word."""
+    prose = re.sub(r"`[^`]*`", " x ", question)
+    return [t for w in _NAMED.findall(prose) if w != "I" for t in tokenize(w)]
+
+
+def _unnamed(plan: Plan, chosen: Sequence[Evidence], idf: Mapping[str, float]) -> bool:
+    """A rare named thing of the question (in at most ~2 chunks of the corpus) that no chosen item mentions."""
+    ceiling = idf.get(CEILING_KEY)
+    if ceiling is None:
+        return False
+    rare = {t for t in named_terms(plan.standalone) if idf.get(t, 0.0) >= ceiling - RARE_DF_IDF}
+    if not rare:
+        return False
+    said: set[str] = set()
+    for e in chosen:
+        said.update(tokenize(f"{e.path} {e.name} {e.text}"))
+    return any(not _has(said, t) for t in rare)
+
+
 def write_extractive(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, float], kb: str = "") -> Draft:
     """Compose a cited answer from the evidence, or an explicit not-found."""
     if not plan.need_retrieval:
@@ -540,6 +564,10 @@ def write_extractive(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str,
             # round can supply it.
             return not_found(ABSENT_FROM_CORPUS, evidence)
         return not_found("weak-evidence", evidence)
+    if _unnamed(plan, chosen, idf):
+        # The question is about a named thing (a tool, format or product) that the corpus mentions at most in
+        # passing and the evidence worth citing not at all: the project does not cover it.
+        return not_found("absent-terms", evidence)
     sentences: list[str] = []
     if len(chosen) > 2 and any(MODULE_CHANNEL in e.channels for e in chosen):
         sentences.extend(_listing_sentences(chosen))

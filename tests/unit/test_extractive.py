@@ -164,3 +164,25 @@ def test_a_prefixed_question_word_is_met_by_its_plain_form() -> None:
     assert coverage(section, tokens, idf) == 1.0
     assert absent_terms(tokens, idf, [section]) == []
     assert plan.question_type in ("explain", "doc")
+
+
+def test_named_things_are_capitalised_words_inside_a_sentence() -> None:
+    from graph.extractive import named_terms
+
+    assert named_terms("How do I generate a JSON Schema document from my classes?") == ["json", "schema"]
+    assert named_terms("How do I map a class to a table with the built-in ORM integration?") == ["orm"]
+    assert named_terms("Where is `AuthService` defined? Tokens are checked there.") == []
+
+
+def test_a_rare_named_thing_the_cited_evidence_never_mentions_is_not_found() -> None:
+    toc = ev(1, "docs/index.md", "Full Table of Contents", "Initialization: map each class to its table of "
+             "attributes. Database rows and integration tests.", 0.05, kind="doc")
+    idf = {"map": 3.0, "class": 0.5, "databas": 6.0, "tabl": 5.0, "built": 2.0, "orm": 7.2, "integr": 5.0,
+           "\x00absent": 8.5}
+    plan = plan_question("How do I map a class to a database table with its built-in ORM integration?", "kb")
+    draft = write_extractive(plan, [toc], idf)
+    assert draft.not_found and draft.citations == []
+    # The same question about a named thing the corpus mentions often is answered from the evidence.
+    common = {**idf, "orm": 2.0}
+    toc_orm = toc.model_copy(update={"text": toc.text + " Works with any ORM."})
+    assert not write_extractive(plan, [toc_orm], common).not_found
