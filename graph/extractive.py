@@ -27,7 +27,7 @@ RARE_DF_IDF = 1.7  # idf within this of an absent term's: the term is in at most
 CEILING_KEY = "\x00absent"  # term_idf stores the idf of a term no chunk contains under this key
 ABSENT_FROM_CORPUS = "absent-from-corpus"  # the not-found note that ends the search
 PRIMARY_SHARE = 0.4
-W_PRIOR, W_COVER, W_NAME, W_KIND, W_PRIVATE = 2.0, 1.0, 0.5, 0.15, 0.25
+W_PRIOR, W_COVER, W_NAME, W_KIND, W_PRIVATE, W_TWIN = 2.0, 1.0, 0.5, 0.15, 0.25, 0.75
 LIST_SHARE = 0.7
 MAX_LIST_ITEMS = 5
 MAX_PARTS = 2  # further retrieved chunks of the cited section or definition
@@ -142,11 +142,22 @@ def support(plan: Plan, e: Evidence, tokens: Sequence[str], idf: Mapping[str, fl
     return score
 
 
+def _twin(e: Evidence, functions: set[str], named: set[str]) -> bool:
+    short = _short_name(e)
+    owner, _, leaf = short.rpartition(".")
+    return bool(owner) and e.kind in CODE_KINDS and leaf in functions and owner.rsplit(".", 1)[-1].lower() not in named
+
+
 def rank_evidence(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, float]) -> list[tuple[float, Evidence]]:
     """Evidence ordered by ``support`` (ties keep the fused order), with its support score."""
     tokens = query_tokens(plan)
     top = max((e.score for e in evidence), default=0.0)
     scored = [(support(plan, e, tokens, idf, top), i, e) for i, e in enumerate(evidence)]
+    # A method named like a module-level function in the evidence (``Attribute.evolve`` beside ``evolve``) is
+    # usually a thin wrapper or an internal twin; unless the question names its class, the function is the API.
+    functions = {_short_name(e) for e in evidence if e.kind in CODE_KINDS and "." not in _short_name(e)}
+    named = {i.strip("`()@").lower() for i in plan.identifiers}
+    scored = [(s - W_TWIN if _twin(e, functions, named) else s, i, e) for s, i, e in scored]
     scored.sort(key=lambda t: (-t[0], t[1]))
     return [(s, e) for s, _, e in scored]
 

@@ -186,3 +186,21 @@ def test_a_rare_named_thing_the_cited_evidence_never_mentions_is_not_found() -> 
     common = {**idf, "orm": 2.0}
     toc_orm = toc.model_copy(update={"text": toc.text + " Works with any ORM."})
     assert not write_extractive(plan, [toc_orm], common).not_found
+
+
+def test_a_module_function_is_cited_over_a_method_of_the_same_name() -> None:
+    # The two definitions as attrs writes them (docstrings shortened), with the fused scores they get there.
+    method = ev(1, "src/pkg/_make.py", "Attribute.evolve", 'def evolve(self, **changes):\n    """Copy *self* and '
+                'apply *changes*.\n\n    This works similarly to `attrs.evolve` but that function does not work\n'
+                '    with :class:`attrs.Attribute`."""\n    new = copy.copy(self)\n    return new', 0.071, start=2518)
+    function = ev(2, "src/pkg/_make.py", "evolve", 'def evolve(*args, **changes):\n    """Create a new instance, '
+                  'based on the first positional argument with\n    *changes* applied.\n\n    Args:\n        inst:\n'
+                  '            Instance of a class with *attrs* attributes.\n        changes:\n            Keyword '
+                  'changes in the new copy.\n\n    Returns:\n        A copy of inst with *changes* incorporated."""\n'
+                  '    return cls(**changes)', 0.050, start=563)
+    plan = plan_question("How can I make a modified copy of an instance with one attribute changed, without "
+                         "mutating the original?", "kb")
+    assert select_evidence(plan, [method, function], {})[0].name == "evolve"
+    # Naming the class asks for its method.
+    plan = plan_question("What does `Attribute.evolve` copy?", "kb")
+    assert select_evidence(plan, [method, function], {})[0].name == "Attribute.evolve"
