@@ -31,7 +31,7 @@ W_PRIOR, W_COVER, W_NAME, W_KIND, W_PRIVATE, W_TWIN = 2.0, 1.0, 0.5, 0.15, 0.25,
 LIST_SHARE = 0.7
 MAX_LIST_ITEMS = 5
 MAX_PARTS = 2  # further retrieved chunks of the cited section or definition
-MODULE_CHANNEL = "module"  # evidence the fuse node listed from the module of a list question's anchor
+MODULE_CHANNEL = "module"  # marks the evidence the fuse node listed for a list question (from the anchor's module)
 MAX_MODULE_ITEMS = 15
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(])")
 _NAMES_API = re.compile(r"`[^`]+`|\b\w+\(|\b[a-z]+_[a-z_]+\b|\b[a-z]+\.[a-z_]+\b")
@@ -255,8 +255,10 @@ def select_evidence(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, 
         # A section or definition split into several chunks is one answer: cite its retrieved parts together.
         parts = [e for _, e in ranked[1:] if e.path == primary.path and _whole_name(e) == _whole_name(primary)]
         return [primary, *parts[:MAX_PARTS]]
-    anchor = list_anchor(plan, evidence, idf)
-    listed = module_listing(plan, anchor, evidence, idf) if anchor is not None else []
+    listed = sorted((e for e in evidence if MODULE_CHANNEL in e.channels), key=lambda e: (e.path, e.start_line))
+    if not listed:  # not listed by the fuse node: list from what was retrieved
+        anchor = list_anchor(plan, evidence, idf)
+        listed = module_listing(plan, anchor, evidence, idf) if anchor is not None else []
     if len(listed) >= 2:
         return listed
     derived = [(sc, e) for sc, e in ranked if e is not primary and _derives_from(e, primary)]

@@ -15,7 +15,7 @@ from sqlalchemy import select
 from graph import llm
 from graph.checker import FileFacts, check_draft, strip_unsupported
 from graph.context import AskContext
-from graph.extractive import ABSENT_FROM_CORPUS, list_anchor, write_extractive
+from graph.extractive import ABSENT_FROM_CORPUS, MODULE_CHANNEL, list_anchor, module_listing, write_extractive
 from graph.fallback import KEEPS_EVIDENCE, next_plan
 from graph.planner import plan_question
 from graph.retrieval import (
@@ -100,7 +100,13 @@ async def fuse(state: AskState, runtime: Runtime[AskContext]) -> dict[str, Any]:
         idf = state.get("idf") or term_idf(ctx.searcher, kb, tenant, [plan.standalone, *plan.identifiers])
         anchor = list_anchor(plan, ev, idf)
         if anchor is not None:  # "which validators are there": the anchor's module lists them
-            ev = [*ev, *module_evidence(ctx.engine, kb, tenant, anchor.path, ev)]
+            extra = module_evidence(ctx.engine, kb, tenant, anchor.path, ev)
+            listed = {id(e) for e in module_listing(plan, anchor, [*ev, *extra], idf)}
+            # The listed items are marked for the writer; only those join the evidence (and the checkpoint).
+            ev = [e.model_copy(update={"channels": [*e.channels, MODULE_CHANNEL]}) if id(e) in listed else e
+                  for e in ev]
+            ev += [e.model_copy(update={"id": len(ev) + i})
+                   for i, e in enumerate((e for e in extra if id(e) in listed), 1)]
         return ev, idf
 
     evidence, idf = await asyncio.to_thread(work)

@@ -14,6 +14,7 @@ from typing import Any
 
 from sqlalchemy import Engine, select
 
+from graph.extractive import MODULE_CHANNEL
 from graph.state import ChannelResult, Evidence, Plan, RetrieveTask
 from ingest.store import get_serving_kb
 from retrievers.docql import DocQLChannel
@@ -154,8 +155,7 @@ def build_evidence(engine: Engine, kb: str, tenant: str, hits: Sequence[Hit], li
     return out
 
 
-MODULE_CHANNEL = "module"  # evidence added by ``module_evidence``: a definition listed from its module
-MAX_MODULE_DEFS = 60
+MAX_MODULE_DEFS = 500
 
 
 def module_evidence(engine: Engine, kb: str, tenant: str, path: str, evidence: Sequence[Evidence]) -> list[Evidence]:
