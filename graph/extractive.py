@@ -39,9 +39,14 @@ _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _MARKUP = re.compile(r"^\s*(#+\s*|[=\-~^*]{3,}\s*$|```|\.\. |:::|\(.*\)=$)")
 
 
+# Words that frame a question ("what happens inside X", "how exactly…") rather than name what it is about.
+FRAMING = frozenset(tokenize("happen happens happened inside exactly actually really basically"))
+
+
 def query_tokens(plan: Plan) -> list[str]:
-    """The stemmed, stopword-free terms of the (standalone) question plus its identifiers, unique."""
-    toks = tokenize(plan.standalone or " ".join(plan.key_terms))
+    """The stemmed, stopword-free terms of the (standalone) question plus its identifiers, unique, without
+    framing words."""
+    toks = [t for t in tokenize(plan.standalone or " ".join(plan.key_terms)) if t not in FRAMING]
     for ident in plan.identifiers:
         toks.extend(tokenize(ident))
     return list(dict.fromkeys(toks))

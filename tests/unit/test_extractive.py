@@ -204,3 +204,16 @@ def test_a_module_function_is_cited_over_a_method_of_the_same_name() -> None:
     # Naming the class asks for its method.
     plan = plan_question("What does `Attribute.evolve` copy?", "kb")
     assert select_evidence(plan, [method, function], {})[0].name == "Attribute.evolve"
+
+
+def test_framing_words_do_not_count_against_coverage() -> None:
+    from graph.extractive import coverage, query_tokens
+
+    dump = ev(1, "src/pkg/schema.py", "Schema.dump", 'def dump(self, obj):\n    """Serialize an object to native '
+              'Python data types according to this Schema\'s fields."""\n    return self._serialize(obj)', 0.07)
+    plan = plan_question("What happens inside `Schema.dump`, and how is each field serialized?", "kb")
+    tokens = query_tokens(plan)
+    assert "happen" not in tokens and "inside" not in tokens
+    idf = {"happen": 4.9, "inside": 7.4, "schema": 0.5, "dump": 1.8, "field": 0.5, "serialize": 2.2}
+    assert coverage(dump, tokens, idf) == 1.0
+    assert select_evidence(plan, [dump], idf) == [dump]
