@@ -29,7 +29,7 @@ from eval.runner import answer_metrics, to_answer  # noqa: E402
 from sift.config import Settings  # noqa: E402
 
 DATA = ROOT / "bench" / "out" / "answer-data"
-SOURCES = {"attrs": "attrs", "marshmallow": "marshmallow"}
+SOURCES = {"attrs": "attrs", "marshmallow": "marshmallow", "click": "click"}
 
 
 def ensure_kbs(settings: Settings, embedder: Any, names: set[str]) -> None:

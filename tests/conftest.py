@@ -18,7 +18,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 CACHE = Path(os.environ.get("SIFT_TEST_CACHE", Path(__file__).parent / ".cache"))
 
 # Real projects used by the tests and the eval sets; pinned so line numbers in gold spans stay true.
-SDISTS = {"attrs": "25.3.0", "marshmallow": "3.26.1"}
+SDISTS = {"attrs": "25.3.0", "marshmallow": "3.26.1", "click": "8.1.7"}
 
 
 def _download_sdist(name: str, version: str, dest: Path) -> Path:
@@ -72,6 +72,12 @@ def attrs_src() -> Path:
 def marshmallow_src() -> Path:
     """The marshmallow sdist, unpacked."""
     return fetch_sdist("marshmallow")
+
+
+@pytest.fixture(scope="session")
+def click_src() -> Path:
+    """The click sdist, unpacked (a Python package with reStructuredText docs)."""
+    return fetch_sdist("click")
 
 
 TINY_FILES = {

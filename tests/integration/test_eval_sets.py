@@ -1,4 +1,4 @@
-"""The bundled evaluation sets are checked against the real attrs and marshmallow sdists they describe."""
+"""The bundled evaluation sets are checked against the real attrs, marshmallow and click sdists they describe."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import eval.format as eval_format
 from eval.format import KINDS, EvalQuestion, load_questions
 
 SETS = Path(eval_format.__file__).parent / "sets"
-KBS = {"attrs": "attrs_src", "marshmallow": "marshmallow_src"}
+KBS = {"attrs": "attrs_src", "marshmallow": "marshmallow_src", "click": "click_src"}
 MIN_QUESTIONS = 22
 MIN_NEGATIVE = 3
 # A query "names code" when it quotes code or uses an identifier-shaped word (snake_case, _private,
