@@ -184,13 +184,40 @@ def _plain_code(e: Evidence) -> bool:
     return e.kind in CODE_KINDS and not _TEST_PATH.search(e.path) and not e.path.endswith(".pyi")
 
 
+_AUX = frozenset({
+    "does", "do", "did", "are", "is", "was", "were", "can", "could", "should", "will", "would", "may", "might", "must",
+    "has", "have", "come", "comes", "exist", "exists", "get", "gets", "ship", "ships", "live", "lives", "there", "in",
+    "of", "for", "from", "to", "with", "that", "which",
+})
+_DETERMINERS = frozenset({"the", "all", "a", "an", "kind", "kinds", "sort", "sorts", "of", "my", "its", "their"})
+
+
+def list_subject(question: str) -> list[str]:
+    """The tokens of what a list question asks for: "What validators does…" → validator, "Which exception classes
+    are…" → exception, class; "List the hooks…" → hook. Empty when the question has no such opening."""
+    words = re.findall(r"[\w-]+", question.lower())
+    if not words or words[0] not in ("which", "what", "list"):
+        return []
+    subject: list[str] = []
+    for w in words[1:]:
+        if not subject and w in _DETERMINERS:
+            continue
+        if w in _AUX or w in _DETERMINERS or len(subject) >= 4:
+            break
+        subject.append(w)
+    return [t for w in subject for t in tokenize(w)]
+
+
 def list_anchor(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, float]) -> Evidence | None:
-    """For a list question, the best-supported definition in a module the question names by its subject
-    ("which validators…" → ``validate.py``, "exception classes" → ``exceptions.py``): that module's definitions
-    are the list. None when the question names a class (its members are the answer) or no module fits."""
+    """For a list question, the best-supported definition in a module named after what the question asks for
+    ("which validators…" → ``validate.py``, "which exception classes" → ``exceptions.py``, but not
+    ``completion.py`` for "which shells get completion"): that module's definitions are the list. None when
+    the question names a class (its members are the answer) or no module fits."""
     if plan.question_type != "list" or not evidence:
         return None
-    tokens = query_tokens(plan)
+    tokens = list_subject(plan.standalone)
+    if not tokens:
+        return None
     names = {i.strip("`()@").lower() for i in plan.identifiers}
     code = [e for e in evidence if _plain_code(e)]
     if any(_last_name(e).lower() in names for e in code):

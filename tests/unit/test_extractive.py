@@ -217,3 +217,19 @@ def test_framing_words_do_not_count_against_coverage() -> None:
     idf = {"happen": 4.9, "inside": 7.4, "schema": 0.5, "dump": 1.8, "field": 0.5, "serialize": 2.2}
     assert coverage(dump, tokens, idf) == 1.0
     assert select_evidence(plan, [dump], idf) == [dump]
+
+
+def test_a_list_question_lists_the_module_named_after_what_it_asks_for() -> None:
+    from graph.extractive import list_anchor, list_subject
+
+    assert list_subject("What kinds of validators does the library provide?") == ["validator"]
+    assert list_subject("Which exception classes are defined in `attr.exceptions`?") == ["exception", "class"]
+    example = ev(1, "examples/completion/completion.py", "select_user", "def select_user(ctx, user):\n"
+                 '    """Shell completion for a user name."""', 0.09)
+    validator = ev(2, "src/pkg/validate.py", "Range", 'class Range(Validator):\n    """Checks a range."""', 0.05)
+    # "completion" is not what is being listed: the shells are.
+    plan = plan_question("Which shells get tab completion for my command out of the box?", "kb")
+    assert list_anchor(plan, [example, validator], {}) is None
+    plan = plan_question("What validators does the library provide out of the box?", "kb")
+    anchor = list_anchor(plan, [example, validator], {})
+    assert anchor is not None and anchor.path == "src/pkg/validate.py"
