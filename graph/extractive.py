@@ -35,7 +35,7 @@ MODULE_CHANNEL = "module"  # marks the evidence the fuse node listed for a list 
 MAX_MODULE_ITEMS = 15
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(])")
 _NAMES_API = re.compile(r"`[^`]+`|\b\w+\(|\b[a-z]+_[a-z_]+\b|\b[a-z]+\.[a-z_]+\b")
-_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)]|:[\w .*]+:)\s+")  # a list item or a reST field (":param x:")
 _MARKUP = re.compile(r"^\s*(#+\s*|[=\-~^*]{3,}\s*$|```|\.\. |:::|\(.*\)=$)")
 
 
@@ -433,19 +433,25 @@ def _signature(e: Evidence) -> str:
 
 
 def _doc_lines(docstring: str | None, tokens: Sequence[str], first: str, limit: int = 3) -> list[str]:
-    """Docstring lines (beyond the first sentence) that mention the question's terms."""
+    """Docstring sentences beyond the first that share the most question terms, in reading order (whole
+    sentences, not the hard-wrapped lines they were written on)."""
     if not docstring:
         return []
     wanted = set(tokens)
-    out = []
-    for line in docstring.splitlines():
-        text = plain(line.strip())
-        if len(text) < 12 or text in first or not (wanted & set(tokenize(text))):
+    head = first.rstrip(".")[:40]
+    scored = []
+    for i, unit in enumerate(_units(docstring)):
+        text = plain(unit)
+        if (head and text.startswith(head)) or _CITATION_LIKE.search(text):
             continue
-        out.append(text if text.endswith((".", ":")) else text + ".")
-        if len(out) >= limit:
-            break
-    return out
+        overlap = len(wanted & set(tokenize(text)))
+        if overlap:
+            scored.append((overlap, i, text if len(text) <= 300 else text[:297].rstrip() + "…"))
+    top = sorted(sorted(scored, key=lambda t: (-t[0], t[1]))[:limit], key=lambda t: t[1])
+    return [t if t.endswith((".", ":", "…", "!", "?")) else t + "." for _, _, t in top]
+
+
+_CITATION_LIKE = re.compile(r"\[\d+\]")  # "values[0]" would read as a citation marker
 
 
 _MEMBER = re.compile(r"(?:async\s+)?def\s+(\w+)|(?:class\s+)?([A-Za-z_]\w*)\s*(?::(?!=)|=(?!=)|\()")

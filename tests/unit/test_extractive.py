@@ -233,3 +233,20 @@ def test_a_list_question_lists_the_module_named_after_what_it_asks_for() -> None
     plan = plan_question("What validators does the library provide out of the box?", "kb")
     anchor = list_anchor(plan, [example, validator], {})
     assert anchor is not None and anchor.path == "src/pkg/validate.py"
+
+
+def test_docstring_sentences_are_quoted_whole_not_as_wrapped_lines() -> None:
+    doc = ("This is the way to invoke a script with all the bells and\n    whistles as a command line application."
+           "  This will always terminate\n    the application after a call.\n\n    :param prog_name: the program name"
+           " that should be used.\n    :param standalone_mode: the default behavior is to invoke the script\n"
+           "        in standalone mode.  If this is set to `False` they will be\n        propagated to the caller"
+           " and the return value of this\n        function is the return value of :meth:`invoke`.")
+    main = ev(1, "src/pkg/core.py", "Command.main", "def main(self, args=None, standalone_mode=True):\n"
+              f'    """{doc}"""\n    return self.invoke(args)', 0.07, start=1010)
+    main = main.model_copy(update={"docstring": doc})
+    plan = plan_question("What does passing `standalone_mode=False` to `main` change about the return value?", "kb")
+    draft = write_extractive(plan, [main], {})
+    assert "If this is set to False they will be propagated to the caller and the return value of this function " \
+           "is the return value of invoke." in draft.text
+    assert "whistles as a command line application. This will always" not in draft.text  # no wrapped fragments
+    assert check_draft(draft, [main], facts(main), 1).ok
