@@ -23,6 +23,7 @@ from retrievers.tokenize import prefix_variants, tokenize
 CODE_KINDS = frozenset({"function", "method", "class", "interface", "struct", "enum", "trait"})
 MIN_COVERAGE = 0.3  # below this share of the question's (idf-weighted) terms, evidence does not answer it
 CONFIDENT_COVERAGE = 0.45
+CITED_COVERAGE = 0.4  # below this, cited evidence missing two rare question words does not answer it
 RARE_DF_IDF = 1.7  # idf within this of an absent term's: the term is in at most ~2 chunks
 CEILING_KEY = "\x00absent"  # term_idf stores the idf of a term no chunk contains under this key
 ABSENT_FROM_CORPUS = "absent-from-corpus"  # the not-found note that ends the search
@@ -615,6 +616,10 @@ def write_extractive(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str,
             # round can supply it.
             return not_found(ABSENT_FROM_CORPUS, evidence)
         return not_found("weak-evidence", evidence)
+    if len(absent_terms(tokens, idf, chosen)) >= 2 and max(coverage(e, tokens, idf) for e in chosen) < CITED_COVERAGE:
+        # What would be cited lacks two of the question's rare words and covers little of it (the words may
+        # occur elsewhere in the evidence, in passing).
+        return not_found("absent-terms", evidence)
     if _unnamed(plan, chosen, idf):
         # The question is about a named thing (a tool, format or product) that the corpus mentions at most in
         # passing and the evidence worth citing not at all: the project does not cover it.
