@@ -3,12 +3,14 @@
 It cites the evidence that best supports the question, not simply the first fused hit: ``support`` adds to
 the retrieval score how much of the question an item's text and name share, whether it is the symbol the
 question names, and whether its kind suits the question (how-to → docs and public API, "where" → definitions);
-a list question cites several sibling definitions (or the subclasses of the base class it found).
+a list question enumerates the module named after what it asks for (``validate.py`` for "which validators"),
+or cites several sibling definitions (or the subclasses of the base class it found).
 
 Every sentence it writes carries the ``[n]`` of the evidence it quotes. For code it gives the definition's
 location, signature and the first sentence of its docstring, the body lines that share the question's terms,
-and known call sites; for docs it quotes the section's most relevant sentences. When no evidence covers the
-question's distinctive terms it says "not found in the indexed sources" instead of guessing.
+and known call sites; for docs it quotes the section's most relevant sentences. When the evidence covers too
+little of the question, lacks its rare words, or never mentions a named thing it asks about (JSON Schema, ORM),
+it says "not found in the indexed sources" instead of guessing.
 """
 
 from __future__ import annotations
@@ -616,27 +618,27 @@ def write_extractive(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str,
             # round can supply it.
             return not_found(ABSENT_FROM_CORPUS, evidence)
         return not_found("weak-evidence", evidence)
-    if len(absent_terms(tokens, idf, chosen)) >= 2 and max(coverage(e, tokens, idf) for e in chosen) < CITED_COVERAGE:
+    listing = len(chosen) > 2 and any(MODULE_CHANNEL in e.channels for e in chosen)
+    if not listing and len(absent_terms(tokens, idf, chosen)) >= 2 \
+            and max(coverage(e, tokens, idf) for e in chosen) < CITED_COVERAGE:
         # What would be cited lacks two of the question's rare words and covers little of it (the words may
-        # occur elsewhere in the evidence, in passing).
+        # occur elsewhere in the evidence, in passing). A module's listing is chosen by its subject instead.
         return not_found("absent-terms", evidence)
     if _unnamed(plan, chosen, idf):
         # The question is about a named thing (a tool, format or product) that the corpus mentions at most in
         # passing and the evidence worth citing not at all: the project does not cover it.
         return not_found("absent-terms", evidence)
     sentences: list[str] = []
-    if len(chosen) > 2 and any(MODULE_CHANNEL in e.channels for e in chosen):
-        sentences.extend(_listing_sentences(chosen))
-        chosen_done = True
+    if listing:
+        sentences = _listing_sentences(chosen)
     else:
-        chosen_done = False
-    for e in [] if chosen_done else chosen:
-        if e.kind in CODE_KINDS:
-            sentences.extend(_code_sentences(e, plan, tokens))
-        elif e.kind == "file":
-            sentences.extend(_file_sentences(e, tokens))
-        else:
-            sentences.extend(_doc_sentences(e, tokens))
+        for e in chosen:
+            if e.kind in CODE_KINDS:
+                sentences.extend(_code_sentences(e, plan, tokens))
+            elif e.kind == "file":
+                sentences.extend(_file_sentences(e, tokens))
+            else:
+                sentences.extend(_doc_sentences(e, tokens))
     citations = [Citation(evidence_id=e.id, path=e.path, start_line=e.start_line, end_line=e.end_line,
                           snippet=e.text[:400]) for e in chosen]
     return Draft(text=" ".join(sentences), citations=citations, mode="extractive")

@@ -103,8 +103,8 @@ async def fuse(state: AskState, runtime: Runtime[AskContext]) -> dict[str, Any]:
             extra = module_evidence(ctx.engine, kb, tenant, anchor.path, ev)
             listed = {id(e) for e in module_listing(plan, anchor, [*ev, *extra], idf)}
             # The listed items are marked for the writer; only those join the evidence (and the checkpoint).
-            ev = [e.model_copy(update={"channels": [*e.channels, MODULE_CHANNEL]}) if id(e) in listed else e
-                  for e in ev]
+            ev = [e.model_copy(update={"channels": [*e.channels, MODULE_CHANNEL]})
+                  if id(e) in listed and MODULE_CHANNEL not in e.channels else e for e in ev]
             ev += [e.model_copy(update={"id": len(ev) + i})
                    for i, e in enumerate((e for e in extra if id(e) in listed), 1)]
         return ev, idf
