@@ -46,13 +46,24 @@ _MARKUP = re.compile(r"^\s*(#+\s*|[=\-~^*]{3,}\s*$|```|\.\. |:::|\(.*\)=$)")
 FRAMING = frozenset(tokenize("happen happens happened inside exactly actually really basically"))
 
 
-def query_tokens(plan: Plan) -> list[str]:
+def query_tokens(plan: Plan, idf: Mapping[str, float] | None = None) -> list[str]:
     """The stemmed, stopword-free terms of the (standalone) question plus its identifiers, unique, without
-    framing words."""
-    toks = [t for t in tokenize(plan.standalone or " ".join(plan.key_terms)) if t not in FRAMING]
+    framing words. With ``idf``, a compound word no chunk contains ("macOS") is left to its parts (mac, os),
+    which is how a corpus that writes "Mac OS" can match it."""
+    question = plan.standalone or " ".join(plan.key_terms)
+    toks = [t for t in tokenize(question) if t not in FRAMING]
     for ident in plan.identifiers:
         toks.extend(tokenize(ident))
-    return list(dict.fromkeys(toks))
+    toks = list(dict.fromkeys(toks))
+    ceiling = idf.get(CEILING_KEY) if idf else None
+    if ceiling is not None:
+        unseen = set()
+        for word in re.findall(r"\w+", question):
+            parts = tokenize(word)
+            if len(parts) > 2 and idf.get(parts[0], 0.0) >= ceiling:  # the whole, then its parts
+                unseen.add(parts[0])
+        toks = [t for t in toks if t not in unseen]
+    return toks
 
 
 def coverage(evidence: Evidence, tokens: Sequence[str], idf: Mapping[str, float]) -> float:
@@ -158,7 +169,7 @@ def _twin(e: Evidence, functions: set[str], named: set[str]) -> bool:
 
 def rank_evidence(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, float]) -> list[tuple[float, Evidence]]:
     """Evidence ordered by ``support`` (ties keep the fused order), with its support score."""
-    tokens = query_tokens(plan)
+    tokens = query_tokens(plan, idf)
     top = max((e.score for e in evidence), default=0.0)
     scored = [(support(plan, e, tokens, idf, top), i, e) for i, e in enumerate(evidence)]
     # A method named like a module-level function in the evidence (``Attribute.evolve`` beside ``evolve``) is
@@ -248,7 +259,7 @@ def module_listing(plan: Plan, anchor: Evidence, evidence: Sequence[Evidence],
     items = list(cands.values())
     if len(items) > MAX_MODULE_ITEMS:
         stem = tokenize(_file_stem(anchor.path))
-        terms = [t for t in query_tokens(plan) if not any(_stems_match(t, s) for s in stem)]
+        terms = [t for t in query_tokens(plan, idf) if not any(_stems_match(t, s) for s in stem)]
         words = {e.id: set(tokenize(f"{e.name} {e.signature or ''} {first_sentence(e.docstring)}")) for e in items}
         distinctive = {t for t in terms if 0 < sum(t in w for w in words.values()) <= len(items) / 2}
         top = max((idf.get(t, 1.0) for t in distinctive), default=0.0)
@@ -274,7 +285,7 @@ def _abstract(e: Evidence) -> bool:
 
 def select_evidence(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, float]) -> list[Evidence]:
     """The evidence worth citing: the best-supported item and, for lists, its close siblings (at most 4)."""
-    tokens = query_tokens(plan)
+    tokens = query_tokens(plan, idf)
     if not evidence:
         return []
     covs = {e.id: coverage(e, tokens, idf) for e in evidence}
@@ -578,25 +589,56 @@ def not_found(reason: str, evidence: Sequence[Evidence] = ()) -> Draft:
 _NAMED = re.compile(r"(?<=[\w,;:)\]'\"]\s)([A-Z][A-Za-z0-9]*)\b")
 
 
-def named_terms(question: str) -> list[str]:
-    """Tokens of the named things a question mentions: capitalised words and acronyms inside a sentence (JSON
-    Schema, ORM, OpenAPI, Django), not code in backticks and not a sentence's first word."""
+def named_words(question: str) -> list[str]:
+    """The named things a question mentions: capitalised words and acronyms inside a sentence (JSON Schema, ORM,
+    OpenAPI, macOS), not code in backticks and not a sentence's first word."""
     prose = re.sub(r"`[^`]*`", " x ", question)
-    return [t for w in _NAMED.findall(prose) if w != "I" for t in tokenize(w)]
+    return [w for w in _NAMED.findall(prose) if w != "I"]
+
+
+def named_terms(question: str) -> list[str]:
+    """The tokens of ``named_words``."""
+    return [t for w in named_words(question) for t in tokenize(w)]
+
+
+_CAMEL_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+
+def _spelled_apart(word: str, texts: Sequence[str]) -> bool:
+    """A compound word written apart in one of the texts: "macOS" as "Mac OS", "DataClass" as "data class"."""
+    parts = _CAMEL_PART.findall(word)
+    if len(parts) < 2:
+        return False
+    pattern = re.compile(r"(?<![A-Za-z0-9])" + r"[\s._-]*".join(re.escape(p) for p in parts) + r"(?![A-Za-z0-9])",
+                         re.I)
+    return any(pattern.search(t) for t in texts)
+
+
+def _absent(tokens: Sequence[str], idf: Mapping[str, float], evidence: Sequence[Evidence], question: str) -> list[str]:
+    """``absent_terms``, less the question's compound words that the evidence writes apart."""
+    missing = absent_terms(tokens, idf, evidence)
+    if not missing:
+        return missing
+    texts = [f"{e.name} {e.text}" for e in evidence]
+    apart = {tokenize(w)[0] for w in re.findall(r"\w+", question) if tokenize(w) and _spelled_apart(w, texts)}
+    return [t for t in missing if t not in apart]
 
 
 def _unnamed(plan: Plan, chosen: Sequence[Evidence], idf: Mapping[str, float]) -> bool:
-    """A rare named thing of the question (in at most ~2 chunks of the corpus) that no chosen item mentions."""
+    """A rare named thing of the question (in at most ~2 chunks of the corpus) that no chosen item mentions,
+    neither as one word nor spelled apart ("macOS" is mentioned by "Mac OS X")."""
     ceiling = idf.get(CEILING_KEY)
     if ceiling is None:
         return False
-    rare = {t for t in named_terms(plan.standalone) if idf.get(t, 0.0) >= ceiling - RARE_DF_IDF}
+    rare = [w for w in named_words(plan.standalone)
+            if tokenize(w) and idf.get(tokenize(w)[0], 0.0) >= ceiling - RARE_DF_IDF]
     if not rare:
         return False
+    texts = [f"{e.path} {e.name} {e.text}" for e in chosen]
     said: set[str] = set()
-    for e in chosen:
-        said.update(tokenize(f"{e.path} {e.name} {e.text}"))
-    return any(not _has(said, t) for t in rare)
+    for text in texts:
+        said.update(tokenize(text))
+    return any(not _has(said, tokenize(w)[0]) and not _spelled_apart(w, texts) for w in rare)
 
 
 def write_extractive(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, float], kb: str = "") -> Draft:
@@ -605,8 +647,11 @@ def write_extractive(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str,
         return chit_chat(plan.standalone, kb)
     if not evidence:
         return not_found("no-evidence")
-    tokens = query_tokens(plan)
-    missing = absent_terms(tokens, idf, evidence)
+    tokens = query_tokens(plan, idf)
+    # Absent words are judged on every question word: an unseen compound ("OpenAPI") counts as missing unless
+    # the evidence writes it apart ("Mac OS" for "macOS").
+    words = query_tokens(plan)
+    missing = _absent(words, idf, evidence, plan.standalone)
     chosen = select_evidence(plan, evidence, idf)
     best = max((coverage(e, tokens, idf) for e in evidence), default=0.0)
     if len(missing) >= 2 and best < CONFIDENT_COVERAGE:
@@ -619,7 +664,7 @@ def write_extractive(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str,
             return not_found(ABSENT_FROM_CORPUS, evidence)
         return not_found("weak-evidence", evidence)
     listing = len(chosen) > 2 and any(MODULE_CHANNEL in e.channels for e in chosen)
-    if not listing and len(absent_terms(tokens, idf, chosen)) >= 2 \
+    if not listing and len(_absent(words, idf, chosen, plan.standalone)) >= 2 \
             and max(coverage(e, tokens, idf) for e in chosen) < CITED_COVERAGE:
         # What would be cited lacks two of the question's rare words and covers little of it (the words may
         # occur elsewhere in the evidence, in passing). A module's listing is chosen by its subject instead.

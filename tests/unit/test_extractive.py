@@ -265,3 +265,64 @@ def test_cited_evidence_missing_two_rare_question_words_is_not_an_answer() -> No
     # The rare words occur in the evidence only in passing (a test's for loop), not in what would be cited.
     draft = write_extractive(plan, [pipeline, passing], idf)
     assert draft.not_found and draft.citations == []
+
+
+def test_a_compound_word_written_apart_in_the_evidence_is_not_missing() -> None:
+    # click 8.1.7's get_app_dir, with the idf click's corpus gives the question's words.
+    text = (
+        'def get_app_dir(app_name: str, roaming: bool = True, force_posix: bool = False) -> str:\n'
+        '    r"""Returns the config folder for the application.  The default behavior\n'
+        '    is to return whatever is most appropriate for the operating system.\n'
+        '\n'
+        '    To give you an idea, for an app called ``"Foo Bar"``, something like\n'
+        '    the following folders could be returned:\n'
+        '\n'
+        '    Mac OS X:\n'
+        '      ``~/Library/Application Support/Foo Bar``\n'
+        '    Mac OS X (POSIX):\n'
+        '      ``~/.foo-bar``\n'
+        '    Unix:\n'
+        '      ``~/.config/foo-bar``\n'
+        '    Unix (POSIX):\n'
+        '      ``~/.foo-bar``\n'
+        '    Windows (roaming):\n'
+        '      ``C:\\Users\\<user>\\AppData\\Roaming\\Foo Bar``\n'
+        '    Windows (not roaming):\n'
+        '      ``C:\\Users\\<user>\\AppData\\Local\\Foo Bar``\n'
+        '\n'
+        '    .. versionadded:: 2.0\n'
+        '\n'
+        '    :param app_name: the application name.  This should be properly capitalized\n'
+        '                     and can contain whitespace.\n'
+        '    :param roaming: controls if the folder should be roaming or not on Windows.\n'
+        '                    Has no effect otherwise.\n'
+        '    :param force_posix: if this is set to `True` then on any POSIX system the\n'
+        '                        folder will be stored in the home folder with a leading\n'
+        "                        dot instead of the XDG config home or darwin's\n"
+        '                        application support folder.\n'
+        '    """\n'
+        '    if WIN:\n'
+        '        key = "APPDATA" if roaming else "LOCALAPPDATA"\n'
+        '        folder = os.environ.get(key)\n'
+        '        if folder is None:\n'
+        '            folder = os.path.expanduser("~")\n'
+        '        return os.path.join(folder, app_name)\n'
+        '    if force_posix:\n'
+        '        return os.path.join(os.path.expanduser(f"~/.{_posixify(app_name)}"))\n'
+        '    if sys.platform == "darwin":\n'
+        '        return os.path.join(\n'
+        '            os.path.expanduser("~/Library/Application Support"), app_name\n'
+        '        )\n'
+        '    return os.path.join(\n'
+        '        os.environ.get("XDG_CONFIG_HOME", os.path.expanduser("~/.config")),\n'
+        '        _posixify(app_name),\n'
+        '    )'
+    )
+    app_dir = ev(1, "src/pkg/utils.py", "get_app_dir", text, 0.06, start=446)
+    idf = {"tool": 3.6, "keep": 4.6, "per": 5.4, "user": 3.1, "configuration": 5.0, "file": 2.0, "land": 8.3,
+           "right": 5.1, "folder": 4.4, "window": 2.9, "macos": 8.3, "mac": 6.7, "os": 2.7, "linux": 5.2,
+           "\x00absent": 8.3}
+    plan = plan_question("Where should my tool keep its per-user configuration file so that it lands in the right "
+                         "folder on Windows, macOS and Linux?", "kb")
+    draft = write_extractive(plan, [app_dir], idf)
+    assert not draft.not_found and draft.citations[0].path == "src/pkg/utils.py"
