@@ -20,7 +20,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from graph.state import NOT_FOUND, Citation, Draft, Evidence, Plan
-from retrievers.tokenize import prefix_variants, tokenize
+from retrievers.tokenize import prefix_variants, tokenize, word_parts
 
 CODE_KINDS = frozenset({"function", "method", "class", "interface", "struct", "enum", "trait"})
 MIN_COVERAGE = 0.3  # below this share of the question's (idf-weighted) terms, evidence does not answer it
@@ -127,13 +127,13 @@ def support(plan: Plan, e: Evidence, tokens: Sequence[str], idf: Mapping[str, fl
     question = plan.standalone
     score = W_PRIOR * ((e.score / top_score) if top_score > 0 else 0.0)
     score += W_COVER * coverage(e, tokens, idf)
-    name_terms = set(tokenize(f"{_short_name(e)} {e.path.rsplit('/', 1)[-1].rsplit('.', 1)[0]}"))
+    name_terms = set(tokenize(f"{_short_name(e)} {_file_stem(e.path)}"))
     score += W_NAME * _weighted_share(name_terms, tokens, idf)
     last = _last_name(e)
     names = {i.strip("`()@").lower() for i in plan.identifiers}
     if last and last.lower() in names and len(last) > 2:
         score += 0.5
-        stem = e.path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
+        stem = _file_stem(e.path).lower()
         owner = _short_name(e).rsplit(".", 2)[-2].lower() if "." in _short_name(e) else ""
         for qual, name in _QUALIFIED.findall(question):
             if name.lower() == last.lower() and qual.lower() in (stem, owner):
@@ -601,12 +601,9 @@ def named_terms(question: str) -> list[str]:
     return [t for w in named_words(question) for t in tokenize(w)]
 
 
-_CAMEL_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
-
-
 def _spelled_apart(word: str, texts: Sequence[str]) -> bool:
     """A compound word written apart in one of the texts: "macOS" as "Mac OS", "DataClass" as "data class"."""
-    parts = _CAMEL_PART.findall(word)
+    parts = word_parts(word)
     if len(parts) < 2:
         return False
     pattern = re.compile(r"(?<![A-Za-z0-9])" + r"[\s._-]*".join(re.escape(p) for p in parts) + r"(?![A-Za-z0-9])",

@@ -43,6 +43,11 @@ _EXCEPTIONS = {
 }
 
 
+def word_parts(word: str) -> list[str]:
+    """A word's identifier parts as written: ``macOS`` → ``mac``, ``OS``; ``HTTPServer`` → ``HTTP``, ``Server``."""
+    return [p for piece in word.split("_") if piece for p in (_PART.findall(piece) or [piece])]
+
+
 def tokenize(text: str) -> list[str]:
     """Split ``text`` into BM25 terms: whole identifiers, their parts, and stemmed prose words."""
     out: list[str] = []
