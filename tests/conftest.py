@@ -8,7 +8,10 @@ import os
 import shutil
 import tarfile
 import urllib.request
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -130,6 +133,30 @@ TINY_FILES = {
     ".gitignore": "ignored.py\n",
     "ignored.py": "def hidden():\n    pass\n",
 }
+
+
+@contextmanager
+def ingested_repo(base: Path, files: Mapping[str, str], kb: str, embedder: Any) -> Iterator[tuple[Any, Any, Any]]:
+    """Write ``files`` under ``base/kb``, ingest them as knowledge base ``kb`` (data in ``base/data``) and yield
+    ``(settings, engine, searcher)`` over it; the searcher is closed afterwards."""
+    from ingest.pipeline import ingest
+    from retrievers.base import IndexCache
+    from retrievers.search import Searcher
+    from sift.config import Settings
+    from sift.db import open_database
+
+    repo = base / kb
+    for rel, text in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    settings = Settings(data_dir=base / "data")
+    ingest(settings, repo, kb, embedder=embedder)
+    engine = open_database(settings)
+    searcher = Searcher(engine, IndexCache(engine, settings.resolved_index_dir()), embedder)
+    try:
+        yield settings, engine, searcher
+    finally:
+        searcher.close()
 
 
 @pytest.fixture

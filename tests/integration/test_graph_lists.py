@@ -8,11 +8,7 @@ import asyncio
 import pytest
 
 from graph.service import AskService, open_checkpointer
-from ingest.pipeline import ingest
-from retrievers.base import IndexCache
-from retrievers.search import Searcher
-from sift.config import Settings
-from sift.db import open_database
+from tests.conftest import ingested_repo
 
 VALIDATORS = '''"""Validators for form fields."""
 
@@ -64,19 +60,10 @@ README = "# Forms\n\nA small form library with validators and field types.\n"
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory, local_embedder):
-    base = tmp_path_factory.mktemp("lists")
-    repo = base / "forms"
-    (repo / "forms").mkdir(parents=True)
-    (repo / "forms" / "__init__.py").write_text('"""Forms."""\n')
-    (repo / "forms" / "validate.py").write_text(VALIDATORS)
-    (repo / "forms" / "fields.py").write_text(FIELDS)
-    (repo / "README.md").write_text(README)
-    settings = Settings(data_dir=base / "data")
-    ingest(settings, repo, "forms", embedder=local_embedder)
-    engine = open_database(settings)
-    searcher = Searcher(engine, IndexCache(engine, settings.resolved_index_dir()), local_embedder)
-    yield settings, engine, searcher
-    searcher.close()
+    files = {"forms/__init__.py": '"""Forms."""\n', "forms/validate.py": VALIDATORS, "forms/fields.py": FIELDS,
+             "README.md": README}
+    with ingested_repo(tmp_path_factory.mktemp("lists"), files, "forms", local_embedder) as ready:
+        yield ready
 
 
 def _ask(env, question: str):
@@ -89,7 +76,7 @@ def _ask(env, question: str):
     return asyncio.run(go())
 
 
-def _lines(path: str, text: str, name: str) -> int:
+def _line(text: str, name: str) -> int:
     return next(i for i, line in enumerate(text.splitlines(), 1) if line.startswith(f"class {name}"))
 
 
@@ -99,7 +86,7 @@ def test_list_question_enumerates_the_whole_module(env) -> None:
     cited = {c.start_line for c in answer.citations if c.path == "forms/validate.py"}
     for name in ("Range", "Length", "OneOf", "Regexp", "Predicate"):
         assert f"`{name}`" in answer.text
-        assert _lines("forms/validate.py", VALIDATORS, name) in cited
+        assert _line(VALIDATORS, name) in cited
     assert "_helper" not in answer.text  # private definitions are not part of the public list
     assert "`Validator`" not in answer.text  # nor is the base class the listed ones derive from
     listed = [e for e in answer.evidence if e["path"] == "forms/validate.py"]

@@ -11,11 +11,7 @@ import pytest
 
 from graph.llm import make_chat_model
 from graph.service import AskService, open_checkpointer
-from ingest.pipeline import ingest
-from retrievers.base import IndexCache
-from retrievers.search import Searcher
-from sift.config import Settings
-from sift.db import open_database
+from tests.conftest import TINY_FILES, ingested_repo
 from tests.llm_server import ScriptedLLM
 
 QUESTION = "Where is validate_token defined?"
@@ -26,19 +22,8 @@ PLAN = {"content": {"question_type": "locate", "need_retrieval": True, "standalo
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory, local_embedder):
-    from tests.conftest import TINY_FILES
-
-    base = tmp_path_factory.mktemp("graph-llm")
-    repo = base / "tiny"
-    for rel, text in TINY_FILES.items():
-        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_text(text)
-    settings = Settings(data_dir=base / "data")
-    ingest(settings, repo, "tiny", embedder=local_embedder)
-    engine = open_database(settings)
-    searcher = Searcher(engine, IndexCache(engine, settings.resolved_index_dir()), local_embedder)
-    yield settings, engine, searcher
-    searcher.close()
+    with ingested_repo(tmp_path_factory.mktemp("graph-llm"), TINY_FILES, "tiny", local_embedder) as ready:
+        yield ready
 
 
 def _evidence_id(body: dict[str, Any], path: str = "pkg/auth.py", line: int = 12) -> int:

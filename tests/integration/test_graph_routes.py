@@ -13,12 +13,8 @@ import pytest
 
 from graph.context import AskContext
 from graph.service import AskService, open_checkpointer
-from ingest.pipeline import ingest
-from retrievers.base import IndexCache
-from retrievers.search import Searcher
 from sift.cli import main
-from sift.config import Settings
-from sift.db import open_database
+from tests.conftest import TINY_FILES, ingested_repo
 
 ROOT = Path(__file__).resolve().parents[2]
 SEARCH_CHANNELS = ("bm25", "vector", "smart")
@@ -26,19 +22,8 @@ SEARCH_CHANNELS = ("bm25", "vector", "smart")
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory, local_embedder):
-    from tests.conftest import TINY_FILES
-
-    base = tmp_path_factory.mktemp("graph")
-    repo = base / "tiny"
-    for rel, text in TINY_FILES.items():
-        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_text(text)
-    settings = Settings(data_dir=base / "data")
-    ingest(settings, repo, "tiny", embedder=local_embedder)
-    engine = open_database(settings)
-    searcher = Searcher(engine, IndexCache(engine, settings.resolved_index_dir()), local_embedder)
-    yield settings, engine, searcher
-    searcher.close()
+    with ingested_repo(tmp_path_factory.mktemp("graph"), TINY_FILES, "tiny", local_embedder) as ready:
+        yield ready
 
 
 class _Service(AskService):
