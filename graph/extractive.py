@@ -49,7 +49,8 @@ FRAMING = frozenset(tokenize("happen happens happened inside exactly actually re
 def query_tokens(plan: Plan, idf: Mapping[str, float] | None = None) -> list[str]:
     """The stemmed, stopword-free terms of the (standalone) question plus its identifiers, unique, without
     framing words. With ``idf``, a compound word no chunk contains ("macOS") is left to its parts (mac, os),
-    which is how a corpus that writes "Mac OS" can match it."""
+    which is how a corpus that writes "Mac OS" can match it, and a hyphenated word the corpus writes as one
+    ("date-time" as ``datetime``) adds that word."""
     question = plan.standalone or " ".join(plan.key_terms)
     toks = [t for t in tokenize(question) if t not in FRAMING]
     for ident in plan.identifiers:
@@ -92,6 +93,14 @@ def absent_terms(tokens: Sequence[str], idf: Mapping[str, float], evidence: Sequ
     return [t for t in tokens if idf.get(t, 0.0) >= ceiling - RARE_DF_IDF and not _has(seen, t) and len(t) > 2]
 
 
+_HYPHENATED = re.compile(r"\b([A-Za-z]+)-([A-Za-z]+)\b")
+
+
+def joined_compounds(question: str) -> dict[str, list[str]]:
+    """Hyphenated question words as one word, with their terms: "date-time" → ``{"datetime": [date, time]}``."""
+    return {f"{a}{b}".lower(): tokenize(f"{a} {b}") for a, b in _HYPHENATED.findall(question)}
+
+
 _QUALIFIED = re.compile(r"\b([A-Za-z_]\w*)\.([A-Za-z_]\w*)\b")
 _TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)(test_[^/]*|[^/]*_test\.\w+|conftest\.py)$")
 _NOTES_PATH = re.compile(r"(^|/)(changelog|changes|history|news|upgrading|pkg-info|authors|contributing)"
@@ -128,6 +137,9 @@ def support(plan: Plan, e: Evidence, tokens: Sequence[str], idf: Mapping[str, fl
     score = W_PRIOR * ((e.score / top_score) if top_score > 0 else 0.0)
     score += W_COVER * coverage(e, tokens, idf)
     name_terms = set(tokenize(f"{_short_name(e)} {_file_stem(e.path)}"))
+    for joined, parts in joined_compounds(question).items():
+        if joined in name_terms:  # `from_iso_datetime` is named after the question's "date-time"
+            name_terms.update(parts)
     score += W_NAME * _weighted_share(name_terms, tokens, idf)
     last = _last_name(e)
     names = {i.strip("`()@").lower() for i in plan.identifiers}

@@ -326,3 +326,18 @@ def test_a_compound_word_written_apart_in_the_evidence_is_not_missing() -> None:
                          "folder on Windows, macOS and Linux?", "kb")
     draft = write_extractive(plan, [app_dir], idf)
     assert not draft.not_found and draft.citations[0].path == "src/pkg/utils.py"
+
+
+def test_a_name_written_as_one_word_matches_the_hyphenated_question_word() -> None:
+    # marshmallow's two parsers, docstrings as written there, with the fused scores they get for this question.
+    time_parser = ev(1, "src/pkg/utils.py", "from_iso_time", 'def from_iso_time(value):\n    """Parse a string and '
+                     'return a datetime.time.\n\n    This function doesn\'t support time zone offsets.\n    """\n'
+                     '    match = _iso8601_time_re.match(value)\n    return dt.time(**kw)', 0.0799, start=176)
+    datetime_parser = ev(2, "src/pkg/utils.py", "from_iso_datetime", 'def from_iso_datetime(value):\n    """Parse '
+                         'a string and return a datetime.datetime.\n\n    This function supports time zone offsets. '
+                         'When the input contains one,\n    the output uses a timezone with a fixed offset from UTC.\n'
+                         '    """\n    match = _iso8601_datetime_re.match(value)\n    return dt.datetime(**kw)',
+                         0.0786, start=151)
+    plan = plan_question("How are ISO 8601 date-time strings with time zone offsets parsed into datetime objects?",
+                         "kb")
+    assert select_evidence(plan, [time_parser, datetime_parser], {})[0].name == "from_iso_datetime"
