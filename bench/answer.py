@@ -4,6 +4,11 @@ Ingests the pinned attrs and marshmallow sdists once into ``bench/out/answer-dat
 warms the graph up, then asks every question of ``eval/sets/*.jsonl`` one at a time and prints answer hit rate,
 citation precision, grounded rate, not-found accuracy on negatives and p50/p95 latency.
 
+Citation precision is printed twice: against the sets' gold spans only, and "pooled", where a citation also counts
+when it is exactly a span that ``eval/judgments/<set>.jsonl`` judges relevant (TREC-style pooled judgments of
+retrieved spans, made blind to which of them an answer cited; see ``eval/judgments/README.md``). A citation
+that is neither gold nor judged counts as wrong, and ``citations_unjudged`` is the share of such citations.
+
     python bench/answer.py [--sets eval/sets/attrs.jsonl ...] [--json] [--dump rows.jsonl]
 
 The numbers are printed for all sets together and for each set; ``--dump`` writes one JSON line per question
@@ -24,11 +29,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from eval import metrics as m  # noqa: E402
-from eval.format import load_questions  # noqa: E402
+from eval.format import load_judgments, load_questions  # noqa: E402
 from eval.runner import answer_metrics, to_answer  # noqa: E402
 from sift.config import Settings  # noqa: E402
 
 DATA = ROOT / "bench" / "out" / "answer-data"
+JUDGMENTS = ROOT / "eval" / "judgments"
 SOURCES = {"attrs": "attrs", "marshmallow": "marshmallow", "click": "click"}
 
 
@@ -69,6 +75,20 @@ def _dump_row(q: Any, answer: Any, latency_ms: float) -> dict[str, Any]:
     }
 
 
+def pooled(q: Any, citations: list[Any], judged: list[Any]) -> tuple[float | None, float | None]:
+    """Citation precision with judged-relevant spans added to the gold, and the share of unjudged citations."""
+    if not citations or not q.gold_spans:
+        return None, None
+    key = {(j.path, j.start_line, j.end_line): j.relevant for j in judged}
+    good = unjudged = 0
+    for c in citations:
+        if _overlaps_gold(c, q) or key.get((c.path, c.start_line, c.end_line)):
+            good += 1
+        elif (c.path, c.start_line, c.end_line) not in key:
+            unjudged += 1
+    return good / len(citations), unjudged / len(citations)
+
+
 async def run(sets: list[Path], dump: Path | None = None) -> dict[str, Any]:
     """Ask every question and aggregate the answer metrics."""
     from graph.llm import make_chat_model
@@ -78,6 +98,7 @@ async def run(sets: list[Path], dump: Path | None = None) -> dict[str, Any]:
     settings = Settings(data_dir=DATA)
     embedder = make_embedder(settings)
     questions = [(path.stem, q) for path in sets for q in load_questions(path, strict=True)[0]]
+    judgments = {path.stem: load_judgments(JUDGMENTS / path.name) for path in sets}
     ensure_kbs(settings, embedder, {q.kb for _, q in questions if q.kb})
     engine, searcher = open_resources(settings, embedder)
     rows: list[dict[str, Any]] = []
@@ -93,8 +114,10 @@ async def run(sets: list[Path], dump: Path | None = None) -> dict[str, Any]:
             record, _ = to_answer(answer)
             if dump is not None:
                 dumped.append(_dump_row(q, answer, latency))
+            precision, unjudged = pooled(q, answer.citations, judgments[set_name].get(q.id, []))
             rows.append({"set": set_name, "id": q.id, "kind": q.kind, "latency_ms": latency, "grounded": answer.grounded,
-                         "negative": q.kind == "negative", **answer_metrics(q, record)})
+                         "negative": q.kind == "negative", **answer_metrics(q, record),
+                         "citation_precision_pooled": precision, "citations_unjudged": unjudged})
     searcher.close()
     if dump is not None:
         dump.write_text("".join(json.dumps(r) + "\n" for r in dumped))
@@ -114,6 +137,8 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "questions": len(rows),
         "answer_hit_rate": m.mean(r["answer_hit"] for r in pos),
         "citation_precision": m.mean(r["citation_precision"] for r in pos),
+        "citation_precision_pooled": m.mean(r["citation_precision_pooled"] for r in pos),
+        "citations_unjudged": m.mean(r["citations_unjudged"] for r in pos),
         "grounded_rate_answerable": m.mean(1.0 if r["grounded"] else 0.0 for r in pos),
         "grounded_rate_all": m.mean(1.0 if r["grounded"] else 0.0 for r in rows),
         "negatives_not_found": m.mean(r["not_found_accuracy"] for r in neg),

@@ -142,3 +142,30 @@ def load_questions(path: str | Path, *, strict: bool = False) -> tuple[list[Eval
         first_line[parsed.id] = number
         questions.append(parsed)
     return questions, errors
+
+
+class Judgment(GoldSpan):
+    """A pooled relevance judgment: whether a span that a run returned answers a question (``eval/judgments/``)."""
+
+    id: str = Field(min_length=1)
+    relevant: bool
+    reason: str = ""
+
+
+def load_judgments(path: str | Path) -> dict[str, list[Judgment]]:
+    """The judgments of a JSONL judgments file, per question id (strict: a bad line raises ``InvalidQuery``
+    naming it). A missing file means no judgments."""
+    path = Path(path)
+    if not path.exists():
+        return {}
+    judgments: dict[str, list[Judgment]] = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            judged = Judgment.model_validate_json(line)
+        except ValidationError as exc:
+            raise InvalidQuery(f"{path}, line {number}: {_describe(exc)}", field=f"line {number}") from exc
+        judgments.setdefault(judged.id, []).append(judged)
+    return judgments
+

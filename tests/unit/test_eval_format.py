@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from eval.format import EvalQuestion, GoldSpan, LineError, load_questions, parse_line
+from eval.format import EvalQuestion, GoldSpan, LineError, load_judgments, load_questions, parse_line
 from sift.errors import InvalidQuery, NotFound
 
 GOOD = json.dumps(
@@ -162,3 +162,23 @@ def test_parse_line_reports_json_column(text: str, column: int) -> None:
     result = parse_line(text, 4)
     assert isinstance(result, LineError)
     assert (result.line, result.column) == (4, column)
+
+
+def test_load_judgments_groups_by_question_and_names_a_bad_line(tmp_path: Path) -> None:
+    path = tmp_path / "set.jsonl"
+    rows = [
+        {"id": "q1", "path": "docs/a.md", "start_line": 3, "end_line": 9, "relevant": True, "reason": "says how"},
+        {"id": "q1", "path": "src/a.py", "start_line": 1, "end_line": 4, "relevant": False},
+        {"id": "q2", "path": "src/b.py", "start_line": 7, "end_line": 7, "relevant": False, "reason": "a test"},
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows) + "\n")
+    judged = load_judgments(path)
+    assert sorted(judged) == ["q1", "q2"]
+    assert [(j.path, j.relevant) for j in judged["q1"]] == [("docs/a.md", True), ("src/a.py", False)]
+    assert load_judgments(tmp_path / "absent.jsonl") == {}
+    path.write_text(json.dumps(rows[0]) + "\n" + json.dumps({**rows[1], "relevant": "yes"}) + "\n")
+    with pytest.raises(InvalidQuery, match="line 2: relevant"):
+        load_judgments(path)
+    path.write_text(json.dumps({**rows[0], "start_line": 9, "end_line": 3}) + "\n")
+    with pytest.raises(InvalidQuery, match="line 1"):
+        load_judgments(path)
