@@ -564,6 +564,24 @@ def _listing_sentences(items: Sequence[Evidence]) -> list[str]:
     return out
 
 
+_IDENTIFIER = re.compile(r"`([^`]+)`|\b([A-Za-z_][\w.]*[_.][\w.]*\w|[A-Z][a-z]+[A-Z]\w*|\w+(?=\())")
+MAX_DEFINITIONS = 1
+
+
+def named_definitions(text: str, chosen: Sequence[Evidence], evidence: Sequence[Evidence]) -> list[Evidence]:
+    """Code evidence (not tests or stubs, not already cited) defining an API that ``text`` names: backticked,
+    dotted, snake_case, CamelCase or called (``attrs.resolve_types`` → ``resolve_types``)."""
+    named = [(quoted or bare).split("(", 1)[0].rsplit(".", 1)[-1] for quoted, bare in _IDENTIFIER.findall(text)]
+    cited = {id(e) for e in chosen}
+    found: list[Evidence] = []
+    for name in dict.fromkeys(n for n in named if len(n) > 3):
+        defs = [e for e in evidence if id(e) not in cited and e.kind in CODE_KINDS and _last_name(e) == name
+                and not _TEST_PATH.search(e.path) and not e.path.endswith(".pyi")]
+        if defs:  # the first retrieved definition, at its first retrieved part (where its signature is)
+            found.append(min((e for e in defs if e.path == defs[0].path), key=lambda e: e.start_line))
+    return found[:MAX_DEFINITIONS]
+
+
 def _doc_sentences(e: Evidence, tokens: Sequence[str]) -> list[str]:
     where = f"{e.path} (lines {e.start_line}-{e.end_line})"
     section = _short_name(e).split(" > ")[-1] if e.kind == "doc" else ""
@@ -693,6 +711,13 @@ def write_extractive(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str,
                 sentences.extend(_file_sentences(e, tokens))
             else:
                 sentences.extend(_doc_sentences(e, tokens))
+        if all(e.kind == "doc" for e in chosen):  # a documentation answer links the definition of the API it names
+            for d in named_definitions(" ".join(sentences), chosen, evidence):
+                doc = first_sentence(d.docstring)
+                summary = f": {doc.rstrip('.')}" if doc else ""
+                sentences.append(f"`{_last_name(d)}` is defined in {d.path} at lines {d.start_line}-{d.end_line}"
+                                 f"{summary} [{d.id}].")
+                chosen = [*chosen, d]
     citations = [Citation(evidence_id=e.id, path=e.path, start_line=e.start_line, end_line=e.end_line,
                           snippet=e.text[:400]) for e in chosen]
     return Draft(text=" ".join(sentences), citations=citations, mode="extractive")

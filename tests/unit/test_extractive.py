@@ -341,3 +341,25 @@ def test_a_name_written_as_one_word_matches_the_hyphenated_question_word() -> No
     plan = plan_question("How are ISO 8601 date-time strings with time zone offsets parsed into datetime objects?",
                          "kb")
     assert select_evidence(plan, [time_parser, datetime_parser], {})[0].name == "from_iso_datetime"
+
+
+def test_a_documentation_answer_links_the_definition_of_the_api_it_names() -> None:
+    section = ev(1, "docs/types.md", "Type Annotations", "# Type Annotations\n\nTypes may be defined as string "
+                 "literals, so-called *forward references*.\nIn this case *attrs* simply puts these string literals "
+                 "into the type attributes.\nIf you need to resolve these to real types, you can call "
+                 "{func}`attrs.resolve_types` which will update the attribute in place.", 0.175, kind="doc", start=41)
+    definition = ev(2, "src/pkg/_funcs.py", "resolve_types", 'def resolve_types(cls, globalns=None, localns=None):\n'
+                    '    """Resolve any strings and forward annotations in type annotations."""\n'
+                    "    hints = typing.get_type_hints(cls, globalns=globalns, localns=localns)\n    return cls",
+                    0.170, start=397).model_copy(update={"docstring": "Resolve any strings and forward annotations "
+                                                                 "in type annotations."})
+    test = ev(3, "tests/test_funcs.py", "resolve_types", "def resolve_types():\n    pass", 0.171, start=5)
+    plan = plan_question("My type annotations are strings or forward references; how do I get the real types onto "
+                         "the fields at runtime?", "kb")
+    draft = write_extractive(plan, [section, test, definition], {})
+    assert [c.path for c in draft.citations] == ["docs/types.md", "src/pkg/_funcs.py"]
+    assert "`resolve_types` is defined in src/pkg/_funcs.py at lines 397-400: Resolve any strings" in draft.text
+    assert check_draft(draft, [section, test, definition], facts(section, definition), k=1).ok
+    # A code answer, or a documentation answer naming nothing defined in the evidence, cites only itself.
+    plain_section = section.model_copy(update={"text": "# Type Annotations\n\nTypes may be string literals."})
+    assert len(write_extractive(plan, [plain_section, definition.model_copy(update={"score": 0.01})], {}).citations) == 1
