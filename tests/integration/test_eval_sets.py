@@ -135,6 +135,22 @@ def test_eval_set_spans_inside_real_files(question_set: tuple[str, Path, list[Ev
             assert span.end_line <= count, (q.id, span)
 
 
+def test_pooled_judgments_name_questions_and_real_spans(question_set: tuple[str, Path, list[EvalQuestion]]) -> None:
+    kb, root, questions = question_set
+    judgments = eval_format.load_judgments(SETS.parent / "judgments" / f"{kb}.jsonl")
+    answerable = {q.id: q for q in questions if q.kind != "negative"}
+    for qid, judged in judgments.items():
+        assert qid in answerable, qid
+        keys = [(j.path, j.start_line, j.end_line) for j in judged]
+        assert len(set(keys)) == len(keys), qid  # one judgment per span
+        for j in judged:
+            count = len((root / j.path).read_text(encoding="utf-8").splitlines())
+            assert j.end_line <= count, (qid, j)
+            # the pool holds only spans that are not gold already
+            assert not any(j.path == g.path and j.start_line <= g.end_line and g.start_line <= j.end_line
+                           for g in answerable[qid].gold_spans), (qid, j)
+
+
 def test_eval_set_answer_phrases_in_gold_text(question_set: tuple[str, Path, list[EvalQuestion]]) -> None:
     _, root, questions = question_set
     for q in questions:
