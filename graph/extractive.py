@@ -49,8 +49,7 @@ FRAMING = frozenset(tokenize("happen happens happened inside exactly actually re
 def query_tokens(plan: Plan, idf: Mapping[str, float] | None = None) -> list[str]:
     """The stemmed, stopword-free terms of the (standalone) question plus its identifiers, unique, without
     framing words. With ``idf``, a compound word no chunk contains ("macOS") is left to its parts (mac, os),
-    which is how a corpus that writes "Mac OS" can match it, and a hyphenated word the corpus writes as one
-    ("date-time" as ``datetime``) adds that word."""
+    which is how a corpus that writes "Mac OS" can match it."""
     question = plan.standalone or " ".join(plan.key_terms)
     toks = [t for t in tokenize(question) if t not in FRAMING]
     for ident in plan.identifiers:
