@@ -39,6 +39,7 @@ MAX_MODULE_ITEMS = 15
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(])")
 _NAMES_API = re.compile(r"`[^`]+`|\b\w+\(|\b[a-z]+_[a-z_]+\b|\b[a-z]+\.[a-z_]+\b")
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)]|:[\w .*]+:)\s+")  # a list item or a reST field (":param x:")
+_CITATION_LIKE = re.compile(r"\[\d+\]")  # "values[0]" would read as a citation marker
 _MARKUP = re.compile(r"^\s*(#+\s*|[=\-~^*]{3,}\s*$|```|\.\. |:::|\(.*\)=$)")
 
 
@@ -357,9 +358,12 @@ def _siblings(a: Evidence, b: Evidence) -> bool:
 _ROLE = re.compile(r"(?::[\w:+-]+:|\{[\w:+-]+\})`+([^`<]*?)(?:\s*<[^>`]*>)?`+")
 
 
+_LINK = re.compile(r"`+([^`<]+?)\s*<[^>`]+>`+_{0,2}")  # reST `text <target>`, a link or a default-role reference
+
+
 def plain(text: str) -> str:
     """Prose without reST/MyST roles and backticks: quoted text must not pose as checked code identifiers."""
-    return _ROLE.sub(r"\1", text).replace("`", "")
+    return _LINK.sub(r"\1", _ROLE.sub(r"\1", text)).replace("`", "")
 
 
 def first_sentence(text: str | None) -> str:
@@ -402,17 +406,118 @@ def key_lines(evidence: Evidence, tokens: Sequence[str], limit: int = 3) -> list
     return sorted(((evidence.start_line + off, text) for _, off, text in scored[:limit]), key=lambda t: t[0])
 
 
-def _units(text: str) -> list[str]:
-    """Sentences of prose paragraphs; each list item is a unit of its own (markup lines dropped)."""
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})\s*\{?([\w+-]*)")  # ```python, ```{doctest}, ~~~
+_CODE_DIRECTIVE = re.compile(  # also a Sphinx extension's own, such as ".. click:example::"
+    r"^(\s*)\.\. (?:[\w-]+:)?(?:code-block|code|sourcecode|doctest|testcode|ipython|example|run|console|prompt)::"
+    r"\s*(\w*)")
+_DOCTEST = re.compile(r"^\s*>>>( |$)")
+MAX_CODE_LINES = 16
+CODE = "```"  # a unit that starts with this is a fenced code block, shown as code and not as a sentence
+
+
+_CODE_LINE = re.compile(r"[=(){}\[\];]|^\s*(@|#|>>>|\$ |\.\.\. )")
+
+
+def _code_like(lines: Sequence[str]) -> bool:
+    """Most lines carry code punctuation (``=``, brackets, a decorator, comment or prompt): not indented prose."""
+    body = [ln for ln in lines if ln.strip()]
+    return bool(body) and sum(1 for ln in body if _CODE_LINE.search(ln)) * 2 >= len(body)
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _fenced(lines: Sequence[str], lang: str = "") -> str:
+    """Code lines as a Markdown fenced block, dedented and at most ``MAX_CODE_LINES`` long."""
+    while lines and not lines[-1].strip():
+        lines = lines[:-1]
+    while lines and not lines[0].strip():
+        lines = lines[1:]
+    if not lines:
+        return ""
+    if all(re.match(r"\s*(import|from)\s|\s*$", ln) for ln in lines):
+        return ""  # imports alone show nothing
+    cut = min(_indent(ln) for ln in lines if ln.strip())
+    body = [ln[cut:].rstrip() for ln in lines]
+    body = [ln for i, ln in enumerate(body) if ln or (i and body[i - 1])]  # one blank line at most
+    if len(body) > MAX_CODE_LINES:
+        body = [*body[:MAX_CODE_LINES - 1], "…"]
+    return f"{CODE}{lang}\n" + "\n".join(body) + f"\n{CODE}"
+
+
+def _units(text: str, code: bool = False) -> list[str]:
+    """Sentences of prose paragraphs; each list item is a unit of its own (markup lines dropped).
+
+    Code examples (Markdown fences, reST ``::`` literal blocks and code directives, doctest sessions) are not
+    prose: with ``code`` each becomes one unit, a fenced block (see ``CODE``); without, they are left out.
+    """
     units: list[str] = []
     para: list[str] = []
+    lines = text.splitlines()
 
     def flush() -> None:
         if para:
             units.extend(s.strip() for s in _SENTENCE.split(" ".join(" ".join(para).split())))
             para.clear()
 
-    for line in text.splitlines():
+    def block(body: list[str], lang: str = "") -> None:
+        fenced = _fenced(body, lang)
+        if code and fenced and "```" not in fenced[3:-3] and not _CITATION_LIKE.search(fenced):
+            units.append(fenced)
+
+    i = 0
+    margin = min((_indent(ln) for ln in lines if ln.strip()), default=0)
+    if margin >= 2 and not any(_ITEM.match(ln) for ln in lines) and _code_like(lines):
+        # Every line indented and no list: the rest of a code block that an earlier chunk opened.
+        block(lines, "python")
+        return units
+    first = next((ln for ln in lines if ln.strip()), "")
+    if first and _indent(first) > margin and not _ITEM.match(first):
+        # The chunk starts inside an indented code block that the previous chunk of the section opened.
+        while i < len(lines) and (not lines[i].strip() or _indent(lines[i]) > margin):
+            i += 1
+        if _code_like(lines[:i]):
+            block(lines[:i], "python")
+        else:
+            i = 0  # indented prose: the rest of a list item
+    while i < len(lines):
+        line = lines[i]
+        fence, directive = _FENCE.match(line), _CODE_DIRECTIVE.match(line)
+        if fence:  # up to the closing fence of the same kind
+            flush()
+            mark, lang = fence.group(1), fence.group(2)
+            end = next((j for j in range(i + 1, len(lines)) if lines[j].strip().startswith(mark)), len(lines))
+            if lang == "eval-rst":  # MyST's embedded reStructuredText is text, not code
+                units.extend(_units("\n".join(lines[i + 1:end]), code))
+            else:
+                block(lines[i + 1:end], "python" if lang in ("doctest", "pycon", "py", "python3") else lang)
+            i = end + 1
+            continue
+        literal = line.rstrip().endswith("::") and not directive and not _MARKUP.match(line)
+        if directive or literal:  # the indented lines that follow (blank lines included)
+            if literal:
+                para.append(line.strip()[:-1])  # "change the code to this::" reads "…to this:"
+            flush()
+            base = _indent(line)
+            j = i + 1
+            while j < len(lines) and lines[j].strip().startswith(":") and _indent(lines[j]) > base:
+                j += 1  # the directive's options (":linenos:")
+            body: list[str] = []
+            while j < len(lines) and (not lines[j].strip() or _indent(lines[j]) > base):
+                body.append(lines[j])
+                j += 1
+            block(body, (directive.group(2) if directive else "") or "python")
+            i = j
+            continue
+        if _DOCTEST.match(line):  # a doctest session runs to the next blank line
+            flush()
+            j = i
+            while j < len(lines) and lines[j].strip():
+                j += 1
+            block(lines[i:j], "python")
+            i = j
+            continue
         if _MARKUP.match(line) or not line.strip():
             flush()
         elif _ITEM.match(line):
@@ -420,20 +525,22 @@ def _units(text: str) -> list[str]:
             para.append(line.strip())
         else:
             para.append(line.strip())
+        i += 1
     flush()
     return [u for u in units if len(u) > 15]
 
 
 def doc_sentences(evidence: Evidence, tokens: Sequence[str], limit: int = 5) -> list[str]:
-    """The section's sentences (and list items) with the most question terms, in reading order."""
-    sentences = _units(evidence.text)
+    """The section's sentences, list items and code examples with the most question terms, in reading order."""
+    heading = " ".join(_short_name(evidence).rsplit(" > ", 1)[-1].split()).casefold()
+    sentences = [u for u in _units(evidence.text, code=True) if u.casefold() != heading]  # not its own title
     wanted = set(tokens)
     # A sentence that names an API (backticks, a call, a dotted or snake_case name) usually holds the answer.
     scored = [(len(wanted & set(tokenize(s))) + (1 if _NAMES_API.search(s) else 0), i, s)
               for i, s in enumerate(sentences)]
     scored = [t for t in scored if t[0] > 0] or scored[:1]
     top = sorted(sorted(scored, key=lambda t: (-t[0], t[1]))[:limit], key=lambda t: t[1])
-    return [plain(s if len(s) <= 400 else s[:397].rstrip() + "…") for _, _, s in top]
+    return [s if s.startswith(CODE) else plain(s if len(s) <= 400 else s[:397].rstrip() + "…") for _, _, s in top]
 
 
 def _short_name(e: Evidence) -> str:
@@ -465,18 +572,15 @@ def _doc_lines(docstring: str | None, tokens: Sequence[str], first: str, limit: 
     wanted = set(tokens)
     head = first.rstrip(".")[:40]
     scored = []
-    for i, unit in enumerate(_units(docstring)):
-        text = plain(unit)
+    for i, unit in enumerate(_units(docstring, code=True)):
+        text = unit if unit.startswith(CODE) else plain(unit)
         if (head and text.startswith(head)) or _CITATION_LIKE.search(text):
             continue
         overlap = len(wanted & set(tokenize(text)))
         if overlap:
-            scored.append((overlap, i, text if len(text) <= 300 else text[:297].rstrip() + "…"))
+            scored.append((overlap, i, text if len(text) <= 300 or text.startswith(CODE) else text[:297].rstrip() + "…"))
     top = sorted(sorted(scored, key=lambda t: (-t[0], t[1]))[:limit], key=lambda t: t[1])
-    return [t if t.endswith((".", ":", "…", "!", "?")) else t + "." for _, _, t in top]
-
-
-_CITATION_LIKE = re.compile(r"\[\d+\]")  # "values[0]" would read as a citation marker
+    return [t if t.endswith((".", ":", "…", "!", "?", CODE)) else t + "." for _, _, t in top]
 
 
 _MEMBER = re.compile(r"(?:async\s+)?def\s+(\w+)|(?:class\s+)?([A-Za-z_]\w*)\s*(?::(?!=)|=(?!=)|\()")
@@ -534,7 +638,7 @@ def _code_sentences(e: Evidence, plan: Plan, tokens: Sequence[str]) -> list[str]
     if doc:
         out.append(f"{doc.rstrip('.')}. [{n}]")
     for line in _doc_lines(e.docstring, tokens, doc):
-        out.append(f"{line} [{n}]")
+        out.append(line if line.startswith(CODE) else f"{line} [{n}]")
     names = members(e)
     if len(names) >= 2:
         out.append(f"Its body declares {', '.join(f'`{m}`' for m in names)} [{n}].")
@@ -543,10 +647,16 @@ def _code_sentences(e: Evidence, plan: Plan, tokens: Sequence[str]) -> list[str]
         shown = "; ".join(f"line {ln}: `{text}`" for ln, text in lines if "`" not in text)
         if shown:
             out.append(f"Relevant lines: {shown} [{n}].")
-    if e.callers:
-        sites = ", ".join(f"{c['path']}:{c['line']}" + (f" (in {c['caller']})" if c.get("caller") else "")
-                          for c in e.callers[:3])
-        out.append(f"It is called from {sites} [{n}].")
+    def sites(calls: Sequence[dict]) -> str:
+        return ", ".join(f"{c['path']}:{c['line']}" + (f" (in {c['caller']})" if c.get("caller") else "")
+                         for c in calls[:3])
+
+    code_calls = [c for c in e.callers if not _TEST_PATH.search(c["path"])]
+    test_calls = [c for c in e.callers if _TEST_PATH.search(c["path"])]
+    if code_calls:
+        out.append(f"It is called from {sites(code_calls)} [{n}].")
+    elif test_calls:
+        out.append(f"Tests call it at {sites(test_calls)} [{n}].")
     return out
 
 
@@ -581,14 +691,31 @@ def named_definitions(text: str, chosen: Sequence[Evidence], evidence: Sequence[
     return found[:MAX_DEFINITIONS]
 
 
-def _doc_sentences(e: Evidence, tokens: Sequence[str]) -> list[str]:
+def _doc_sentences(e: Evidence, tokens: Sequence[str], part: bool = False, after: Evidence | None = None) -> list[str]:
+    """What a documentation section says, as cited sentences and code blocks; ``[]`` for a ``part`` of an
+    answer's section with nothing to quote. A part that goes on from the previous one (``after``) says so."""
     where = f"{e.path} (lines {e.start_line}-{e.end_line})"
     section = _short_name(e).split(" > ")[-1] if e.kind == "doc" else ""
     intro = f'The section "{section}" of {where} says' if section and section != e.path else f"{where} says"
+    if after is not None and after.path == e.path and _whole_name(after) == _whole_name(e):
+        intro = f"It goes on at lines {e.start_line}-{e.end_line}"
     quoted = doc_sentences(e, tokens)
     if not quoted:
-        return [f"{intro} nothing quotable [{e.id}]."]
-    return [f"{intro}: {quoted[0]} [{e.id}]", *(f"{s} [{e.id}]" for s in quoted[1:])]
+        return [] if part else [f"{intro} nothing quotable [{e.id}]."]
+    if quoted[0].startswith(CODE):  # a code example opens the answer: the intro carries its citation
+        return [f"{intro} [{e.id}]:", *(s if s.startswith(CODE) else f"{s} [{e.id}]" for s in quoted)]
+    return [f"{intro}: {quoted[0]} [{e.id}]", *(s if s.startswith(CODE) else f"{s} [{e.id}]" for s in quoted[1:])]
+
+
+def compose(pieces: Sequence[str]) -> str:
+    """The answer text: sentences run on, a fenced code block (``CODE``) stands on lines of its own."""
+    out = ""
+    for piece in pieces:
+        if piece.startswith(CODE):
+            out = f"{out.rstrip()}\n{piece}\n"
+        else:
+            out = f"{out}{piece}" if not out or out.endswith("\n") else f"{out} {piece}"
+    return out.strip()
 
 
 def _file_sentences(e: Evidence, tokens: Sequence[str]) -> list[str]:
@@ -703,13 +830,22 @@ def write_extractive(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str,
     if listing:
         sentences = _listing_sentences(chosen)
     else:
+        if len({(e.path, _whole_name(e)) for e in chosen}) == 1:
+            chosen = sorted(chosen, key=lambda e: e.start_line)  # the parts of one section, read in order
+        said = []
         for e in chosen:
             if e.kind in CODE_KINDS:
-                sentences.extend(_code_sentences(e, plan, tokens))
+                told = _code_sentences(e, plan, tokens)
             elif e.kind == "file":
-                sentences.extend(_file_sentences(e, tokens))
+                told = _file_sentences(e, tokens)
             else:
-                sentences.extend(_doc_sentences(e, tokens))
+                told = _doc_sentences(e, tokens, part=len(chosen) > 1, after=said[-1] if said else None)
+            if told:
+                sentences.extend(told)
+                said.append(e)
+        if not said:
+            sentences, said = _doc_sentences(chosen[0], tokens), chosen[:1]
+        chosen = said
         if all(e.kind == "doc" for e in chosen):  # a documentation answer links the definition of the API it names
             for d in named_definitions(" ".join(sentences), chosen, evidence):
                 doc = first_sentence(d.docstring)
@@ -719,4 +855,4 @@ def write_extractive(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str,
                 chosen = [*chosen, d]
     citations = [Citation(evidence_id=e.id, path=e.path, start_line=e.start_line, end_line=e.end_line,
                           snippet=e.text[:400]) for e in chosen]
-    return Draft(text=" ".join(sentences), citations=citations, mode="extractive")
+    return Draft(text=compose(sentences), citations=citations, mode="extractive")

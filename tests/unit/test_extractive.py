@@ -363,3 +363,57 @@ def test_a_documentation_answer_links_the_definition_of_the_api_it_names() -> No
     # A code answer, or a documentation answer naming nothing defined in the evidence, cites only itself.
     plain_section = section.model_copy(update={"text": "# Type Annotations\n\nTypes may be string literals."})
     assert len(write_extractive(plan, [plain_section, definition.model_copy(update={"score": 0.01})], {}).citations) == 1
+
+
+def test_code_examples_in_a_section_are_shown_as_code_blocks() -> None:
+    md = ev(1, "docs/examples.md", "Immutability", "## Immutability\n\nSometimes instances should not change after "
+            "creation.\nA class can be made frozen:\n\n```{doctest}\n>>> @frozen\n... class C:\n...     x: int\n"
+            ">>> C(1).x = 2\nTraceback (most recent call last):\nFrozenInstanceError: can't set attribute\n```\n\n"
+            "Frozen classes are good for configuration.", 0.2, kind="doc", start=633)
+    plan = plan_question("How do I make instances of a class immutable so assigning an attribute fails?", "kb")
+    draft = write_extractive(plan, [md], {})
+    assert "```python\n>>> @frozen\n... class C:\n...     x: int\n>>> C(1).x = 2\n" in draft.text
+    assert "FrozenInstanceError: can't set attribute\n```" in draft.text
+    # Prose around the block is still quoted sentence by sentence, each with its marker.
+    assert "Sometimes instances should not change after creation. [1]" in draft.text
+    assert check_draft(draft, [md], facts(md), k=1).ok
+
+    rst = ev(2, "docs/utils.rst", "Showing Progress Bars", "Showing Progress Bars\n---------------------\n\n"
+             "To show a progress bar while processing users, change the code to this::\n\n    with "
+             "click.progressbar(users) as bar:\n        for user in bar:\n            modify(user)\n\n"
+             "The progress bar computes the remaining time.\n\n.. code-block:: python\n    :caption: eta.py\n\n"
+             "    bar = click.progressbar(users, length=n)\n    values[0] = bar\n", 0.2, kind="doc", start=350)
+    plan = plan_question("How do I show a progress bar with the remaining time while processing users?", "kb")
+    draft = write_extractive(plan, [rst], {})
+    assert "change the code to this: [2]\n```python\nwith click.progressbar(users) as bar:\n    for user in bar:\n" \
+           "        modify(user)\n```\nThe progress bar computes the remaining time. [2]" in draft.text
+    assert "Showing Progress Bars [2]" not in draft.text  # the section's own title is not quoted as a sentence
+    assert "values[0]" not in draft.text  # "[0]" would read as a citation of evidence 0
+    assert check_draft(draft, [rst], facts(rst), k=1).ok
+
+
+def test_a_chunk_that_starts_inside_a_code_block_shows_it_as_code_not_indented_prose() -> None:
+    rest = ev(1, "docs/testing.rst", "Basic Testing", "   def test_hello():\n     runner = CliRunner()\n"
+              "     result = runner.invoke(hello, ['Peter'])\n     assert result.exit_code == 0\n\n"
+              "For subcommands, pass the subcommand name in the args of CliRunner.invoke.", 0.2, kind="doc", start=41)
+    plan = plan_question("How do I test a command with CliRunner and check its exit code?", "kb")
+    text = write_extractive(plan, [rest], {}).text
+    assert "```python\ndef test_hello():\n  runner = CliRunner()\n" in text
+    item = ev(2, "docs/hashing.md", "Hashing", "  While this is not required for correctness, sets and dicts get "
+              "slow when many objects share one hash.\n\nThe hash of an object must not change while it is in a "
+              "set.", 0.2, kind="doc", start=52)
+    text = write_extractive(plan_question("Why must the hash of an object in a set not change?", "kb"), [item], {}).text
+    assert "```" not in text and "sets and dicts get slow when many objects share one hash. [2]" in text
+
+
+def test_callers_in_the_code_come_before_tests_that_call_it() -> None:
+    body = 'def get_app_dir(app_name):\n    """Returns the config folder for the application."""\n    return app_name'
+    both = ev(1, "src/pkg/utils.py", "get_app_dir", body, 0.2, start=446).model_copy(update={"callers": [
+        {"path": "src/pkg/config.py", "line": 12, "caller": "load_config"},
+        {"path": "tests/test_utils.py", "line": 30, "caller": "test_app_dir"}]})
+    plan = plan_question("Where is the per-user config folder of the application computed?", "kb")
+    text = write_extractive(plan, [both], {}).text
+    assert "It is called from src/pkg/config.py:12 (in load_config) [1]." in text and "tests/" not in text
+    only_tests = both.model_copy(update={"callers": both.callers[1:]})
+    text = write_extractive(plan, [only_tests], {}).text
+    assert "Tests call it at tests/test_utils.py:30 (in test_app_dir) [1]." in text
