@@ -680,6 +680,7 @@ MAX_DEFINITIONS = 1
 def named_definitions(text: str, chosen: Sequence[Evidence], evidence: Sequence[Evidence]) -> list[Evidence]:
     """Code evidence (not tests or stubs, not already cited) defining an API that ``text`` names: backticked,
     dotted, snake_case, CamelCase or called (``attrs.resolve_types`` → ``resolve_types``)."""
+    text = re.sub(rf"{CODE}[\w+-]*", " ", text)  # a fence is no quote: the names in a code block count as written
     named = [(quoted or bare).split("(", 1)[0].rsplit(".", 1)[-1] for quoted, bare in _IDENTIFIER.findall(text)]
     cited = {id(e) for e in chosen}
     found: list[Evidence] = []

@@ -417,3 +417,18 @@ def test_callers_in_the_code_come_before_tests_that_call_it() -> None:
     only_tests = both.model_copy(update={"callers": both.callers[1:]})
     text = write_extractive(plan, [only_tests], {}).text
     assert "Tests call it at tests/test_utils.py:30 (in test_app_dir) [1]." in text
+
+
+def test_an_api_named_in_a_code_example_is_linked_to_its_definition() -> None:
+    section = ev(1, "docs/options.rst", "Choice Options", "Choice Options\n--------------\n\nSometimes an option "
+                 "takes one of a list of values.\n\n.. click:example::\n\n    @click.option('--hash-type', "
+                 "type=click.Choice(['MD5', 'SHA1'], case_sensitive=False))\n    def digest(hash_type):\n"
+                 "        click.echo(hash_type)\n", 0.2, kind="doc", start=370)
+    choice = ev(2, "src/pkg/types.py", "Choice", 'class Choice(ParamType):\n    """The choice type checks a value '
+                'against a fixed set of values."""\n    name = "choice"', 0.1, start=226).model_copy(
+        update={"docstring": "The choice type checks a value against a fixed set of values."})
+    plan = plan_question("How do I restrict an option to a fixed list of allowed values?", "kb")
+    draft = write_extractive(plan, [section, choice], {})
+    assert "```python\n@click.option('--hash-type'" in draft.text
+    assert "`Choice` is defined in src/pkg/types.py at lines 226-228" in draft.text
+    assert check_draft(draft, [section, choice], facts(section, choice), k=1).ok
