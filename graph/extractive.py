@@ -406,7 +406,8 @@ def key_lines(evidence: Evidence, tokens: Sequence[str], limit: int = 3) -> list
     return sorted(((evidence.start_line + off, text) for _, off, text in scored[:limit]), key=lambda t: t[0])
 
 
-_FENCE = re.compile(r"^\s*(`{3,}|~{3,})\s*\{?([\w+-]*)")  # ```python, ```{doctest}, ~~~
+# ```python, ```{doctest}; not "~~~", which reST also uses to underline a heading
+_FENCE = re.compile(r"^\s*(`{3,})\s*\{?([\w+-]*)")
 _CODE_DIRECTIVE = re.compile(  # also a Sphinx extension's own, such as ".. click:example::"
     r"^(\s*)\.\. (?:[\w-]+:)?(?:code-block|code|sourcecode|doctest|testcode|ipython|example|run|console|prompt)::"
     r"\s*(\w*)")

@@ -432,3 +432,11 @@ def test_an_api_named_in_a_code_example_is_linked_to_its_definition() -> None:
     assert "```python\n@click.option('--hash-type'" in draft.text
     assert "`Choice` is defined in src/pkg/types.py at lines 226-228" in draft.text
     assert check_draft(draft, [section, choice], facts(section, choice), k=1).ok
+
+
+def test_a_heading_underlined_with_tildes_is_not_a_code_fence() -> None:
+    section = ev(1, "docs/documentation.rst", "Help Texts", "Help Texts\n~~~~~~~~~~\n\nCommands and options accept "
+                 "help arguments.\nThe help text of a command is its docstring.\n\nTruncating Help Texts\n"
+                 "~~~~~~~~~~~~~~~~~~~~~\n\nClick shortens the help text of a command in the listing.", 0.2, kind="doc")
+    text = write_extractive(plan_question("Where does the help text of a command come from?", "kb"), [section], {}).text
+    assert "```" not in text and "The help text of a command is its docstring. [1]" in text
