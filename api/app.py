@@ -20,20 +20,20 @@ from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
 
-from api.auth import provide_tenant
-from api.batching import BatchingEmbedder
-from api.cache import ApiIndexCache, settle_heap
-from api.controllers.chat import ChatController
-from api.controllers.health import HealthController
-from api.controllers.kbs import JobController, KbController
-from api.controllers.search import SearchController
-from api.errors import EXCEPTION_HANDLERS
-from api.jobs import JobRunner
-from api.limits import LimitedAskService
-from api.settings import ApiSettings, api_settings
-from retrievers.search import Searcher
+from sift.api.auth import provide_tenant
+from sift.api.batching import BatchingEmbedder
+from sift.api.cache import ApiIndexCache, settle_heap
+from sift.api.controllers.chat import ChatController
+from sift.api.controllers.health import HealthController
+from sift.api.controllers.kbs import JobController, KbController
+from sift.api.controllers.search import SearchController
+from sift.api.errors import EXCEPTION_HANDLERS
+from sift.api.jobs import JobRunner
+from sift.api.limits import LimitedAskService
+from sift.api.settings import ApiSettings, api_settings
 from sift.config import Settings
 from sift.db import open_database
+from sift.retrievers.search import Searcher
 
 log = logging.getLogger(__name__)
 
@@ -41,8 +41,8 @@ log = logging.getLogger(__name__)
 def _make_service(settings: ApiSettings, engine: Any, searcher: Searcher, checkpointer: Any) -> Any:
     """The chat service, or None when the graph package does not provide one."""
     try:
-        from graph.llm import make_chat_model
-        from graph.service import AskService
+        from sift.graph.llm import make_chat_model
+        from sift.graph.service import AskService
     except ImportError as exc:
         log.warning("chat disabled: %s", exc)
         return None
@@ -53,8 +53,8 @@ def _make_service(settings: ApiSettings, engine: Any, searcher: Searcher, checkp
 def _lifespan(settings: ApiSettings, embedder: Any) -> Any:
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        from graph.service import open_checkpointer
         from sift.embed import LocalEmbedder, make_embedder
+        from sift.graph.service import open_checkpointer
 
         state = app.state
         state.settings = settings

@@ -9,7 +9,7 @@ from typing import Any
 from litestar import Request
 from sqlalchemy import Engine, func, insert, select, update
 
-from api.errors import Unauthorized
+from sift.api.errors import Unauthorized
 from sift.db.api_tables import ApiKey
 from sift.errors import InvalidQuery, NotFound
 

@@ -8,10 +8,10 @@ import time
 
 from sqlalchemy import Engine, select
 
-from ingest.store import KbRef, get_serving_kb
-from retrievers.base import IndexCache, KbIndex
 from sift.db.tables import KnowledgeBase
 from sift.errors import SiftError
+from sift.ingest.store import KbRef, get_serving_kb
+from sift.retrievers.base import IndexCache, KbIndex
 
 log = logging.getLogger(__name__)
 

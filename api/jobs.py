@@ -17,12 +17,12 @@ from typing import Any
 
 from sqlalchemy import Engine, insert, select
 
-from api.settings import ApiSettings
-from ingest.pipeline import kb_lock, mark_job_failed
-from ingest.store import ensure_kb
+from sift.api.settings import ApiSettings
 from sift.config import Settings
 from sift.db.tables import IngestJob, KnowledgeBase
 from sift.errors import Conflict, NotFound, OutsideRoot
+from sift.ingest.pipeline import kb_lock, mark_job_failed
+from sift.ingest.store import ensure_kb
 
 log = logging.getLogger(__name__)
 

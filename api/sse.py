@@ -18,8 +18,8 @@ from litestar.response import ServerSentEventMessage
 from pydantic_core import to_jsonable_python
 from sqlalchemy import Engine
 
-from api.errors import HTTP_CODES, error_body
-from api.records import record_turn
+from sift.api.errors import HTTP_CODES, error_body
+from sift.api.records import record_turn
 
 log = logging.getLogger(__name__)
 

@@ -28,10 +28,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from eval import metrics as m  # noqa: E402
-from eval.format import load_judgments, load_questions  # noqa: E402
-from eval.runner import answer_metrics, to_answer  # noqa: E402
 from sift.config import Settings  # noqa: E402
+from sift.eval import metrics as m  # noqa: E402
+from sift.eval.format import load_judgments, load_questions  # noqa: E402
+from sift.eval.runner import answer_metrics, to_answer  # noqa: E402
 
 DATA = ROOT / "bench" / "out" / "answer-data"
 JUDGMENTS = ROOT / "eval" / "judgments"
@@ -40,10 +40,10 @@ SOURCES = {"attrs": "attrs", "marshmallow": "marshmallow", "click": "click"}
 
 def ensure_kbs(settings: Settings, embedder: Any, names: set[str]) -> None:
     """Ingest each kb's sdist once (skipped when the kb already serves a generation)."""
-    from ingest.pipeline import ingest
-    from ingest.store import get_serving_kb
     from sift.db import open_database
     from sift.errors import SiftError
+    from sift.ingest.pipeline import ingest
+    from sift.ingest.store import get_serving_kb
     from tests.conftest import fetch_sdist
 
     engine = open_database(settings)
@@ -91,9 +91,9 @@ def pooled(q: Any, citations: list[Any], judged: list[Any]) -> tuple[float | Non
 
 async def run(sets: list[Path], dump: Path | None = None) -> dict[str, Any]:
     """Ask every question and aggregate the answer metrics."""
-    from graph.llm import make_chat_model
-    from graph.service import AskService, open_checkpointer, open_resources
     from sift.embed import make_embedder
+    from sift.graph.llm import make_chat_model
+    from sift.graph.service import AskService, open_checkpointer, open_resources
 
     settings = Settings(data_dir=DATA)
     embedder = make_embedder(settings)

@@ -20,11 +20,11 @@ from pathlib import Path
 # Run as a script, bench/ is first on sys.path and bench/ingest.py would shadow the ingest package.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
-from ingest.pipeline import ingest  # noqa: E402 - after the sys.path fix
-from retrievers.docql import execute, parse, resolve_kb  # noqa: E402 - after the sys.path fix
-from retrievers.docql.compiler import compile_query  # noqa: E402 - after the sys.path fix
 from sift.config import Settings  # noqa: E402 - after the sys.path fix
 from sift.db import open_database  # noqa: E402 - after the sys.path fix
+from sift.ingest.pipeline import ingest  # noqa: E402 - after the sys.path fix
+from sift.retrievers.docql import execute, parse, resolve_kb  # noqa: E402 - after the sys.path fix
+from sift.retrievers.docql.compiler import compile_query  # noqa: E402 - after the sys.path fix
 
 QUERIES = [
     "$.toc[?(@.level == 1)]",

@@ -36,10 +36,10 @@ def phase_parse(repo: Path, repeat: int) -> dict:
     """Walk + parse + chunk in memory; and the bare tree-sitter parse baseline."""
     import tree_sitter_language_pack as tslp
 
-    from ingest.chunk import ChunkLimits, chunk_tree
-    from ingest.languages import classify
-    from ingest.parsers import ParserRegistry
-    from ingest.walk import walk
+    from sift.ingest.chunk import ChunkLimits, chunk_tree
+    from sift.ingest.languages import classify
+    from sift.ingest.parsers import ParserRegistry
+    from sift.ingest.walk import walk
 
     files = list(walk(repo))
     registry = ParserRegistry()
@@ -73,8 +73,8 @@ def phase_parse(repo: Path, repeat: int) -> dict:
 
 
 def _ingest(repo: Path, data: Path, build_index: bool) -> dict:
-    from ingest.pipeline import ingest
     from sift.config import Settings
+    from sift.ingest.pipeline import ingest
 
     t0 = time.perf_counter()
     summary = ingest(Settings(data_dir=data), repo, "bench", build_index=build_index)

@@ -25,11 +25,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ingest.parsers.code import CodeParser  # noqa: E402
-from ingest.parsers.llm import LLMParserOptions  # noqa: E402
-from ingest.pipeline import ingest  # noqa: E402
 from sift.config import Settings  # noqa: E402
 from sift.db import open_database  # noqa: E402
+from sift.ingest.parsers.code import CodeParser  # noqa: E402
+from sift.ingest.parsers.llm import LLMParserOptions  # noqa: E402
+from sift.ingest.pipeline import ingest  # noqa: E402
 from tests.conftest import fetch_sdist  # noqa: E402
 from tests.llm_server import ScriptedLLM  # noqa: E402
 

@@ -30,8 +30,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from eval import metrics as M  # noqa: E402
-from eval.format import load_questions  # noqa: E402
+from sift.eval import metrics as M  # noqa: E402
+from sift.eval.format import load_questions  # noqa: E402
 
 OUT = ROOT / "bench" / "out" / "retrieval"
 
@@ -48,7 +48,7 @@ class Span:
 def _ingest_kbs(settings, embedder) -> dict[str, Path]:
     from conftest import fetch_sdist
 
-    from ingest.pipeline import ingest
+    from sift.ingest.pipeline import ingest
 
     roots = {}
     for kb in ("attrs", "marshmallow"):
@@ -67,7 +67,7 @@ class NaiveIndex:
     def __init__(self, root: Path, embedder, size: int = 800) -> None:
         import faiss
 
-        from ingest.walk import walk
+        from sift.ingest.walk import walk
 
         self.spans: list[Span] = []
         texts: list[str] = []
@@ -132,12 +132,12 @@ def _table(rows: dict[str, tuple[dict[str, list], list[float]]]) -> None:
 
 def run_quality(sets: list[Path], k: int) -> None:
     """Per-channel, fused and naive metrics over the eval sets."""
-    from retrievers.base import IndexCache
-    from retrievers.search import Searcher
     from sift.config import Settings
     from sift.db import open_database
     from sift.embed import LocalEmbedder
     from sift.models import Filters
+    from sift.retrievers.base import IndexCache
+    from sift.retrievers.search import Searcher
 
     embedder = LocalEmbedder()
     settings = Settings(data_dir=OUT / "data")
@@ -181,7 +181,7 @@ def _compare_bm25(index, corpus: list[list[str]], ids: list[int], queries: list[
     """Time ``index.search`` against ``BM25Okapi.get_scores`` on the same corpus; print the ratio and agreement."""
     from rank_bm25 import BM25Okapi
 
-    from retrievers.tokenize import tokenize
+    from sift.retrievers.tokenize import tokenize
 
     ref = BM25Okapi(corpus)
     toks = [tokenize(q) for q in queries]
@@ -203,9 +203,9 @@ def _bm25_speed(searcher, filters, queries: list[str]) -> None:
     """Our BM25 against BM25Okapi.get_scores on a knowledge base's chunks; top-10 agreement."""
     from sqlalchemy import select
 
-    from ingest.chunk import embedding_text
-    from retrievers.tokenize import tokenize
     from sift.db.tables import Chunk
+    from sift.ingest.chunk import embedding_text
+    from sift.retrievers.tokenize import tokenize
 
     bm25 = searcher.cache.get(filters.kb).indexes.bm25
     ids = [int(i) for i in bm25.ids]
@@ -222,12 +222,12 @@ def run_bm25_corpus(root: Path, queries: list[str]) -> None:
     Walk, parse and chunk in memory exactly as ingestion does (no database, no embeddings), then time the same
     queries on both scorers and check that their top-10 ids agree.
     """
-    from ingest.chunk import chunk_tree, embedding_text
-    from ingest.languages import classify
-    from ingest.parsers import ParserRegistry
-    from ingest.walk import walk
-    from retrievers.bm25 import BM25Index
-    from retrievers.tokenize import tokenize
+    from sift.ingest.chunk import chunk_tree, embedding_text
+    from sift.ingest.languages import classify
+    from sift.ingest.parsers import ParserRegistry
+    from sift.ingest.walk import walk
+    from sift.retrievers.bm25 import BM25Index
+    from sift.retrievers.tokenize import tokenize
 
     registry, corpus, files = ParserRegistry(), [], 0
     for f in walk(root):
@@ -245,13 +245,13 @@ def run_long_text(sets: list[Path], k: int) -> None:
     """Vector-channel quality with long chunks embedded as their head (default) vs the mean of 256-token windows."""
     from conftest import fetch_sdist
 
-    from ingest.pipeline import ingest
-    from retrievers.base import IndexCache
-    from retrievers.search import Searcher
     from sift.config import Settings
     from sift.db import open_database
     from sift.embed import LocalEmbedder
+    from sift.ingest.pipeline import ingest
     from sift.models import Filters
+    from sift.retrievers.base import IndexCache
+    from sift.retrievers.search import Searcher
 
     head = LocalEmbedder()
     modes = {"head": (head, OUT / "data"), "mean": (head.with_long_text("mean"), OUT / "data-mean")}
@@ -275,13 +275,13 @@ def run_latency(n_files: int = 2000) -> None:
     """Warm fused-search latency on a synthetic repository of ``n_files`` files (BM25 speed there too)."""
     import importlib.util
 
-    from ingest.pipeline import ingest
-    from retrievers.base import IndexCache
-    from retrievers.search import Searcher
     from sift.config import Settings
     from sift.db import open_database
     from sift.embed import LocalEmbedder
+    from sift.ingest.pipeline import ingest
     from sift.models import Filters
+    from sift.retrievers.base import IndexCache
+    from sift.retrievers.search import Searcher
 
     spec = importlib.util.spec_from_file_location("bench_docql", HERE / "docql.py")
     gen = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]

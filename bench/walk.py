@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from ingest.walk import WalkStats, walk
+from sift.ingest.walk import WalkStats, walk
 
 ROOT_GITIGNORE = [
     "*.log", "*.tmp", "*.bak", "*.swp", "*~", ".DS_Store", "/out", "/release/", "cache/", "tmp/",

@@ -9,7 +9,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from eval.runner import ANSWER_METRICS, RETRIEVAL_METRICS, EvalRun, QuestionResult
+from sift.eval.runner import ANSWER_METRICS, RETRIEVAL_METRICS, EvalRun, QuestionResult
 
 VERSIONED_PACKAGES = ("sift", "numpy", "faiss-cpu", "sentence-transformers", "langgraph", "langchain-openai")
 WORST_COUNT = 5

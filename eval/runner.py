@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol
 
-from eval import metrics as m
-from eval.format import EvalQuestion, LineError
+from sift.eval import metrics as m
+from sift.eval.format import EvalQuestion, LineError
 
 log = logging.getLogger(__name__)
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from graph.service import ask_sync, open_resources
-from graph.state import Answer
 from sift.config import Settings
+from sift.graph.service import ask_sync, open_resources
+from sift.graph.state import Answer
 
 
 def make_answerer(settings: Settings, tenant: str = "default") -> tuple[Callable[[str, str], Answer], Callable[[], None]]:
@@ -15,7 +15,7 @@ def make_answerer(settings: Settings, tenant: str = "default") -> tuple[Callable
     Each call runs on a fresh thread id, so batch questions never see each other's history; calls may come
     from several threads at once.
     """
-    from graph.llm import make_chat_model
+    from sift.graph.llm import make_chat_model
 
     engine, searcher = open_resources(settings)
     chat_model = make_chat_model(settings)

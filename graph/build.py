@@ -10,9 +10,9 @@ from typing import Any
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
-from graph import nodes
-from graph.context import AskContext
-from graph.state import AskInput, AskOutput, AskState
+from sift.graph import nodes
+from sift.graph.context import AskContext
+from sift.graph.state import AskInput, AskOutput, AskState
 
 
 def _with_context(fn: Callable[..., Any], provide: Callable[[], AskContext] | None) -> Callable[..., Any]:

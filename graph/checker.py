@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from graph.state import Citation, Draft, Evidence, Verdict
+from sift.graph.state import Citation, Draft, Evidence, Verdict
 
 _MARKER = re.compile(r"\[(\d+)\]")
 _TICKS = re.compile(r"`([^`\n]+)`")

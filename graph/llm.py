@@ -15,16 +15,16 @@ from typing import Any, TypeVar
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from pydantic import BaseModel, Field, ValidationError
 
-from graph import prompts
-from graph.context import AskContext
-from graph.extractive import write_extractive
-from graph.retrieval import build_evidence
-from graph.state import Citation, Draft, Evidence, Plan
-from retrievers.docql import execute, resolve_kb
-from retrievers.files import read_file_lines
 from sift.config import Settings
 from sift.errors import SiftError
+from sift.graph import prompts
+from sift.graph.context import AskContext
+from sift.graph.extractive import write_extractive
+from sift.graph.retrieval import build_evidence
+from sift.graph.state import Citation, Draft, Evidence, Plan
 from sift.models import Filters, Hit
+from sift.retrievers.docql import execute, resolve_kb
+from sift.retrievers.files import read_file_lines
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -169,7 +169,7 @@ def _run_tool(ctx: AskContext, kb: str, tenant: str, name: str, args: dict[str, 
         if name == "docql":
             kb_id, gen = resolve_kb(ctx.engine, kb, tenant)
             result = execute(ctx.engine, kb_id, gen, str(args.get("query", "")), limit=10)
-            from retrievers.docql import result_hits
+            from sift.retrievers.docql import result_hits
 
             return json.dumps(result["files"])[:6000], result_hits(result, 10)
         return f"unknown tool {name!r}", []

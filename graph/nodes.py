@@ -12,13 +12,22 @@ from langgraph.runtime import Runtime
 from langgraph.types import Send
 from sqlalchemy import select
 
-from graph import llm
-from graph.checker import FileFacts, check_draft, strip_unsupported
-from graph.context import AskContext
-from graph.extractive import ABSENT_FROM_CORPUS, MODULE_CHANNEL, list_anchor, module_listing, write_extractive
-from graph.fallback import KEEPS_EVIDENCE, next_plan
-from graph.planner import plan_question
-from graph.retrieval import (
+from sift.db import visible_in
+from sift.db.tables import File
+from sift.errors import SiftError
+from sift.graph import llm
+from sift.graph.checker import FileFacts, check_draft, strip_unsupported
+from sift.graph.context import AskContext
+from sift.graph.extractive import (
+    ABSENT_FROM_CORPUS,
+    MODULE_CHANNEL,
+    list_anchor,
+    module_listing,
+    write_extractive,
+)
+from sift.graph.fallback import KEEPS_EVIDENCE, next_plan
+from sift.graph.planner import plan_question
+from sift.graph.retrieval import (
     build_evidence,
     fuse_results,
     module_evidence,
@@ -27,11 +36,8 @@ from graph.retrieval import (
     term_idf,
     timed_result,
 )
-from graph.state import NOT_FOUND, Answer, AskState, Citation, Draft, Evidence, RetrieveTask, reset
-from ingest.store import get_serving_kb
-from sift.db import visible_in
-from sift.db.tables import File
-from sift.errors import SiftError
+from sift.graph.state import NOT_FOUND, Answer, AskState, Citation, Draft, Evidence, RetrieveTask, reset
+from sift.ingest.store import get_serving_kb
 
 log = logging.getLogger(__name__)
 

@@ -10,9 +10,9 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from graph.state import Plan
-from retrievers.search import identifiers_in
-from retrievers.tokenize import STOPWORDS
+from sift.graph.state import Plan
+from sift.retrievers.search import identifiers_in
+from sift.retrievers.tokenize import STOPWORDS
 
 _CHIT_CHAT = re.compile(
     r"^\s*(hi|hello|hey|thanks|thank you|thx|good (morning|afternoon|evening)|who are you|what can you do|"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from retrievers.docql import DOCQL_TOOL_DESCRIPTION
+from sift.retrievers.docql import DOCQL_TOOL_DESCRIPTION
 
 PLANNER_SYSTEM = """\
 You plan how to look up the answer to a question about a software project's code and docs.

@@ -11,15 +11,15 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from graph.build import compile_graph
-from graph.context import AskContext
-from graph.state import Answer
 from sift.config import Settings
 from sift.errors import InvalidQuery, SiftError
+from sift.graph.build import compile_graph
+from sift.graph.context import AskContext
+from sift.graph.state import Answer
 
 MAX_QUESTION_CHARS = 2000
 SETUP_LOCK = 0x51F7C4EC  # advisory lock key for creating the PostgreSQL checkpoint tables
-STATE_TYPES = [("graph.state", name) for name in
+STATE_TYPES = [("sift.graph.state", name) for name in
                ("Plan", "ChannelResult", "Evidence", "Citation", "Draft", "Verdict", "Answer", "Reset", "RetrieveTask")]
 
 
@@ -186,10 +186,10 @@ class AskService:
 
 def open_resources(settings: Settings, embedder: Any = None) -> tuple[Engine, Any]:
     """The engine and fused searcher for ``settings`` (the embedder is loaded here unless given)."""
-    from retrievers.base import IndexCache
-    from retrievers.search import Searcher
     from sift.db import open_database
     from sift.embed import make_embedder
+    from sift.retrievers.base import IndexCache
+    from sift.retrievers.search import Searcher
 
     engine = open_database(settings)
     searcher = Searcher(engine, IndexCache(engine, settings.resolved_index_dir()), embedder or make_embedder(settings))
@@ -200,7 +200,7 @@ def ask_sync(settings: Settings, question: str, kb: str, tenant: str = "default"
              *, engine: Engine | None = None, searcher: Any = None, chat_model: Any = None,
              on_event: Any = None) -> Answer:
     """Blocking ask for the CLI and batch runs: opens the checkpointer, runs (streaming to ``on_event``), closes."""
-    from graph.llm import make_chat_model
+    from sift.graph.llm import make_chat_model
 
     if engine is None or searcher is None:
         engine, searcher = open_resources(settings)

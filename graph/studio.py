@@ -14,9 +14,9 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from graph.build import build_graph
-from graph.context import AskContext
 from sift.config import Settings
+from sift.graph.build import build_graph
+from sift.graph.context import AskContext
 
 
 class LazyContext:
@@ -30,8 +30,8 @@ class LazyContext:
     def __call__(self) -> AskContext:
         with self._lock:
             if self._ctx is None:
-                from graph.llm import make_chat_model
-                from graph.service import open_resources
+                from sift.graph.llm import make_chat_model
+                from sift.graph.service import open_resources
 
                 engine, searcher = open_resources(self.settings)
                 self._ctx = AskContext(engine=engine, searcher=searcher, settings=self.settings,

@@ -21,15 +21,15 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Engine, Row, func, select
 
-from ingest.chunk import embedding_text
-from retrievers.bm25 import BM25Builder, BM25Index
-from retrievers.tokenize import tokenize
-from retrievers.vector import VectorIndex, VectorKind
 from sift.db import visible_in
 from sift.db.tables import Chunk, File
 from sift.embed import Embedder, EmbeddingCache, embed_with_cache
 from sift.errors import IndexNotReady
+from sift.ingest.chunk import embedding_text
 from sift.models import ChunkKind
+from sift.retrievers.bm25 import BM25Builder, BM25Index
+from sift.retrievers.tokenize import tokenize
+from sift.retrievers.vector import VectorIndex, VectorKind
 
 log = logging.getLogger(__name__)
 

@@ -28,12 +28,12 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import aliased
 from sqlalchemy.sql.elements import ColumnElement
 
-from ingest.pipeline import ingest, mark_job_failed
-from ingest.store import ensure_kb
 from sift.config import Settings
 from sift.db import is_postgres
 from sift.db.tables import IngestJob, KnowledgeBase
 from sift.errors import Conflict
+from sift.ingest.pipeline import ingest, mark_job_failed
+from sift.ingest.store import ensure_kb
 
 log = logging.getLogger(__name__)
 

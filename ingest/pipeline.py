@@ -19,16 +19,16 @@ from typing import Any
 
 from sqlalchemy import Engine, func, insert, select, update
 
-from ingest import store
-from ingest.chunk import ChunkLimits, chunk_tree, content_hash
-from ingest.languages import classify
-from ingest.parsers import ParserRegistry
-from ingest.parsers.llm import LLMParserOptions, make_llm_parser
-from ingest.walk import WalkedFile, WalkStats, walk
 from sift.config import Settings
 from sift.db import advisory_key, is_postgres, open_database
 from sift.db.tables import Generation, IngestJob
 from sift.errors import Conflict
+from sift.ingest import store
+from sift.ingest.chunk import ChunkLimits, chunk_tree, content_hash
+from sift.ingest.languages import classify
+from sift.ingest.parsers import ParserRegistry
+from sift.ingest.parsers.llm import LLMParserOptions, make_llm_parser
+from sift.ingest.walk import WalkedFile, WalkStats, walk
 from sift.models import DocumentTree
 
 log = logging.getLogger(__name__)
@@ -190,7 +190,7 @@ def _run(
         store.close_files(conn, replaced + deleted, number)
     index_dir = None
     if build_index:
-        from ingest.index import build_indexes
+        from sift.ingest.index import build_indexes
 
         if embedder is None:
             from sift.embed import make_embedder

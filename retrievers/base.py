@@ -23,10 +23,10 @@ import numpy as np
 from sqlalchemy import Engine, select
 from sqlalchemy.exc import SQLAlchemyError
 
-from ingest.store import KbRef, generation_dir, get_serving_kb, touch_lease
 from sift.db import visible_in
 from sift.db.tables import Chunk, File, Generation
 from sift.errors import IndexNotReady
+from sift.ingest.store import KbRef, generation_dir, get_serving_kb, touch_lease
 from sift.models import Filters, Hit
 
 log = logging.getLogger(__name__)
@@ -205,7 +205,7 @@ class IndexCache:
             log.warning("could not record the lease on kb %d generation %d: %s", kb.id, kb.generation, exc)
 
     def _load(self, ref: KbRef) -> KbIndex:
-        from ingest.index import load_indexes
+        from sift.ingest.index import load_indexes
 
         with self.engine.connect() as conn:
             path = conn.execute(

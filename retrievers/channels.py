@@ -10,11 +10,11 @@ from typing import Any
 
 import numpy as np
 
-from retrievers.base import IndexCache, KbIndex
-from retrievers.smart import SmartMatcher, SmartResult
-from retrievers.tokenize import tokenize
 from sift.errors import InvalidQuery
 from sift.models import Filters, Hit
+from sift.retrievers.base import IndexCache, KbIndex
+from sift.retrievers.smart import SmartMatcher, SmartResult
+from sift.retrievers.tokenize import tokenize
 
 INDEX_TYPES = ("file", "function", "doc", "all")
 

@@ -19,9 +19,9 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict
 from sqlalchemy import select
 
-from retrievers.search import Searcher
 from sift.db.tables import Chunk
 from sift.models import Filters
+from sift.retrievers.search import Searcher
 
 
 class LangChainEmbeddings(Embeddings):

@@ -19,13 +19,13 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Engine, select
 
-from retrievers.base import IndexCache, KbIndex
-from retrievers.channels import INDEX_TYPES, BM25Channel, SmartChannel, VectorChannel
-from retrievers.fusion import fuse, group_by_file
-from retrievers.tokenize import tokenize
 from sift.db.tables import Chunk
 from sift.errors import InvalidQuery
 from sift.models import Filters, Hit
+from sift.retrievers.base import IndexCache, KbIndex
+from sift.retrievers.channels import INDEX_TYPES, BM25Channel, SmartChannel, VectorChannel
+from sift.retrievers.fusion import fuse, group_by_file
+from sift.retrievers.tokenize import tokenize
 
 CHANNELS = ("bm25", "vector", "smart")
 MAX_QUERY_CHARS = 2000

@@ -139,11 +139,11 @@ TINY_FILES = {
 def ingested_repo(base: Path, files: Mapping[str, str], kb: str, embedder: Any) -> Iterator[tuple[Any, Any, Any]]:
     """Write ``files`` under ``base/kb``, ingest them as knowledge base ``kb`` (data in ``base/data``) and yield
     ``(settings, engine, searcher)`` over it; the searcher is closed afterwards."""
-    from ingest.pipeline import ingest
-    from retrievers.base import IndexCache
-    from retrievers.search import Searcher
     from sift.config import Settings
     from sift.db import open_database
+    from sift.ingest.pipeline import ingest
+    from sift.retrievers.base import IndexCache
+    from sift.retrievers.search import Searcher
 
     repo = base / kb
     for rel, text in files.items():

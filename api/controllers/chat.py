@@ -13,13 +13,13 @@ from litestar.params import JSONBody, Parameter
 from litestar.response import ServerSentEvent
 from pydantic_core import to_jsonable_python
 
-from api.controllers.common import errors
-from api.errors import ChatUnavailable
-from api.records import delete_thread, get_thread, list_threads, open_thread, record_turn
-from api.schemas import KB_NAME, THREAD_ID, Answer, ChatRequest, ThreadDetail, ThreadList
-from api.sse import chat_events
-from ingest.store import get_serving_kb
+from sift.api.controllers.common import errors
+from sift.api.errors import ChatUnavailable
+from sift.api.records import delete_thread, get_thread, list_threads, open_thread, record_turn
+from sift.api.schemas import KB_NAME, THREAD_ID, Answer, ChatRequest, ThreadDetail, ThreadList
+from sift.api.sse import chat_events
 from sift.errors import SiftError
+from sift.ingest.store import get_serving_kb
 
 ThreadParam = Parameter(pattern=THREAD_ID, description="thread id")
 

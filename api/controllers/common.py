@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from litestar.openapi import ResponseSpec
 
-from api.errors import ErrorBody
+from sift.api.errors import ErrorBody
 
 _TEXT = {
     400: "Malformed request (the body names the field and, for DocQL, the position).",

@@ -7,7 +7,7 @@ from litestar.datastructures import State
 from litestar.openapi import ResponseSpec
 from sqlalchemy import text
 
-from api.schemas import Health, Ready
+from sift.api.schemas import Health, Ready
 
 
 class HealthController(Controller):

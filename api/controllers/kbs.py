@@ -13,15 +13,15 @@ from litestar.params import JSONBody, Parameter
 from sqlalchemy import delete as sql_delete
 from sqlalchemy import select
 
-from api.controllers.common import errors
-from api.jobs import confine_path, job_view
-from api.schemas import KB_NAME, IngestRequest, Job, KbCreate, KbCreated, KbDetail, KbList, KbSummary
-from ingest.inspect import list_kbs, show_kb
-from ingest.pipeline import kb_lock
-from ingest.store import get_kb
+from sift.api.controllers.common import errors
+from sift.api.jobs import confine_path, job_view
+from sift.api.schemas import KB_NAME, IngestRequest, Job, KbCreate, KbCreated, KbDetail, KbList, KbSummary
 from sift.db.api_tables import Thread
 from sift.db.tables import IngestJob, KnowledgeBase
 from sift.errors import Conflict
+from sift.ingest.inspect import list_kbs, show_kb
+from sift.ingest.pipeline import kb_lock
+from sift.ingest.store import get_kb
 
 KbParam = Parameter(pattern=KB_NAME, description="knowledge base name")
 

@@ -7,11 +7,11 @@ from litestar.datastructures import State
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody, Parameter
 
-from api.controllers.common import errors
-from api.schemas import KB_NAME, DocqlRequest, DocqlResponse, FileContent, SearchRequest, SearchResponse
-from retrievers.docql import execute, resolve_kb
-from retrievers.files import read_file_lines
+from sift.api.controllers.common import errors
+from sift.api.schemas import KB_NAME, DocqlRequest, DocqlResponse, FileContent, SearchRequest, SearchResponse
 from sift.models import Filters
+from sift.retrievers.docql import execute, resolve_kb
+from sift.retrievers.files import read_file_lines
 
 
 class SearchController(Controller):

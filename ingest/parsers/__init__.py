@@ -6,9 +6,9 @@ import logging
 from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
-from ingest.parsers.base import Parser
-from ingest.parsers.llm import BudgetExhausted, LLMBoundaryParser
-from ingest.parsers.text import TextParser
+from sift.ingest.parsers.base import Parser
+from sift.ingest.parsers.llm import BudgetExhausted, LLMBoundaryParser
+from sift.ingest.parsers.text import TextParser
 from sift.models import DocumentTree, SourceType
 
 log = logging.getLogger(__name__)
@@ -23,9 +23,9 @@ class ParserRegistry:
 
     def __init__(self, parsers: list[Parser] | None = None, llm: LLMBoundaryParser | None = None) -> None:
         if parsers is None:
-            from ingest.parsers.code import CodeParser
-            from ingest.parsers.markdown import MarkdownParser
-            from ingest.parsers.rst import RstParser
+            from sift.ingest.parsers.code import CodeParser
+            from sift.ingest.parsers.markdown import MarkdownParser
+            from sift.ingest.parsers.rst import RstParser
 
             parsers = [MarkdownParser(), RstParser(), CodeParser()]
         self.parsers = parsers
@@ -42,7 +42,7 @@ class ParserRegistry:
         """``files`` unchanged, but LLM-parsed ones among those ``wanted`` are parsed ahead, concurrently."""
         if self.llm is None:
             return files
-        from ingest.languages import classify
+        from sift.ingest.languages import classify
 
         def language_of(f: F) -> str | None:
             path = f.path  # type: ignore[attr-defined]

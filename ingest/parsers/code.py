@@ -16,8 +16,14 @@ from pathlib import PurePosixPath
 import tree_sitter_language_pack as tslp
 from tree_sitter import Node, Parser, Query, QueryCursor
 
-from ingest.parsers.endpoints import call_route_method, decorator_endpoints, join_paths, route_prefix, unquote
-from ingest.parsers.text import line_count
+from sift.ingest.parsers.endpoints import (
+    call_route_method,
+    decorator_endpoints,
+    join_paths,
+    route_prefix,
+    unquote,
+)
+from sift.ingest.parsers.text import line_count
 from sift.models import (
     CONTAINER_KINDS,
     DocumentTree,
@@ -190,7 +196,7 @@ class CodeParser:
 
     def _tools(self, language: str) -> tuple[Parser, Query]:
         if language not in self._cache:
-            source = resources.files("ingest.parsers").joinpath("queries", f"{QUERY_FILES[language]}.scm")
+            source = resources.files("sift.ingest.parsers").joinpath("queries", f"{QUERY_FILES[language]}.scm")
             query = Query(tslp.get_language(language), source.read_text(encoding="utf-8"))
             self._cache[language] = (tslp.get_parser(language), query)
         return self._cache[language]

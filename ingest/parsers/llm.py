@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from ingest.parsers.text import line_count
+from sift.ingest.parsers.text import line_count
 from sift.models import CONTAINER_KINDS, DocumentTree, NodeKind, ParsedEntity, ParsedNode, SourceType
 
 log = logging.getLogger(__name__)
@@ -471,7 +471,7 @@ def make_llm_parser(settings: Any, engine: Any = None,
         if options.mode == "llm":
             raise ValueError("the LLM parser needs a model: set SIFT_LLM_BASE_URL and SIFT_LLM_MODEL")
         return None
-    from graph.llm import make_chat_model
+    from sift.graph.llm import make_chat_model
 
     return LLMBoundaryParser(make_chat_model(settings), settings.llm_model, engine=engine, options=options)
 

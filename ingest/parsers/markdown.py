@@ -17,7 +17,7 @@ from mdit_py_plugins.deflist import deflist_plugin
 from mdit_py_plugins.front_matter import front_matter_plugin
 from mdit_py_plugins.myst_role import myst_role_plugin
 
-from ingest.parsers.doc_terms import (
+from sift.ingest.parsers.doc_terms import (
     TERM_NAME_LIMIT,
     HeadingDraft,
     attach_sections,
@@ -26,7 +26,7 @@ from ingest.parsers.doc_terms import (
     collapse,
     definition_terms,
 )
-from ingest.parsers.text import line_count
+from sift.ingest.parsers.text import line_count
 from sift.models import DocumentTree, ParsedEntity, SourceType
 
 # MyST directives whose body is code: the lang is the directive's argument (``{code-block} python``) or, for the

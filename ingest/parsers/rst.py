@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ingest.parsers.doc_terms import (
+from sift.ingest.parsers.doc_terms import (
     TERM_NAME_LIMIT,
     HeadingDraft,
     attach_sections,
@@ -28,7 +28,7 @@ from ingest.parsers.doc_terms import (
     indent_of,
     section_index,
 )
-from ingest.parsers.text import line_count
+from sift.ingest.parsers.text import line_count
 from sift.models import DocumentTree, ParsedEntity, SourceType
 
 _PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")

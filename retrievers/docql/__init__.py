@@ -6,11 +6,11 @@ parameterised SQL (plus time-bounded regexes in Python) and returns a ``docql_re
 
 from __future__ import annotations
 
-from retrievers.docql.ast import Query
-from retrievers.docql.channel import DocQLChannel, make_docql_tool, resolve_kb, result_hits
-from retrievers.docql.describe import DOCQL_TOOL_DESCRIPTION
-from retrievers.docql.executor import DEFAULT_LIMIT, execute
-from retrievers.docql.parser import parse
+from sift.retrievers.docql.ast import Query
+from sift.retrievers.docql.channel import DocQLChannel, make_docql_tool, resolve_kb, result_hits
+from sift.retrievers.docql.describe import DOCQL_TOOL_DESCRIPTION
+from sift.retrievers.docql.executor import DEFAULT_LIMIT, execute
+from sift.retrievers.docql.parser import parse
 
 __all__ = [
     "DEFAULT_LIMIT",

@@ -7,10 +7,10 @@ from typing import Any
 
 from sqlalchemy import Engine, select
 
-from retrievers.docql.executor import execute
 from sift.db.tables import KnowledgeBase
 from sift.errors import IndexNotReady, InvalidQuery, NotFound
 from sift.models import Filters, Hit
+from sift.retrievers.docql.executor import execute
 
 CHANNEL = "docql"
 SNIPPET_CHARS = 400
@@ -82,7 +82,7 @@ class DocQLChannel:
 
 def make_docql_tool(engine: Engine, kb_id: int, generation: int, *, limit: int = 20) -> Callable[[str], dict]:
     """A ``docql(query)`` function for an agent: returns a ``docql_result``, or a ``docql_error`` it can fix."""
-    from retrievers.docql.describe import DOCQL_TOOL_DESCRIPTION
+    from sift.retrievers.docql.describe import DOCQL_TOOL_DESCRIPTION
 
     def docql(query: str) -> dict[str, Any]:
         try:

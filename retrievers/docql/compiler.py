@@ -16,11 +16,11 @@ from typing import Any
 from sqlalchemy import ColumnElement, Select, and_, func, literal, not_, or_, select, true
 from sqlalchemy.orm import aliased
 
-from retrievers.docql.ast import And, Compare, Expr, Not, Query, Regex, Truthy
-from retrievers.docql.matching import heading_words, name_conditions
 from sift.db import json_array_len, str_position, visible_in
 from sift.db.tables import Entity, File, Node, Ref
 from sift.models import CALLABLE_KINDS, CONTAINER_KINDS
+from sift.retrievers.docql.ast import And, Compare, Expr, Not, Query, Regex, Truthy
+from sift.retrievers.docql.matching import heading_words, name_conditions
 
 CODE_KINDS = tuple(sorted(CONTAINER_KINDS | CALLABLE_KINDS))
 CLASS_KINDS = tuple(sorted(CONTAINER_KINDS))
@@ -264,7 +264,7 @@ def _selector_where(q: Query) -> tuple[list[Any], dict[str, Any]]:
 def compile_query(q: Query, kb_id: int, generation: int) -> Plan:
     """Turn a parsed query into a ``Plan`` for knowledge base ``kb_id`` at ``generation``."""
     table = TABLE_OF_RECORD[q.record]
-    from retrievers.docql.schema import FIELDS
+    from sift.retrievers.docql.schema import FIELDS
 
     int_fields = frozenset(k for k, t in FIELDS[q.record].items() if t == "int")
     if q.record in ("codeblock", "match"):

@@ -8,15 +8,15 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, func, select
 
-from retrievers.docql.ast import And, Compare, Expr, Not, Or, Query, Regex, Truthy, Window
-from retrievers.docql.compiler import Plan, compile_query, row_key
-from retrievers.docql.errors import query_error
-from retrievers.docql.matching import ascii_lower, fuzzy_headings
-from retrievers.docql.parser import parse
-from retrievers.docql.regex import Deadline, compile_regex
-from retrievers.docql.results import Texts, build_items, expand_codeblocks, grep_rows, group_by_file
 from sift.db.tables import File
 from sift.models import Filters
+from sift.retrievers.docql.ast import And, Compare, Expr, Not, Or, Query, Regex, Truthy, Window
+from sift.retrievers.docql.compiler import Plan, compile_query, row_key
+from sift.retrievers.docql.errors import query_error
+from sift.retrievers.docql.matching import ascii_lower, fuzzy_headings
+from sift.retrievers.docql.parser import parse
+from sift.retrievers.docql.regex import Deadline, compile_regex
+from sift.retrievers.docql.results import Texts, build_items, expand_codeblocks, grep_rows, group_by_file
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 1000

@@ -23,11 +23,23 @@ from __future__ import annotations
 
 import re
 
-from retrievers.docql.ast import And, Compare, Expr, Not, Or, Query, Regex, Scalar, Selector, Truthy, Window
-from retrievers.docql.errors import query_error as _fail
-from retrievers.docql.regex import compile_regex
-from retrievers.docql.schema import FIELDS, PROJECTIONS, ROOT_RECORD, SELECTORS, selector_label
 from sift.errors import InvalidQuery
+from sift.retrievers.docql.ast import (
+    And,
+    Compare,
+    Expr,
+    Not,
+    Or,
+    Query,
+    Regex,
+    Scalar,
+    Selector,
+    Truthy,
+    Window,
+)
+from sift.retrievers.docql.errors import query_error as _fail
+from sift.retrievers.docql.regex import compile_regex
+from sift.retrievers.docql.schema import FIELDS, PROJECTIONS, ROOT_RECORD, SELECTORS, selector_label
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NUMBER = re.compile(r"-?\d+(\.\d+)?")

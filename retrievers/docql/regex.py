@@ -12,8 +12,8 @@ from collections.abc import Iterator
 
 import regex
 
-from retrievers.docql.errors import query_error
 from sift.errors import InvalidQuery
+from sift.retrievers.docql.errors import query_error
 
 DEFAULT_BUDGET_S = 1.0
 _FLAGS = {"i": regex.IGNORECASE, "m": regex.MULTILINE, "s": regex.DOTALL}

@@ -8,9 +8,9 @@ from typing import Any
 
 from sqlalchemy import Connection, select
 
-from retrievers.docql.ast import Query
-from retrievers.docql.regex import Deadline
 from sift.db.tables import File, Node
+from sift.retrievers.docql.ast import Query
+from sift.retrievers.docql.regex import Deadline
 
 MAX_TEXT_LINES = 400
 Row = dict[str, Any]

@@ -4,7 +4,11 @@ visibility, and the few SQL pieces that are spelled differently on the two engin
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
+import importlib.util
+import json
 import logging
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +23,21 @@ from sift.db import tables
 
 log = logging.getLogger(__name__)
 
-ALEMBIC_DIR = Path(__file__).resolve().parents[2] / "alembic"
+
+
+def migrations_dir() -> Path:
+    """The Alembic script directory: the package data ``sift/migrations`` of an installed wheel, or the
+    repository's ``alembic/`` folder for an editable install (found through the install's PEP 610 record)."""
+    spec = importlib.util.find_spec("sift.migrations")
+    if spec is not None and spec.submodule_search_locations:
+        return Path(next(iter(spec.submodule_search_locations)))
+    for dist in importlib.metadata.distributions(name="sift"):  # a checkout's own sift.egg-info has no record
+        info = json.loads(dist.read_text("direct_url.json") or "{}")
+        if info.get("dir_info", {}).get("editable") and info.get("url", "").startswith("file://"):
+            folder = Path(urllib.request.url2pathname(info["url"][len("file://"):])) / "alembic"
+            if (folder / "env.py").is_file():
+                return folder
+    raise RuntimeError("sift's migrations are missing: reinstall sift")
 
 
 def _sqlite_pragmas(dbapi_conn, _record) -> None:  # noqa: ANN001 - DB-API connection
@@ -49,7 +67,7 @@ def upgrade(url: str) -> None:
     from alembic.config import Config
 
     cfg = Config()
-    cfg.set_main_option("script_location", str(ALEMBIC_DIR))
+    cfg.set_main_option("script_location", str(migrations_dir()))
     cfg.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
     cfg.attributes["configure_logger"] = False
     command.upgrade(cfg, "head")
@@ -99,7 +117,7 @@ def _at_head(engine: Engine) -> bool:
     from alembic.script import ScriptDirectory
 
     cfg = Config()
-    cfg.set_main_option("script_location", str(ALEMBIC_DIR))
+    cfg.set_main_option("script_location", str(migrations_dir()))
     heads = set(ScriptDirectory.from_config(cfg).get_heads())
     with engine.connect() as conn:
         current = set(MigrationContext.configure(conn).get_current_heads())

@@ -14,8 +14,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ingest.pipeline import ingest
 from sift.config import Settings
+from sift.ingest.pipeline import ingest
 
 ROOT = Path(__file__).resolve().parents[2]
 STARTUP_S = 90

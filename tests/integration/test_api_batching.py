@@ -6,7 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from api.batching import BatchingEmbedder
+from sift.api.batching import BatchingEmbedder
 
 QUERIES = ["where is the token validated", "rotate the secret", "AuthService", "log a user in",
            "configuration of the data directory", "x", "a much longer question about how bearer tokens are "

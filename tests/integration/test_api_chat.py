@@ -10,12 +10,12 @@ import pytest
 from httpx_sse import connect_sse
 from sqlalchemy import select
 
-from api.app import create_app
-from api.server import serve_in_thread
-from api.settings import ApiSettings
-from ingest.pipeline import ingest
+from sift.api.app import create_app
+from sift.api.server import serve_in_thread
+from sift.api.settings import ApiSettings
 from sift.db import open_database
 from sift.db.api_tables import QaRecord
+from sift.ingest.pipeline import ingest
 from tests.conftest import TINY_FILES
 
 PROGRESS_ORDER = ["plan", "retrieve", "fuse", "check", "answer", "done"]
@@ -136,7 +136,7 @@ def test_thread_history_survives_restart(setup, local_embedder):
         assert follow.status_code == 200, follow.text
         assert c.get(f"/v1/threads/{tid}").json()["turns"] == 2
     # the graph's checkpointed conversation has both turns too
-    from graph.service import AskService, open_checkpointer
+    from sift.graph.service import AskService, open_checkpointer
 
     async def history() -> list[dict]:
         async with open_checkpointer(settings) as saver:

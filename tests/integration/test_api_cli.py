@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from api.auth import tenant_for_key
+from sift.api.auth import tenant_for_key
 from sift.cli import UsageError, main
 from sift.cli.serve import is_loopback, resolve_auth
 from sift.config import Settings

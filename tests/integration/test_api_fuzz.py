@@ -20,12 +20,12 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from api.app import create_app
-from api.auth import create_key
-from api.server import serve_in_thread
-from api.settings import ApiSettings
-from ingest.pipeline import ingest
+from sift.api.app import create_app
+from sift.api.auth import create_key
+from sift.api.server import serve_in_thread
+from sift.api.settings import ApiSettings
 from sift.db import open_database
+from sift.ingest.pipeline import ingest
 from tests.conftest import TINY_FILES
 
 #: cases per operation; bench/fuzz_api.py sets 200

@@ -8,10 +8,10 @@ import time
 import httpx
 import pytest
 
-from api.app import create_app
-from api.server import serve_in_thread
-from api.settings import ApiSettings
-from ingest.pipeline import ingest, kb_lock
+from sift.api.app import create_app
+from sift.api.server import serve_in_thread
+from sift.api.settings import ApiSettings
+from sift.ingest.pipeline import ingest, kb_lock
 from tests.conftest import TINY_FILES
 
 BILLING = 'def charge_invoice(amount: int) -> int:\n    """Charge an invoice."""\n    return amount\n'

@@ -11,14 +11,14 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 
-from api.app import create_app
-from api.auth import create_key, revoke_key
-from api.server import serve_in_thread
-from api.settings import ApiSettings
-from ingest.pipeline import ingest
+from sift.api.app import create_app
+from sift.api.auth import create_key, revoke_key
+from sift.api.server import serve_in_thread
+from sift.api.settings import ApiSettings
 from sift.db import open_database
 from sift.db.api_tables import ApiKey, QaRecord, Thread
 from sift.db.tables import File, Generation, IngestJob, KnowledgeBase
+from sift.ingest.pipeline import ingest
 from tests.conftest import TINY_FILES
 
 SECRET = "def other_tenant_secret_token():\n    return 'globex'\n"
@@ -234,7 +234,7 @@ def test_bad_input_gets_clear_4xx_and_changes_nothing(api, method, path, kwargs,
 
 def _other_tenant_ids(api) -> dict[str, str]:
     """A thread and a job of globex's, made through the API or the database."""
-    from api.records import open_thread
+    from sift.api.records import open_thread
 
     thread = open_thread(api["engine"], "globex", "tiny", None, "a globex question")
     with api["engine"].connect() as conn:

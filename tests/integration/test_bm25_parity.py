@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from retrievers.bm25 import BM25Index
-from retrievers.tokenize import tokenize
+from sift.retrievers.bm25 import BM25Index
+from sift.retrievers.tokenize import tokenize
 
 QUERIES = [
     "frozen instances",

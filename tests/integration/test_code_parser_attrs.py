@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ingest.parsers.code import CodeParser
+from sift.ingest.parsers.code import CodeParser
 from sift.models import NodeKind
 
 DEF_KINDS = {NodeKind.CLASS, NodeKind.FUNCTION, NodeKind.METHOD}

@@ -16,9 +16,9 @@ from docutils.parsers.rst import roles
 from markdown_it import MarkdownIt
 from mdit_py_plugins.front_matter import front_matter_plugin
 
-from ingest.parsers.markdown import MarkdownParser
-from ingest.parsers.rst import RstParser
-from ingest.parsers.text import line_count
+from sift.ingest.parsers.markdown import MarkdownParser
+from sift.ingest.parsers.rst import RstParser
+from sift.ingest.parsers.text import line_count
 from sift.models import DocumentTree
 
 SPHINX_ROLES = ["xref", "exc", "class", "func", "meth", "attr", "mod", "ref", "doc", "term", "data", "obj"]

@@ -11,10 +11,10 @@ from docutils.core import publish_doctree
 from markdown_it import MarkdownIt
 from sqlalchemy import Engine
 
-from ingest.pipeline import ingest
-from retrievers.docql import execute, resolve_kb
 from sift.config import Settings
 from sift.db import open_database
+from sift.ingest.pipeline import ingest
+from sift.retrievers.docql import execute, resolve_kb
 
 
 @pytest.fixture(scope="module")

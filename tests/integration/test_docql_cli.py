@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from ingest.pipeline import ingest
-from retrievers.docql import DOCQL_TOOL_DESCRIPTION, DocQLChannel, make_docql_tool, resolve_kb
 from sift.cli import main
 from sift.config import Settings
 from sift.db import open_database
+from sift.ingest.pipeline import ingest
 from sift.models import Filters
+from sift.retrievers.docql import DOCQL_TOOL_DESCRIPTION, DocQLChannel, make_docql_tool, resolve_kb
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "docql_repo"
 

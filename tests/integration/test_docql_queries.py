@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine
 
-from ingest.pipeline import ingest
-from retrievers.docql import execute, resolve_kb
 from sift.config import Settings
 from sift.db import open_database
 from sift.errors import InvalidQuery
+from sift.ingest.pipeline import ingest
+from sift.retrievers.docql import execute, resolve_kb
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "docql_repo"
 A, OR, C, IN = "src/shop/auth.py", "src/shop/orders.py", "src/shop/constants.py", "src/shop/__init__.py"

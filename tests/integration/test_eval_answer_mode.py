@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from ingest.pipeline import ingest
 from sift.cli import main
 from sift.config import Settings
+from sift.ingest.pipeline import ingest
 
 
 def test_cli_eval_answer_mode_runs_the_graph(tiny_repo, tmp_path, local_embedder, capsys):

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from eval.format import EvalQuestion, GoldSpan, load_questions
-from eval.report import write_reports
-from eval.runner import CitationRecord, HitRecord, run_eval, to_citation, to_hit
 from sift.cli import main
+from sift.eval.format import EvalQuestion, GoldSpan, load_questions
+from sift.eval.report import write_reports
+from sift.eval.runner import CitationRecord, HitRecord, run_eval, to_citation, to_hit
 from sift.models import Hit
 
 QUESTIONS = [

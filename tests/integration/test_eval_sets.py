@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-import eval.format as eval_format
-from eval.format import KINDS, EvalQuestion, load_questions
+import sift.eval.format as eval_format
+from sift.eval.format import KINDS, EvalQuestion, load_questions
 
 SETS = Path(eval_format.__file__).parent / "sets"
 KBS = {"attrs": "attrs_src", "marshmallow": "marshmallow_src", "click": "click_src"}

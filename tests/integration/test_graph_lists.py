@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from graph.service import AskService, open_checkpointer
+from sift.graph.service import AskService, open_checkpointer
 from tests.conftest import ingested_repo
 
 VALIDATORS = '''"""Validators for form fields."""

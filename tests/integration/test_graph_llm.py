@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from graph.llm import make_chat_model
-from graph.service import AskService, open_checkpointer
+from sift.graph.llm import make_chat_model
+from sift.graph.service import AskService, open_checkpointer
 from tests.conftest import TINY_FILES, ingested_repo
 from tests.llm_server import ScriptedLLM
 

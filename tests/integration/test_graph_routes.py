@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from graph.context import AskContext
-from graph.service import AskService, open_checkpointer
 from sift.cli import main
+from sift.graph.context import AskContext
+from sift.graph.service import AskService, open_checkpointer
 from tests.conftest import TINY_FILES, ingested_repo
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,14 +10,14 @@ import numpy as np
 import pytest
 from sqlalchemy import Engine, insert, update
 
-from ingest.chunk import content_hash
-from ingest.index import build_indexes, load_indexes
-from retrievers.tokenize import tokenize
 from sift.config import Settings
 from sift.db import open_database
 from sift.db.tables import Chunk, File, KnowledgeBase
 from sift.embed import LocalEmbedder
 from sift.errors import IndexNotReady
+from sift.ingest.chunk import content_hash
+from sift.ingest.index import build_indexes, load_indexes
+from sift.retrievers.tokenize import tokenize
 
 FUNCTIONS = {
     "validate_token": "def validate_token(self, token: str) -> bool:\n    \"\"\"Return True when the bearer token matches the secret.\"\"\"",
@@ -193,7 +193,7 @@ def test_load_indexes_refuses_a_partial_directory(tmp_path: Path) -> None:
 
 
 def test_build_indexes_through_the_ingest_pipeline(tiny_repo: Path, embedder: LocalEmbedder, tmp_path: Path) -> None:
-    from ingest.pipeline import ingest
+    from sift.ingest.pipeline import ingest
 
     settings = Settings(data_dir=tmp_path / "data")
     first = ingest(settings, tiny_repo, "tiny", embedder=embedder)["index"]

@@ -15,16 +15,16 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from ingest.pipeline import ingest, kb_lock
-from ingest.store import get_kb
-from retrievers.base import IndexCache
-from retrievers.files import read_file_lines
-from retrievers.search import Searcher
 from sift.config import Settings
 from sift.db import open_database
 from sift.db.tables import Chunk, Generation
 from sift.errors import Conflict
+from sift.ingest.pipeline import ingest, kb_lock
+from sift.ingest.store import get_kb
 from sift.models import Filters
+from sift.retrievers.base import IndexCache
+from sift.retrievers.files import read_file_lines
+from sift.retrievers.search import Searcher
 from tests.conftest import TINY_FILES
 
 
@@ -89,7 +89,7 @@ def test_concurrent_ingest_of_one_kb_fails_clearly(tmp_path, local_embedder):
 KILLER = textwrap.dedent("""
     import os, signal, sys
     from pathlib import Path
-    from ingest.pipeline import ingest
+    from sift.ingest.pipeline import ingest
     from sift.config import Settings
     phase, after = sys.argv[3], int(sys.argv[4])
     def progress(p, done, total):
@@ -143,7 +143,7 @@ def _versions(engine, path: str) -> list[tuple[int, int | None]]:
 def test_gc_keeps_a_generation_while_a_replica_leases_it(tmp_path):
     from datetime import timedelta
 
-    from ingest.store import collect_garbage, touch_lease, utcnow
+    from sift.ingest.store import collect_garbage, touch_lease, utcnow
 
     settings = Settings(data_dir=tmp_path / "data", generation_grace_s=60)
     repo = _repo(tmp_path / "repo")

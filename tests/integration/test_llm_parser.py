@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from ingest.parsers.llm import LLMParserOptions
-from ingest.pipeline import ingest
 from sift.cli.ingest import format_summary
 from sift.config import Settings
 from sift.db import open_database, visible_in
 from sift.db.tables import File, KnowledgeBase, Node
+from sift.ingest.parsers.llm import LLMParserOptions
+from sift.ingest.pipeline import ingest
 from tests.llm_server import ScriptedLLM
 
 QUEUE_LUA = """-- Queue helpers.

@@ -10,13 +10,13 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import func, inspect, select
 
-from ingest.pipeline import ingest, ingest_lock
-from ingest.store import get_kb
-from retrievers.base import IndexCache
 from sift.config import Settings
 from sift.db import make_engine, open_database, upgrade
 from sift.db.tables import Base, File, KnowledgeBase, Node
 from sift.errors import Conflict
+from sift.ingest.pipeline import ingest, ingest_lock
+from sift.ingest.store import get_kb
+from sift.retrievers.base import IndexCache
 
 
 def test_migrations_build_the_declared_schema(any_database: str) -> None:

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select, update
 
-from ingest.jobs import claim_next, heartbeat, release, submit
-from ingest.pipeline import ingest
-from ingest.store import visible_files
 from sift.config import Settings
 from sift.db import make_engine, open_database
 from sift.db.tables import Generation, IngestJob, KnowledgeBase
+from sift.ingest.jobs import claim_next, heartbeat, release, submit
+from sift.ingest.pipeline import ingest
+from sift.ingest.store import visible_files
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKER = "import sys; from sift.cli import main; sys.exit(main())"

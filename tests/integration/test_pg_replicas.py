@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import httpx
 
-from api.app import create_app
-from api.server import serve_in_thread
-from api.settings import ApiSettings
-from ingest.pipeline import ingest
+from sift.api.app import create_app
+from sift.api.server import serve_in_thread
+from sift.api.settings import ApiSettings
+from sift.ingest.pipeline import ingest
 from tests.conftest import TINY_FILES
 
 

@@ -7,14 +7,14 @@ import shutil
 
 import pytest
 
-from ingest.pipeline import ingest
-from retrievers.base import IndexCache
-from retrievers.search import Searcher, identifiers_in
 from sift.cli import main
 from sift.config import Settings
 from sift.db import open_database
 from sift.errors import InvalidQuery, NotFound
+from sift.ingest.pipeline import ingest
 from sift.models import Filters
+from sift.retrievers.base import IndexCache
+from sift.retrievers.search import Searcher, identifiers_in
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +82,7 @@ def test_search_result_shape_groups_by_file(searcher):
 
 
 def test_snippets_from_remembered_texts_match_the_database(searcher, monkeypatch):
-    import retrievers.search as search_module
+    import sift.retrievers.search as search_module
 
     s, _ = searcher
     fresh = Searcher(s.engine, s.cache, s.embedder)
@@ -159,7 +159,7 @@ def test_identifiers_in(query, expected):
 
 
 def test_langchain_retriever_returns_located_documents(searcher):
-    from retrievers.langchain import SiftRetriever
+    from sift.retrievers.langchain import SiftRetriever
 
     s, _ = searcher
     docs = SiftRetriever(searcher=s, filters=Filters(kb="tiny"), k=3).invoke("where is the token validated")
@@ -168,7 +168,7 @@ def test_langchain_retriever_returns_located_documents(searcher):
 
 
 def test_langchain_faiss_store_shares_the_function_index(searcher):
-    from retrievers.langchain import langchain_faiss
+    from sift.retrievers.langchain import langchain_faiss
 
     s, _ = searcher
     store = langchain_faiss(s, "tiny", "function")

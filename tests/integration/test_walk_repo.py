@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from ingest.walk import WalkStats, walk
+from sift.ingest.walk import WalkStats, walk
 
 
 def test_walk_attrs_sdist_yields_package_sources(attrs_src: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from api.limits import LimitedAskService
+from sift.api.limits import LimitedAskService
 
 
 class _Recorder:

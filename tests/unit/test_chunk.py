@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ingest.chunk import ChunkLimits, _split_section, chunk_tree, content_hash, embedding_text
+from sift.ingest.chunk import ChunkLimits, _split_section, chunk_tree, content_hash, embedding_text
 from sift.models import ChunkKind, DocumentTree, NodeKind, ParsedNode, SourceType
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from ingest.languages import classify
-from ingest.parsers.code import CodeParser, python_module
+from sift.ingest.languages import classify
+from sift.ingest.parsers.code import CodeParser, python_module
 from sift.models import DocumentTree, SourceType
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from retrievers.docql import parse
-from retrievers.docql.ast import And, Compare, Not, Or, Regex, Selector, Truthy, Window
 from sift.errors import InvalidQuery
+from sift.retrievers.docql import parse
+from sift.retrievers.docql.ast import And, Compare, Not, Or, Regex, Selector, Truthy, Window
 
 
 @pytest.mark.parametrize(

@@ -6,11 +6,11 @@ import time
 
 import pytest
 
-from retrievers.docql.ast import Window
-from retrievers.docql.executor import window_bounds
-from retrievers.docql.matching import fuzzy_headings, normalize_title
-from retrievers.docql.regex import Deadline, compile_regex
 from sift.errors import InvalidQuery
+from sift.retrievers.docql.ast import Window
+from sift.retrievers.docql.executor import window_bounds
+from sift.retrievers.docql.matching import fuzzy_headings, normalize_title
+from sift.retrievers.docql.regex import Deadline, compile_regex
 
 
 @pytest.mark.parametrize(

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from eval.format import EvalQuestion, GoldSpan, LineError, load_judgments, load_questions, parse_line
 from sift.errors import InvalidQuery, NotFound
+from sift.eval.format import EvalQuestion, GoldSpan, LineError, load_judgments, load_questions, parse_line
 
 GOOD = json.dumps(
     {

@@ -9,7 +9,7 @@ from typing import NamedTuple
 import pytest
 from ranx import Qrels, Run, evaluate
 
-from eval import metrics as m
+from sift.eval import metrics as m
 
 
 class S(NamedTuple):

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from eval.compare import compare, load_run, render_comparison
-from eval.format import EvalQuestion, GoldSpan
-from eval.report import render_markdown, run_to_dict, worst_questions, write_reports
-from eval.runner import EvalRun, run_eval
 from sift.cli import main
 from sift.errors import InvalidQuery, NotFound
+from sift.eval.compare import compare, load_run, render_comparison
+from sift.eval.format import EvalQuestion, GoldSpan
+from sift.eval.report import render_markdown, run_to_dict, worst_questions, write_reports
+from sift.eval.runner import EvalRun, run_eval
 
 GOLD = GoldSpan(path="src/a.py", start_line=10, end_line=20)
 QUESTIONS = [

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from retrievers.fusion import (
+from sift.models import Hit
+from sift.retrievers.fusion import (
     CompositeWeights,
     composite_score,
     dedup_overlaps,
@@ -15,7 +16,6 @@ from retrievers.fusion import (
     rrf,
     sort_hits,
 )
-from sift.models import Hit
 
 
 def hit(cid, path="a.py", start=1, end=5, score=1.0, kind="function", name="f", channel="bm25"):

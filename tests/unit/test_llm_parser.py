@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ingest.parsers import ParserRegistry
-from ingest.parsers.llm import (
+from sift.ingest.parsers import ParserRegistry
+from sift.ingest.parsers.llm import (
     Boundary,
     BoundaryItem,
     BudgetExhausted,

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ingest.parsers.doc_terms import clip, slugify, unique_anchor
-from ingest.parsers.markdown import MarkdownParser
+from sift.ingest.parsers.doc_terms import clip, slugify, unique_anchor
+from sift.ingest.parsers.markdown import MarkdownParser
 from sift.models import DocumentTree, SourceType
 
 

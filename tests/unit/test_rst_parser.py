@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ingest.parsers.rst import RstParser, column_width, strip_inline
+from sift.ingest.parsers.rst import RstParser, column_width, strip_inline
 from sift.models import DocumentTree, SourceType
 
 

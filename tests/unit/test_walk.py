@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ingest.walk import MAX_SKIPPED_PATHS, WalkStats, decode_text, is_binary_bytes, walk
+from sift.ingest.walk import MAX_SKIPPED_PATHS, WalkStats, decode_text, is_binary_bytes, walk
 
 
 def _make_tree(root: Path, files: dict[str, str | bytes]) -> Path:

@@ -34,8 +34,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run_list(args: argparse.Namespace) -> int:
     """Print every knowledge base."""
-    from ingest.inspect import list_kbs
     from sift.db import open_database
+    from sift.ingest.inspect import list_kbs
 
     rows = list_kbs(open_database(settings_from(args)))
     if args.json:
@@ -50,8 +50,8 @@ def run_list(args: argparse.Namespace) -> int:
 
 def run_show(args: argparse.Namespace) -> int:
     """Print one knowledge base in detail."""
-    from ingest.inspect import show_kb
     from sift.db import open_database
+    from sift.ingest.inspect import show_kb
 
     settings = settings_from(args)
     info = show_kb(open_database(settings), settings, args.name, args.tenant or settings.tenant)
@@ -64,8 +64,8 @@ def run_show(args: argparse.Namespace) -> int:
 
 def run_gc(args: argparse.Namespace) -> int:
     """Collect garbage for one knowledge base now (ingest runs it after every publish, too)."""
-    from ingest.store import collect_garbage, get_kb
     from sift.db import open_database
+    from sift.ingest.store import collect_garbage, get_kb
 
     settings = settings_from(args)
     engine = open_database(settings)

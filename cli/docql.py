@@ -58,8 +58,8 @@ def _format_item(item: dict[str, Any], lines: list[str], indent: str) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     """Run the query and print it (exit 1 with a pointed message on a bad query)."""
-    from retrievers.docql import execute, resolve_kb
     from sift.db import open_database
+    from sift.retrievers.docql import execute, resolve_kb
 
     settings = settings_from(args)
     engine = open_database(settings)

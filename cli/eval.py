@@ -63,7 +63,7 @@ def _usage(message: str) -> Exception:
 
 def run_compare(args: argparse.Namespace) -> int:
     """Print the comparison of two run reports."""
-    from eval.compare import compare, render_comparison
+    from sift.eval.compare import compare, render_comparison
 
     if len(args.reports) != 2:
         raise _usage("compare takes exactly two run reports: sift eval compare A.json B.json")
@@ -77,9 +77,9 @@ def run_compare(args: argparse.Namespace) -> int:
 
 def run_set(args: argparse.Namespace) -> int:
     """Load the set, run it against the knowledge base, write the reports and print a summary."""
-    from eval.format import load_questions
-    from eval.report import write_reports
-    from eval.runner import run_eval
+    from sift.eval.format import load_questions
+    from sift.eval.report import write_reports
+    from sift.eval.runner import run_eval
 
     if not Path(args.file).is_file():
         raise _usage(f"question set {args.file} does not exist")
@@ -124,8 +124,8 @@ def _single_kb(questions: list[Any]) -> str:
 
 
 def _kb_generation(settings: Settings, kb: str) -> int:
-    from ingest.store import get_serving_kb
     from sift.db import open_database
+    from sift.ingest.store import get_serving_kb
 
     return get_serving_kb(open_database(settings), kb, settings.tenant).generation
 
@@ -133,9 +133,9 @@ def _kb_generation(settings: Settings, kb: str) -> int:
 def _fused_retriever(settings: Settings, kb: str) -> tuple[Callable[[Any, int], list[Any]], Callable[[], None]]:
     """The fused retriever over the kb's serving generation, and the function that releases it."""
     try:
-        from retrievers.base import IndexCache
-        from retrievers.search import Searcher
         from sift.embed import make_embedder
+        from sift.retrievers.base import IndexCache
+        from sift.retrievers.search import Searcher
     except ImportError as exc:
         raise SiftError("retrieval mode needs the fused retriever (retrievers.search.Searcher), which this "
                         "installation does not have; update sift") from exc
@@ -163,7 +163,7 @@ def _warm_up(retrieve: Callable[[Any, int], list[Any]], questions: list[Any], k:
 
 def _answerer(settings: Settings, kb: str) -> tuple[Callable[[Any], Any], Callable[[], None]]:
     """The graph's answer function, with its resources opened once for the whole run."""
-    from graph.ask import make_answerer
+    from sift.graph.ask import make_answerer
 
     answer_fn, close = make_answerer(settings, settings.tenant)
 
@@ -197,7 +197,7 @@ class _ProgressBar:
 
 
 def _print_summary(result: Any, json_path: Path, md_path: Path) -> None:
-    from eval.report import KIND_COLUMNS_ANSWER, KIND_COLUMNS_RETRIEVAL
+    from sift.eval.report import KIND_COLUMNS_ANSWER, KIND_COLUMNS_RETRIEVAL
 
     agg = result.aggregate
     keys = KIND_COLUMNS_RETRIEVAL + (KIND_COLUMNS_ANSWER if result.mode == "answer" else ())

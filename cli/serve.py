@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     """Build the settings and run uvicorn."""
     import uvicorn
 
-    from api.settings import ApiSettings
+    from sift.api.settings import ApiSettings
 
     if args.workers < 1:
         raise UsageError("--workers must be at least 1")
@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"sift: serving on http://{args.host}:{args.port} (auth {'on' if settings.auth else 'off'}, "
           f"data {settings.data_dir}, docs /schema)")
     if args.workers == 1:
-        from api.app import create_app
+        from sift.api.app import create_app
 
         uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info")
         return 0
@@ -84,6 +84,6 @@ def run(args: argparse.Namespace) -> int:
         import json
 
         os.environ["SIFT_ALLOWED_ROOTS"] = json.dumps([str(p) for p in settings.allowed_roots])
-    uvicorn.run("api.app:create_app_from_env", factory=True, host=args.host, port=args.port,
+    uvicorn.run("sift.api.app:create_app_from_env", factory=True, host=args.host, port=args.port,
                 workers=args.workers, log_level="info")
     return 0

@@ -24,8 +24,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the requested lines."""
-    from retrievers.files import read_file_lines
     from sift.db import open_database
+    from sift.retrievers.files import read_file_lines
 
     settings = settings_from(args)
     engine = open_database(settings)

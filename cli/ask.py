@@ -42,7 +42,7 @@ def _step(event: str, data: dict[str, Any]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Ask and print the answer with clickable path:line citations."""
-    from graph.service import ask_sync
+    from sift.graph.service import ask_sync
 
     settings = settings_from(args)
     tenant = args.tenant or settings.tenant

@@ -32,9 +32,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Claim and run jobs until stopped."""
-    from ingest.jobs import DEFAULT_STALE_AFTER_S, default_worker_id, work
     from sift.cli import UsageError
     from sift.db import open_database
+    from sift.ingest.jobs import DEFAULT_STALE_AFTER_S, default_worker_id, work
 
     if args.poll <= 0 or (args.stale_after is not None and args.stale_after <= 0):
         raise UsageError("--poll and --stale-after must be positive")

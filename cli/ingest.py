@@ -37,8 +37,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run an ingest and print its summary."""
-    from ingest.parsers.llm import LLMParserOptions
-    from ingest.pipeline import ingest
+    from sift.ingest.parsers.llm import LLMParserOptions
+    from sift.ingest.pipeline import ingest
 
     settings = settings_from(args)
     if (args.parser == "llm" or args.parser_globs) and not (settings.llm_base_url and settings.llm_model):

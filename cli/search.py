@@ -30,11 +30,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Search and print results."""
-    from retrievers.base import IndexCache
-    from retrievers.search import Searcher
     from sift.db import open_database
     from sift.embed import make_embedder
     from sift.models import Filters
+    from sift.retrievers.base import IndexCache
+    from sift.retrievers.search import Searcher
 
     settings = settings_from(args)
     engine = open_database(settings)

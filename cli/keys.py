@@ -37,7 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the chosen action."""
-    from api.auth import create_key, list_keys, revoke_key
+    from sift.api.auth import create_key, list_keys, revoke_key
     from sift.db import open_database
 
     engine = open_database(settings_from(args))
