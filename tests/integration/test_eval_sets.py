@@ -1,4 +1,5 @@
-"""The bundled evaluation sets are checked against the real attrs, marshmallow and click sdists they describe."""
+"""The bundled evaluation sets are checked against the real projects they describe: the dev sets against the attrs,
+marshmallow and click sdists, the frozen test sets against the structlog sdist and the axios npm package."""
 
 from __future__ import annotations
 
@@ -8,12 +9,22 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+import tree_sitter_language_pack as tslp
 
 import sift.eval.format as eval_format
 from sift.eval.format import KINDS, EvalQuestion, load_questions
 
 SETS = Path(eval_format.__file__).parent / "sets"
-KBS = {"attrs": "attrs_src", "marshmallow": "marshmallow_src", "click": "click_src"}
+# kb -> (question set, fixture of the unpacked project). Dev sets tune sift; test sets are frozen (see the README).
+KBS = {
+    "attrs": (SETS / "attrs.jsonl", "attrs_src"),
+    "marshmallow": (SETS / "marshmallow.jsonl", "marshmallow_src"),
+    "click": (SETS / "click.jsonl", "click_src"),
+    "structlog": (SETS / "test" / "structlog.jsonl", "structlog_src"),
+    "axios": (SETS / "test" / "axios.jsonl", "axios_src"),
+}
+CODE_SUFFIXES = (".py", ".js", ".ts")
+DOC_SUFFIXES = (".md", ".rst")
 MIN_QUESTIONS = 22
 MIN_NEGATIVE = 3
 # A query "names code" when it quotes code or uses an identifier-shaped word (snake_case, _private,
@@ -21,10 +32,19 @@ MIN_NEGATIVE = 3
 CODE_TOKEN = re.compile(r"`|\b\w*_\w*\b|\b[A-Za-z]\w*\.[A-Za-z]\w*|\w\(\)|@\w")
 RST_ADORNMENT = re.compile(r"^([=\-`:'\"~^_*+#<>.])\1{2,}\s*$")
 LABEL = re.compile(r"^(\.\. _[^:]+:|\(.+\)=)\s*$")
+# What a JavaScript/TypeScript span may be: a whole function, method, class (or TS interface, type alias, enum,
+# function signature) declaration, a named function expression, or a `const x = function/arrow/class` statement.
+SYNTAX_DECLARATIONS = {
+    "function_declaration", "generator_function_declaration", "class_declaration", "method_definition",
+    "function_expression", "interface_declaration", "type_alias_declaration", "enum_declaration",
+    "function_signature",
+}
+SYNTAX_ASSIGNED = {"lexical_declaration", "variable_declaration"}
+SYNTAX_VALUES = {"function_expression", "function", "arrow_function", "generator_function", "class"}
 
 
 def _questions(kb: str) -> list[EvalQuestion]:
-    questions, errors = load_questions(SETS / f"{kb}.jsonl", strict=True)
+    questions, errors = load_questions(KBS[kb][0], strict=True)
     assert errors == []
     return questions
 
@@ -41,6 +61,24 @@ def _node_ranges(source: str) -> dict[int, set[int]]:
             starts = {node.lineno, min((d.lineno for d in node.decorator_list), default=node.lineno)}
             for start in starts:
                 ranges.setdefault(start, set()).add(node.end_lineno or node.lineno)
+    return ranges
+
+
+def _syntax_ranges(path: Path) -> set[tuple[int, int]]:
+    """(first line, last line) of every declaration a JavaScript or TypeScript span may cover, per tree-sitter."""
+    language = "typescript" if path.suffix == ".ts" else "javascript"
+    tree = tslp.get_parser(language).parse(path.read_bytes())
+    ranges, stack = set(), [tree.root_node]
+    while stack:
+        node = stack.pop()
+        stack.extend(node.named_children)
+        assigned = node.type in SYNTAX_ASSIGNED and any(
+            (value := d.child_by_field_name("value")) is not None and value.type in SYNTAX_VALUES
+            for d in node.named_children
+            if d.type == "variable_declarator"
+        )
+        if node.type in SYNTAX_DECLARATIONS or assigned:
+            ranges.add((node.start_point[0] + 1, node.end_point[0] + 1))
     return ranges
 
 
@@ -92,9 +130,9 @@ def _section_end(lines: list[str], headings: list[tuple[int, int]], start: int) 
 
 @pytest.fixture(params=sorted(KBS))
 def question_set(request: pytest.FixtureRequest) -> tuple[str, Path, list[EvalQuestion]]:
-    """(kb name, sdist root, questions) for each bundled set."""
+    """(kb name, project root, questions) for each bundled set."""
     kb = request.param
-    return kb, request.getfixturevalue(KBS[kb]), _questions(kb)
+    return kb, request.getfixturevalue(KBS[kb][1]), _questions(kb)
 
 
 def test_eval_set_sizes_and_kind_mix(question_set: tuple[str, Path, list[EvalQuestion]]) -> None:
@@ -105,7 +143,7 @@ def test_eval_set_sizes_and_kind_mix(question_set: tuple[str, Path, list[EvalQue
     assert kinds["negative"] >= MIN_NEGATIVE
     assert {q.kb for q in questions} == {kb}
     gold_paths = {s.path for q in questions for s in q.gold_spans}
-    assert any(p.endswith(".py") for p in gold_paths) and any(p.startswith("docs/") for p in gold_paths)
+    assert any(p.endswith(CODE_SUFFIXES) for p in gold_paths) and any(p.endswith(DOC_SUFFIXES) for p in gold_paths)
 
 
 def test_eval_set_mostly_plain_language(question_set: tuple[str, Path, list[EvalQuestion]]) -> None:
@@ -161,16 +199,23 @@ def test_eval_set_answer_phrases_in_gold_text(question_set: tuple[str, Path, lis
 
 def test_eval_set_python_spans_match_ast_nodes(question_set: tuple[str, Path, list[EvalQuestion]]) -> None:
     _, root, questions = question_set
+    spans = [(q.id, s) for q in questions for s in q.gold_spans if s.path.endswith(".py")]
     checked = 0
+    for qid, span in spans:
+        ranges = _node_ranges((root / span.path).read_text(encoding="utf-8"))
+        if span.start_line in ranges:
+            assert span.end_line in ranges[span.start_line], (qid, span, ranges[span.start_line])
+            checked += 1
+    assert checked > 0 or not spans
+
+
+def test_eval_set_js_spans_match_syntax_nodes(question_set: tuple[str, Path, list[EvalQuestion]]) -> None:
+    _, root, questions = question_set
     for q in questions:
         for span in q.gold_spans:
-            if not span.path.endswith(".py"):
-                continue
-            ranges = _node_ranges((root / span.path).read_text(encoding="utf-8"))
-            if span.start_line in ranges:
-                assert span.end_line in ranges[span.start_line], (q.id, span, ranges[span.start_line])
-                checked += 1
-    assert checked > 0
+            if span.path.endswith((".js", ".ts")):
+                ranges = _syntax_ranges(root / span.path)
+                assert (span.start_line, span.end_line) in ranges, (q.id, span)
 
 
 def test_eval_set_doc_spans_cover_whole_sections(question_set: tuple[str, Path, list[EvalQuestion]]) -> None:
@@ -178,7 +223,7 @@ def test_eval_set_doc_spans_cover_whole_sections(question_set: tuple[str, Path, 
     checked = 0
     for q in questions:
         for span in q.gold_spans:
-            if not span.path.endswith((".md", ".rst")):
+            if not span.path.endswith(DOC_SUFFIXES):
                 continue
             lines = _lines(root, span.path)
             headings = _md_headings(lines) if span.path.endswith(".md") else _rst_headings(lines)
