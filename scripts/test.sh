@@ -11,6 +11,8 @@ SIFT_PG_BIN="$(bash scripts/pg.sh)"
 export SIFT_PG_BIN
 python -c "import psycopg" 2>/dev/null || python -m pip install -q "psycopg[binary]>=3.2,<4"
 ruff check .
+# The built wheel, installed non-editable into a fresh virtualenv outside the checkout, ingests, asks and serves.
+bash scripts/wheel_check.sh
 # pytest exits 5 when it collects no test: that is a failure here, never a pass.
 python -m pytest -n 2 --dist loadfile -q "$@"
 if [ "${SIFT_TEST_POSTGRES:-1}" != "0" ]; then

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Build sift's wheel and check it as a user would get it: a regular (non-editable) install into a fresh virtualenv
+# outside the checkout, then `sift ingest` of a fixture repository in a temporary directory, `sift ask`, and
+# `sift serve` answering /ready. Catches what an editable install hides: missing package data (migrations,
+# tree-sitter queries) and imports that only resolve from the source tree.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+PY=${PYTHON:-python3}
+work=$(mktemp -d)
+server_pid=""
+cleanup() {
+  if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+"$PY" -m pip wheel -q --no-deps -w "$work/dist" . 2>&1 | grep -vE "^WARNING: Location|^\s*$" || true
+wheel=$(ls "$work"/dist/sift-*.whl)
+for data in sift/migrations/env.py sift/migrations/script.py.mako sift/ingest/parsers/queries/python.scm; do
+  "$PY" -m zipfile -l "$wheel" | grep -q " *$data " || { echo "wheel lacks $data" >&2; exit 1; }
+done
+if "$PY" -m zipfile -l "$wheel" | grep -qE "^ *(api|graph|eval|ingest|retrievers|cli)/"; then
+  echo "wheel installs a top-level package other than sift" >&2; exit 1
+fi
+
+"$PY" -m venv "$work/venv"
+# The same index configuration (and pip cache) as the development install; torch first, pinned to the CPU build
+# when the installed package set still needs it.
+"$work/venv/bin/python" -m pip install -q --upgrade pip 2>&1 | grep -vE "^WARNING: Location" || true
+if grep -q '"torch' pyproject.toml; then
+  "$work/venv/bin/python" -m pip install -q "torch==2.13.0" 2>&1 | grep -vE "^WARNING: Location" || true
+fi
+"$work/venv/bin/python" -m pip install -q "$wheel" 2>&1 | grep -vE "^WARNING: Location" || true
+
+cp -r "$ROOT/tests/fixtures/docql_repo" "$work/repo"
+cd "$work"  # nothing of the checkout is importable from here
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false SIFT_DATA_DIR="$work/data"
+sift="$work/venv/bin/sift"
+"$work/venv/bin/python" -c "import sift, sys; assert sift.__file__.startswith('$work/venv'), sift.__file__"
+"$sift" ingest "$work/repo" --kb demo
+"$sift" ask "Where is the login token checked?" --kb demo --json > "$work/ask.json"
+"$work/venv/bin/python" - "$work/ask.json" <<'EOF'
+import json, sys
+answer = json.load(open(sys.argv[1]))
+assert answer["citations"], answer
+print("wheel: ask cited", ", ".join(f"{c['path']}:{c['start_line']}" for c in answer["citations"]))
+EOF
+port=$("$work/venv/bin/python" -c "import socket; s=socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")
+"$sift" serve --host 127.0.0.1 --port "$port" > "$work/serve.log" 2>&1 &
+server_pid=$!
+for _ in $(seq 1 120); do
+  if "$work/venv/bin/python" -c "import urllib.request, sys; urllib.request.urlopen('http://127.0.0.1:$port/ready', timeout=2); sys.exit(0)" 2>/dev/null; then
+    echo "wheel: sift serve is ready on 127.0.0.1:$port"
+    exit 0
+  fi
+  kill -0 "$server_pid" 2>/dev/null || break
+  sleep 1
+done
+echo "wheel: sift serve did not become ready" >&2
+cat "$work/serve.log" >&2
+exit 1
