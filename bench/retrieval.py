@@ -1,13 +1,15 @@
 """Retrieval quality and speed on the project's eval sets, per channel and fused, against a naive baseline.
 
 The naive baseline is measured in the same run: fixed 800-character chunks of every file, MiniLM embeddings,
-flat FAISS top-k, no structure. Both knowledge bases (attrs, marshmallow — real sdists from PyPI) are ingested
-once into ``bench/out/retrieval`` and reused.
+flat FAISS top-k, no structure. The dev sets (attrs, marshmallow, click) and the frozen test sets (structlog,
+axios: ``eval/sets/test/``) are reported separately, each with a table per question kind; every project they
+need (real sdists from PyPI, tarballs from npm, pinned in ``tests/conftest.py``) is ingested once into
+``bench/out/retrieval`` and reused.
 
 Also printed: BM25 query time against ``rank_bm25.BM25Okapi.get_scores`` on the same corpus (with top-10
 agreement), and fused-search latency on a synthetic 2,000-file repository (``--latency``).
 
-Usage: python bench/retrieval.py [--k 10] [--latency] [--sets eval/sets/attrs.jsonl,eval/sets/marshmallow.jsonl]
+Usage: python bench/retrieval.py [--k 10] [--latency] [--splits dev,test] [--sets a.jsonl,b.jsonl]
 """
 
 from __future__ import annotations
@@ -45,14 +47,25 @@ class Span:
     end_line: int
 
 
-def _ingest_kbs(settings, embedder) -> dict[str, Path]:
-    from conftest import fetch_sdist
+SPLITS = {
+    "dev": ["eval/sets/attrs.jsonl", "eval/sets/marshmallow.jsonl", "eval/sets/click.jsonl"],
+    "test": ["eval/sets/test/structlog.jsonl", "eval/sets/test/axios.jsonl"],
+}
 
+
+def source_root(kb: str) -> Path:
+    """The pinned source tree of an eval project (PyPI sdist or npm tarball), fetched once into the test cache."""
+    from conftest import NPM_PACKAGES, fetch_npm, fetch_sdist
+
+    return fetch_npm(kb) if kb in NPM_PACKAGES else fetch_sdist(kb)
+
+
+def _ingest_kbs(settings, embedder, kbs: list[str]) -> dict[str, Path]:
     from sift.ingest.pipeline import ingest
 
     roots = {}
-    for kb in ("attrs", "marshmallow"):
-        root = fetch_sdist(kb)
+    for kb in kbs:
+        root = source_root(kb)
         t0 = time.perf_counter()
         s = ingest(settings, root, kb, embedder=embedder)
         print(f"ingest {kb}: {s['status']} generation {s['generation']} {s['chunks']} chunks "
@@ -120,18 +133,45 @@ def _metrics(hits: list, q) -> dict[str, float | None]:
 COLUMNS = ["file@1", "file@5", "span@1", "span@3", "span@10", "spanMRR", "fileMRR", "nDCG@10", "dup"]
 
 
-def _table(rows: dict[str, tuple[dict[str, list], list[float]]]) -> None:
+Rows = dict[str, tuple[dict[str, list], list[float]]]
+
+
+def _table(rows: Rows, select: list[int] | None = None) -> None:
     head = f"{'channel':<10}" + "".join(f"{c:>9}" for c in COLUMNS) + f"{'p50 ms':>9}{'p95 ms':>9}"
     print(head)
     for name, (vals, lat) in rows.items():
-        cells = "".join(f"{(M.mean(vals[c]) or 0):>9.3f}" for c in COLUMNS)
-        p50 = statistics.median(lat) * 1000
-        p95 = float(np.percentile(lat, 95)) * 1000
+        pick = range(len(lat)) if select is None else select
+        cells = "".join(f"{(M.mean([vals[c][i] for i in pick]) or 0):>9.3f}" for c in COLUMNS)
+        times = [lat[i] for i in pick] or [0.0]
+        p50 = statistics.median(times) * 1000
+        p95 = float(np.percentile(times, 95)) * 1000
         print(f"{name:<10}{cells}{p50:>9.1f}{p95:>9.1f}")
 
 
-def run_quality(sets: list[Path], k: int) -> None:
-    """Per-channel, fused and naive metrics over the eval sets."""
+def _mean_at(rows: Rows, name: str, col: str, select: list[int]) -> float:
+    return M.mean([rows[name][0][col][i] for i in select]) or 0.0
+
+
+def _report(split: str, questions: list, rows: Rows) -> dict[str, float]:
+    """Print one split's tables (all questions, then fused and naive per kind) and return its headline figures."""
+    every = list(range(len(questions)))
+    print(f"\n== {split}: {len(questions)} questions with gold spans "
+          f"({', '.join(sorted({q.kb for q in questions}))})")
+    _table(rows, every)
+    for kind in sorted({q.kind or "-" for q in questions}):
+        pick = [i for i, q in enumerate(questions) if (q.kind or "-") == kind]
+        print(f"-- kind {kind}: {len(pick)} questions")
+        _table({n: rows[n] for n in ("fused", "naive")}, pick)
+    figures = {f"{n}_{c}": _mean_at(rows, n, c, every) for n in ("fused", "naive")
+               for c in ("span@1", "span@3", "spanMRR")}
+    print(f"{split}: fused - naive: span@3 {figures['fused_span@3'] - figures['naive_span@3']:+.3f} (target >= +0.20),"
+          f" span@1 {figures['fused_span@1'] - figures['naive_span@1']:+.3f} (>= +0.15),"
+          f" MRR {figures['fused_spanMRR'] - figures['naive_spanMRR']:+.3f} (>= +0.15)")
+    return figures
+
+
+def run_quality(splits: dict[str, list[Path]], k: int) -> None:
+    """Per-channel, fused and naive metrics, reported per split (dev, test) and per question kind."""
     from sift.config import Settings
     from sift.db import open_database
     from sift.embed import LocalEmbedder
@@ -139,41 +179,46 @@ def run_quality(sets: list[Path], k: int) -> None:
     from sift.retrievers.base import IndexCache
     from sift.retrievers.search import Searcher
 
+    by_split = {}
+    for split, paths in splits.items():
+        questions = []
+        for path in paths:
+            qs, errors = load_questions(path)
+            assert not errors, errors
+            questions.extend(q for q in qs if q.gold_spans)
+        by_split[split] = questions
+    kbs = sorted({q.kb for qs in by_split.values() for q in qs})
     embedder = LocalEmbedder()
     settings = Settings(data_dir=OUT / "data")
-    roots = _ingest_kbs(settings, embedder)
+    roots = _ingest_kbs(settings, embedder, kbs)
     engine = open_database(settings)
     searcher = Searcher(engine, IndexCache(engine, settings.resolved_index_dir()), embedder)
     naive = {kb: NaiveIndex(root, embedder) for kb, root in roots.items()}
-    questions = []
-    for path in sets:
-        qs, errors = load_questions(path)
-        assert not errors, errors
-        questions.extend(q for q in qs if q.gold_spans)
     names = ["bm25", "vector", "smart", "fused", "naive"]
-    rows: dict[str, tuple[dict[str, list], list[float]]] = {n: ({c: [] for c in COLUMNS}, []) for n in names}
-    for q in questions:
-        filters = Filters(kb=q.kb or "attrs")
-        searcher.search(q.query, filters, k=k)  # warm per-generation structures
-        for name in names:
-            t0 = time.perf_counter()
-            if name == "fused":
-                hits = searcher.search(q.query, filters, k=k).hits
-            elif name == "naive":
-                hits = naive[filters.kb].search(q.query, k)
-            else:
-                hits = searcher.channel(name, q.query, filters, k)
-            rows[name][1].append(time.perf_counter() - t0)
-            for c, v in _metrics(hits, q).items():
-                rows[name][0][c].append(v)
-    print(f"\n{len(questions)} questions with gold spans, k={k}")
-    _table(rows)
-    fused = M.mean(rows["fused"][0]["span@3"]) or 0
-    base = M.mean(rows["naive"][0]["span@3"]) or 0
-    best_single = max(M.mean(rows[n][0]["spanMRR"]) or 0 for n in ("bm25", "vector", "smart"))
-    print(f"fused span@3 - naive span@3 = {100 * (fused - base):+.1f} points (target >= +20)")
-    print(f"fused span MRR {M.mean(rows['fused'][0]['spanMRR']):.3f} vs best single channel {best_single:.3f}")
-    _bm25_speed(searcher, Filters(kb="marshmallow"), [q.query for q in questions])
+    figures = {}
+    for split, questions in by_split.items():
+        rows: Rows = {n: ({c: [] for c in COLUMNS}, []) for n in names}
+        for q in questions:
+            filters = Filters(kb=q.kb)
+            searcher.search(q.query, filters, k=k)  # warm per-generation structures
+            for name in names:
+                t0 = time.perf_counter()
+                if name == "fused":
+                    hits = searcher.search(q.query, filters, k=k).hits
+                elif name == "naive":
+                    hits = naive[filters.kb].search(q.query, k)
+                else:
+                    hits = searcher.channel(name, q.query, filters, k)
+                rows[name][1].append(time.perf_counter() - t0)
+                for c, v in _metrics(hits, q).items():
+                    rows[name][0][c].append(v)
+        figures[split] = _report(split, questions, rows)
+    if "dev" in figures and "test" in figures:
+        gap = figures["dev"]["fused_span@3"] - figures["test"]["fused_span@3"]
+        print(f"\nfused span@3 dev - test = {gap:+.3f} (target <= 0.10)")
+    if "marshmallow" in kbs:
+        questions = [q.query for qs in by_split.values() for q in qs]
+        _bm25_speed(searcher, Filters(kb="marshmallow"), questions)
     searcher.close()
 
 
@@ -243,8 +288,6 @@ def run_bm25_corpus(root: Path, queries: list[str]) -> None:
 
 def run_long_text(sets: list[Path], k: int) -> None:
     """Vector-channel quality with long chunks embedded as their head (default) vs the mean of 256-token windows."""
-    from conftest import fetch_sdist
-
     from sift.config import Settings
     from sift.db import open_database
     from sift.embed import LocalEmbedder
@@ -260,7 +303,7 @@ def run_long_text(sets: list[Path], k: int) -> None:
     for mode, (embedder, data) in modes.items():
         settings = Settings(data_dir=data)
         for kb in sorted({q.kb for q in questions}):
-            ingest(settings, fetch_sdist(kb), kb, embedder=embedder)
+            ingest(settings, source_root(kb), kb, embedder=embedder)
         engine = open_database(settings)
         searcher = Searcher(engine, IndexCache(engine, settings.resolved_index_dir()), embedder)
         vals: dict[str, list] = {c: [] for c in COLUMNS}
@@ -323,24 +366,29 @@ def main() -> None:
     """Parse arguments and run."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--k", type=int, default=10)
-    ap.add_argument("--sets", default="eval/sets/attrs.jsonl,eval/sets/marshmallow.jsonl")
+    ap.add_argument("--splits", default="dev,test", help="which of dev,test to report (default both)")
+    ap.add_argument("--sets", default=None, help="comma-separated question files, reported as one split 'sets'")
     ap.add_argument("--latency", action="store_true", help="also time fused search on a 2,000-file repository")
     ap.add_argument("--no-quality", action="store_true")
     ap.add_argument("--long-text", action="store_true", help="compare head vs mean-of-windows embeddings")
     ap.add_argument("--bm25-corpus", nargs="?", const="stdlib", default=None,
                     help="BM25 vs BM25Okapi on a large real corpus (default: this Python's stdlib)")
     args = ap.parse_args()
+    if args.sets:
+        splits = {"sets": [ROOT / p for p in args.sets.split(",")]}
+    else:
+        splits = {name: [ROOT / p for p in SPLITS[name]] for name in args.splits.split(",")}
     if not args.no_quality:
-        run_quality([ROOT / p for p in args.sets.split(",")], args.k)
+        run_quality(splits, args.k)
     if args.long_text:
-        run_long_text([ROOT / p for p in args.sets.split(",")], args.k)
+        run_long_text([p for paths in splits.values() for p in paths], args.k)
     if args.latency:
         run_latency()
     if args.bm25_corpus:
         import sysconfig
 
         root = Path(sysconfig.get_paths()["stdlib"]) if args.bm25_corpus == "stdlib" else Path(args.bm25_corpus)
-        queries = [q.query for p in args.sets.split(",") for q in load_questions(ROOT / p)[0]]
+        queries = [q.query for paths in splits.values() for p in paths for q in load_questions(p)[0]]
         run_bm25_corpus(root, queries)
 
 
