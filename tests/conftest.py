@@ -2,104 +2,20 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-import shutil
-import tarfile
-import urllib.request
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+# The pins and the download/unpack helpers live in tests/sources.py (importable without pytest); they are
+# re-exported here for the fixtures below and for benches that import them from conftest.
+from tests.sources import CACHE, NPM_PACKAGES, SDIST_SHA256, SDISTS, fetch_npm, fetch_sdist  # noqa: F401
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-
-CACHE = Path(os.environ.get("SIFT_TEST_CACHE", Path(__file__).parent / ".cache"))
-
-# Real projects used by the tests and the eval sets; pinned so line numbers in gold spans stay true.
-SDISTS = {"attrs": "25.3.0", "marshmallow": "3.26.1", "click": "8.1.7", "structlog": "26.1.0"}
-# PyPI's simple API supplies each file's sha256; the test-set projects pin it here as well, so the archive their
-# frozen spans were checked against can never change under them.
-SDIST_SHA256 = {"structlog-26.1.0": "f63a716cbd1b1291cf7661de7794b455acfa4c43c5bcf1630e6ad5ddc1adb3b7"}
-# npm packages: name -> (version, sha256 of the registry tarball). The registry publishes only sha1 and sha512
-# (as `shasum`/`integrity`), so the sha256 is computed from the tarball and pinned here.
-NPM_PACKAGES = {"axios": ("1.21.1", "5659acb8c9414ad88aa539db8e529947c9bac8cdf55973e314a078fc0205751c")}
-
-
-def _download_sdist(name: str, version: str, dest: Path) -> Path:
-    """Fetch the sdist through PyPI's JSON simple API (no build step), checking its sha256."""
-    dest.mkdir(parents=True, exist_ok=True)
-    req = urllib.request.Request(
-        f"https://pypi.org/simple/{name}/", headers={"Accept": "application/vnd.pypi.simple.v1+json"}
-    )
-    with urllib.request.urlopen(req, timeout=60) as resp:
-        files = json.load(resp)["files"]
-    wanted = f"{name}-{version}.tar.gz".lower()
-    (entry,) = [f for f in files if f["filename"].lower() == wanted]
-    sha256 = entry["hashes"]["sha256"]
-    pinned = SDIST_SHA256.get(f"{name}-{version}")
-    if pinned is not None and pinned != sha256:
-        raise RuntimeError(f"PyPI lists sha256 {sha256} for {entry['filename']}, but {pinned} is pinned")
-    return _download(entry["url"], sha256, dest / entry["filename"])
-
-
-def _download(url: str, sha256: str, out: Path) -> Path:
-    """Fetch ``url`` into ``out`` unless it is there already, checking the bytes against ``sha256``."""
-    if not out.exists():
-        with urllib.request.urlopen(url, timeout=120) as resp:
-            data = resp.read()
-        if hashlib.sha256(data).hexdigest() != sha256:
-            raise RuntimeError(f"sha256 mismatch for {out.name}")
-        out.write_bytes(data)
-    return out
-
-
-def _unpack_once(archive_of: Callable[[], Path], target: Path) -> Path:
-    """Unpack the archive ``archive_of()`` returns (one top directory) as ``target``, once.
-
-    A ``.complete`` marker beside (not inside) ``target`` records a finished unpack: the tree is ingested as it is.
-    """
-    marker = target.with_name(f"{target.name}.complete")
-    if marker.exists():
-        return target
-    CACHE.mkdir(parents=True, exist_ok=True)
-    archive = archive_of()
-    tmp = target.with_name(f".{target.name}.tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    shutil.rmtree(target, ignore_errors=True)
-    with tarfile.open(archive) as tar:
-        tar.extractall(tmp, filter="data")
-    (inner,) = list(tmp.iterdir())
-    inner.rename(target)
-    tmp.rmdir()
-    marker.write_text("ok")
-    return target
-
-
-def fetch_sdist(name: str, version: str | None = None) -> Path:
-    """Download ``name``'s sdist from PyPI once into the test cache and return the unpacked source root."""
-    version = version or SDISTS[name]
-    target = CACHE / f"{name}-{version}"
-    return _unpack_once(lambda: _download_sdist(name, version, CACHE / "downloads"), target)
-
-
-def fetch_npm(name: str) -> Path:
-    """Download ``name``'s pinned tarball from the npm registry once into the test cache (checking the pinned
-    sha256) and return the unpacked package root (the tarball's ``package/`` directory)."""
-    version, sha256 = NPM_PACKAGES[name]
-    basename = name.rsplit("/", 1)[-1]  # a scoped package's tarball is named without its scope
-    url = f"https://registry.npmjs.org/{name}/-/{basename}-{version}.tgz"
-    downloads = CACHE / "downloads"
-
-    def archive() -> Path:
-        downloads.mkdir(parents=True, exist_ok=True)
-        return _download(url, sha256, downloads / f"{basename}-{version}.tgz")
-
-    return _unpack_once(archive, CACHE / f"npm-{basename}-{version}")
 
 
 @pytest.fixture(scope="session")
