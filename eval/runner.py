@@ -202,7 +202,7 @@ def answer_metrics(q: EvalQuestion, answer: AnswerRecord) -> dict[str, float | N
     no_gold = not (q.gold_files or q.gold_spans or q.answer_contains)
     checked = [c.valid for c in answer.citations if c.valid is not None]
     return {
-        "answer_hit": m.answer_hit(answer.text, q.answer_contains),
+        "answer_hit": m.answer_hit(answer.text, q.answer_contains, answer.citations, q.gold_spans),
         "citation_count": float(len(answer.citations)),
         "citation_precision": m.citation_precision(answer.citations, q.gold_spans, _gold_files(q)),
         "citation_validity": m.mean(1.0 if v else 0.0 for v in checked),
