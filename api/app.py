@@ -27,6 +27,7 @@ from sift.api.controllers.chat import ChatController
 from sift.api.controllers.health import HealthController
 from sift.api.controllers.kbs import JobController, KbController
 from sift.api.controllers.search import SearchController
+from sift.api.controllers.threads import ThreadController
 from sift.api.errors import EXCEPTION_HANDLERS
 from sift.api.jobs import JobRunner
 from sift.api.limits import LimitedAskService
@@ -105,7 +106,8 @@ def create_app(settings: Settings | None = None, *, embedder: Any = None, debug:
         security=[{"BearerToken": []}] if settings.auth else None,
     )
     return Litestar(
-        route_handlers=[HealthController, KbController, JobController, SearchController, ChatController],
+        route_handlers=[HealthController, KbController, JobController, SearchController, ChatController,
+                        ThreadController],
         dependencies={"tenant": Provide(provide_tenant)},
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=[_lifespan(settings, embedder)],

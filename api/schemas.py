@@ -5,10 +5,12 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+
+from sift.db.api_tables import THREAD_ID_MAX
+from sift.graph.threads import THREAD_ID
 
 KB_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
-THREAD_ID = r"^[A-Za-z0-9_-]{1,64}$"
 Channel = Literal["bm25", "vector", "smart"]
 
 
@@ -18,6 +20,8 @@ def _utc(value: datetime) -> datetime:
 
 
 Timestamp = Annotated[datetime, AfterValidator(_utc)]
+# Constraints on the optional type itself, not inside it: Litestar's schema keeps them only there.
+OptionalThreadId = Annotated[str | None, StringConstraints(pattern=THREAD_ID, max_length=THREAD_ID_MAX)]
 
 
 class _Request(BaseModel):
@@ -25,12 +29,21 @@ class _Request(BaseModel):
 
 
 class ChatRequest(_Request):
-    """Ask a question; omit ``thread_id`` to start a new thread."""
+    """Ask a question; omit ``thread_id`` to start a new thread, or name one: the first message to an id this
+    tenant has not used starts a thread of that id."""
 
     kb: str = Field(pattern=KB_NAME, examples=["myproject"])
     # the graph's limit; at least one visible character (JSON Schema patterns match anywhere)
     message: str = Field(min_length=1, max_length=2000, pattern=r"\S", examples=["where is the auth token validated?"])
-    thread_id: str | None = Field(default=None, pattern=THREAD_ID)
+    thread_id: OptionalThreadId = Field(default=None, examples=["slack-C024BE91L"])
+
+
+class ThreadCreate(_Request):
+    """Create a thread under the id in the path (idempotent); a title or metadata given replaces the stored one."""
+
+    kb: str = Field(pattern=KB_NAME, examples=["myproject"])
+    title: str | None = Field(default=None, min_length=1, max_length=500)
+    metadata: dict[str, Any] | None = Field(default=None, examples=[{"channel": "C024BE91L"}])
 
 
 class SearchRequest(_Request):
@@ -207,6 +220,7 @@ class ThreadSummary(BaseModel):
     thread_id: str
     kb: str
     title: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
     turns: int
     created_at: Timestamp | None = None
     updated_at: Timestamp | None = None

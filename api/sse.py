@@ -19,7 +19,7 @@ from pydantic_core import to_jsonable_python
 from sqlalchemy import Engine
 
 from sift.api.errors import HTTP_CODES, error_body
-from sift.api.records import record_turn
+from sift.graph.threads import record_turn
 
 log = logging.getLogger(__name__)
 
@@ -42,15 +42,19 @@ def error_event(data: Any) -> dict[str, Any]:
 
 
 async def chat_events(
-    service: Any, engine: Engine, *, tenant: str, kb: str, thread_id: str, question: str
+    service: Any, engine: Engine, *, tenant: str, kb: str, thread: dict[str, Any], question: str
 ) -> AsyncIterator[ServerSentEventMessage]:
-    """Relay ``service.stream`` as SSE messages and record the turn however the stream ends."""
+    """Relay ``service.stream`` as SSE messages and record the turn however the stream ends; the graph runs
+    under the thread's checkpointer key, while events name the client's ``thread_id``."""
     started = time.perf_counter()
     answer: dict[str, Any] | None = None
     status, error, done = "cancelled", None, False
-    stream = service.stream(question, kb, tenant=tenant, thread_id=thread_id)
+    thread_id = thread["thread_id"]
+    stream = service.stream(question, kb, tenant=tenant, thread_id=thread["checkpoint_id"])
     try:
         async for event, data in stream:
+            if event in ("answer", "done") and isinstance(data, dict):
+                data = {**data, "thread_id": thread_id}
             if event == "answer":
                 answer = to_jsonable_python(data)
             elif event == "error":
@@ -72,7 +76,7 @@ async def chat_events(
         yield encode("done", {"thread_id": thread_id})
     finally:
         elapsed = round((time.perf_counter() - started) * 1000, 1)
-        record_turn(engine, tenant, kb, thread_id, question, answer, status=status, error=error,
+        record_turn(engine, tenant, kb, thread, question, answer, status=status, error=error,
                     timings={"stream_ms": elapsed})
         with anyio.CancelScope(shield=True):  # let the run clean up even when the client went away
             await stream.aclose()

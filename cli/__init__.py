@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from sift.errors import SiftError
 
-COMMAND_MODULES = ["ingest", "files", "kb", "search", "docql", "eval", "serve", "keys", "ask", "worker"]
+COMMAND_MODULES = ["ingest", "files", "kb", "search", "docql", "eval", "serve", "keys", "ask", "threads", "worker"]
 
 EXIT_OK, EXIT_USER_ERROR, EXIT_USAGE = 0, 1, 2
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from typing import Any
 
 from sift.cli.common import add_common, settings_from
@@ -17,8 +18,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("ask", help="ask a question about a knowledge base", description=__doc__, epilog=EXAMPLE)
     p.add_argument("question")
     p.add_argument("--kb", required=True, help="knowledge base name")
-    p.add_argument("--tenant", default=None)
-    p.add_argument("--thread", default=None, help="conversation id: follow-ups resolve against its earlier turns")
+    p.add_argument("--tenant", default=None, help="tenant whose thread and record this is (default $SIFT_TENANT)")
+    p.add_argument("--thread", default=None,
+                   help="conversation id, new or existing (the same threads as the API's): follow-ups resolve "
+                        "against its earlier turns")
     p.add_argument("--json", action="store_true", help="print the answer as JSON")
     p.add_argument("--show-steps", action="store_true", help="stream the graph's progress to stderr")
     add_common(p)
@@ -40,14 +43,42 @@ def _step(event: str, data: dict[str, Any]) -> None:
         print(f"fallback: round {data['round']} · {data['strategy']}", file=sys.stderr)
 
 
+def _ask(settings: Any, question: str, kb: str, tenant: str, thread_id: str | None, on_event: Any) -> Any:
+    """Answer in the tenant's thread ``thread_id`` (new when None, or when the id is unused), kept in the thread
+    store the API reads, and record the question in ``qa_records`` as the API does."""
+    from sift.errors import SiftError
+    from sift.graph.service import ask_sync, open_resources, validate_question
+    from sift.graph.threads import check_thread_id, open_thread, record_turn
+    from sift.ingest.store import get_serving_kb
+
+    validate_question(question, kb)
+    if thread_id is not None:
+        check_thread_id(thread_id)
+    engine, searcher = open_resources(settings)
+    try:
+        get_serving_kb(engine, kb, tenant)
+        thread = open_thread(engine, tenant, kb, thread_id, question)
+        started = time.perf_counter()
+        try:
+            answer = ask_sync(settings, question, kb, tenant, thread["checkpoint_id"], engine=engine,
+                              searcher=searcher, on_event=on_event)
+        except SiftError as exc:
+            record_turn(engine, tenant, kb, thread, question, None, status="error", error=exc.message)
+            raise
+        answer = answer.model_copy(update={"thread_id": thread["thread_id"]})
+        record_turn(engine, tenant, kb, thread, question, answer.model_dump(mode="json"),
+                    timings={"cli_ms": round((time.perf_counter() - started) * 1000, 1)})
+        return answer
+    finally:
+        searcher.close()
+        engine.dispose()
+
+
 def run(args: argparse.Namespace) -> int:
     """Ask and print the answer with clickable path:line citations."""
-    from sift.graph.service import ask_sync
-
     settings = settings_from(args)
     tenant = args.tenant or settings.tenant
-    answer = ask_sync(settings, args.question, args.kb, tenant, args.thread,
-                      on_event=_step if args.show_steps else None)
+    answer = _ask(settings, args.question, args.kb, tenant, args.thread, _step if args.show_steps else None)
     if args.json:
         print(json.dumps(answer.model_dump(mode="json"), indent=2))
         return 0

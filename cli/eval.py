@@ -19,6 +19,7 @@ from sift.errors import SiftError
 EXAMPLE = """examples:
   sift eval eval/sets/attrs.jsonl --kb attrs --mode retrieval --out eval/runs --name attrs-retrieval
   sift eval eval/sets/attrs.jsonl --kb attrs --mode answer --concurrency 2 --format json
+  sift eval eval/sets/attrs.jsonl --kb attrs --by difficulty
   sift eval compare eval/runs/before.json eval/runs/after.json"""
 
 
@@ -26,7 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add the eval command (and its `compare` form)."""
     p = sub.add_parser(
         "eval", help="run an evaluation question set, or compare two runs",
-        usage="sift eval FILE --kb NAME [options]\n       sift eval compare A.json B.json [--format json]",
+        usage="sift eval FILE --kb NAME [options]\n       sift eval compare A.json B.json [--force] [--format json]",
         description=__doc__, epilog=EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     # One positional plus a hidden tail: `compare` cannot be a subparser next to a positional FILE.
@@ -41,6 +42,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", type=Path, default=None, help="report directory (default DATA_DIR/eval)")
     p.add_argument("--name", default=None, help="run name, the reports' file stem (default SET-MODE-TIME)")
     p.add_argument("--strict", action="store_true", help="fail on the first malformed line instead of skipping it")
+    p.add_argument("--by", default="kind", metavar="kind|FIELD",
+                   help="group the report by question kind (default) or by a metadata key of the set's lines")
+    p.add_argument("--force", action="store_true",
+                   help="compare: compare runs over different question sets or modes, on the questions they share")
     p.add_argument("--format", choices=("text", "json"), default="text", help="stdout format (default text)")
     add_common(p)
     p.set_defaults(func=run)
@@ -67,7 +72,7 @@ def run_compare(args: argparse.Namespace) -> int:
 
     if len(args.reports) != 2:
         raise _usage("compare takes exactly two run reports: sift eval compare A.json B.json")
-    result = compare(*args.reports)
+    result = compare(*args.reports, force=args.force)
     if args.format == "json":
         print(json.dumps(result, indent=2))
     else:
@@ -88,6 +93,10 @@ def run_set(args: argparse.Namespace) -> int:
     questions, line_errors = load_questions(args.file, strict=args.strict)
     for e in line_errors:
         print(f"{args.file}:{e.line}: skipped: {e.message}", file=sys.stderr)
+    if not questions:
+        raise SiftError(f"{args.file} has no question to evaluate ({len(line_errors)} line(s) skipped, see "
+                        "above); fix those lines or pass another set")
+    _check_group(args.by, questions)
     kb = args.kb or _single_kb(questions)
     settings = settings_from(args)
     config: dict[str, Any] = {"question_set": str(args.file), "kb": kb, "kb_generation": _kb_generation(settings, kb)}
@@ -101,7 +110,7 @@ def run_set(args: argparse.Namespace) -> int:
     try:
         with _ProgressBar(len(questions)) as advance:
             result = run_eval(questions, mode=args.mode, k=args.k, concurrency=args.concurrency, progress=advance,
-                              config=config, line_errors=line_errors, **kwargs)
+                              config=config, line_errors=line_errors, by=args.by, **kwargs)
     finally:
         if close is not None:
             close()
@@ -109,11 +118,24 @@ def run_set(args: argparse.Namespace) -> int:
     json_path, md_path = write_reports(result, args.out or settings.data_dir / "eval", name)
     if args.format == "json":
         print(json.dumps({"name": name, "json": str(json_path), "markdown": str(md_path),
-                          "aggregate": result.aggregate, "by_kind": result.by_kind,
+                          "aggregate": result.aggregate, "by_kind": result.by_kind, "by": result.by,
+                          "by_group": result.by_group,
                           "line_errors": len(line_errors)}, indent=2))
     else:
         _print_summary(result, json_path, md_path)
+    if result.aggregate["errors"] == result.aggregate["questions"]:
+        first = next(r.error for r in result.results if r.error is not None)
+        raise SiftError(f"every one of the {len(result.results)} questions failed, so nothing was evaluated "
+                        f"(first error: {first}); the reports are in {json_path.parent}")
     return 0
+
+
+def _check_group(by: str, questions: list[Any]) -> None:
+    """``--by`` must be ``kind`` or a metadata key some question has (a misspelt key would group nothing)."""
+    keys = sorted({k for q in questions for k in q.meta})
+    if by != "kind" and by not in keys:
+        raise _usage(f"--by {by}: no question has that key; use kind" + (f" or one of {', '.join(keys)}"
+                                                                        if keys else ""))
 
 
 def _single_kb(questions: list[Any]) -> str:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from sift.errors import InvalidQuery, NotFound
+from sift.eval.runner import QuestionResult, aggregate, aggregate_by_kind
 
 OUTCOMES = ("span_hit@3", "answer_hit", "not_found_accuracy")
 """Per-question 0/1 metrics whose flip between runs is reported as a changed outcome."""
@@ -67,16 +68,62 @@ def _changed(a_questions: list[dict[str, Any]], b_questions: list[dict[str, Any]
     return changes
 
 
-def compare(a_json: str | Path | dict[str, Any], b_json: str | Path | dict[str, Any]) -> dict[str, Any]:
-    """Deltas (b - a) of every aggregate and per-kind metric, and the questions whose outcome changed."""
+class RunsDiffer(InvalidQuery):
+    """Two runs are not over the same questions in the same mode, so their aggregates do not compare."""
+
+
+QUESTION_KEYS = ("query", "gold_files", "gold_spans", "answer_contains")
+"""What makes two runs' questions of one id the same question."""
+
+
+def differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    """Why two runs do not compare as they are: different modes, questions only in one, or changed questions."""
+    out = []
+    if a.get("mode") != b.get("mode"):
+        out.append(f"modes differ ({a.get('mode')} vs {b.get('mode')})")
+    a_qs, b_qs = ({q["id"]: q for q in run["questions"]} for run in (a, b))
+    only_a, only_b = len(a_qs.keys() - b_qs.keys()), len(b_qs.keys() - a_qs.keys())
+    changed = sum(1 for i in a_qs.keys() & b_qs.keys()
+                  if any(a_qs[i].get(k) != b_qs[i].get(k) for k in QUESTION_KEYS))
+    if only_a or only_b or changed:
+        out.append(f"question sets differ ({only_a} only in A, {only_b} only in B, {changed} changed)")
+    return out
+
+
+def _shared(run: dict[str, Any], ids: set[str]) -> dict[str, Any]:
+    """The run narrowed to the questions ``ids``, its aggregates recomputed over them."""
+    names = set(QuestionResult.__dataclass_fields__)
+    questions = [q for q in run["questions"] if q["id"] in ids]
+    results = [QuestionResult(**{k: v for k, v in q.items() if k in names}) for q in questions]
+    return {**run, "questions": questions, "aggregate": aggregate(results), "by_kind": aggregate_by_kind(results)}
+
+
+def compare(a_json: str | Path | dict[str, Any], b_json: str | Path | dict[str, Any], *,
+            force: bool = False) -> dict[str, Any]:
+    """Deltas (b - a) of every aggregate and per-kind metric, and the questions whose outcome changed.
+
+    Runs over different question sets or in different modes raise ``RunsDiffer`` unless ``force``; then only the
+    questions both runs share (same id, same query and gold) are compared, with aggregates recomputed over them.
+    """
     a = a_json if isinstance(a_json, dict) else load_run(a_json)
     b = b_json if isinstance(b_json, dict) else load_run(b_json)
-    kinds = list(dict.fromkeys([*a.get("by_kind", {}), *b.get("by_kind", {})]))
     a_ids = {q["id"] for q in a["questions"]}
     b_ids = {q["id"] for q in b["questions"]}
+    a_qs = {q["id"]: q for q in a["questions"]}
+    shared = {q["id"] for q in b["questions"]
+              if q["id"] in a_qs and all(a_qs[q["id"]].get(k) == q.get(k) for k in QUESTION_KEYS)}
+    why = differences(a, b)
+    if why and not force:
+        raise RunsDiffer(f"the runs do not compare: {'; '.join(why)}. Pass --force to compare the {len(shared)} "
+                         "question(s) both runs share")
+    if why:
+        a, b = _shared(a, shared), _shared(b, shared)
+    kinds = list(dict.fromkeys([*a.get("by_kind", {}), *b.get("by_kind", {})]))
     return {
         "a": {"name": a.get("name"), "mode": a.get("mode"), "started_at": a.get("started_at")},
         "b": {"name": b.get("name"), "mode": b.get("mode"), "started_at": b.get("started_at")},
+        "differences": why,
+        "compared": len(shared),
         "aggregate": _metric_deltas(a["aggregate"], b["aggregate"]),
         "by_kind": {k: _metric_deltas(a.get("by_kind", {}).get(k, {}), b.get("by_kind", {}).get(k, {}))
                     for k in kinds},
@@ -110,6 +157,9 @@ def render_comparison(result: dict[str, Any]) -> str:
     rows += [(n, _num(v["a"]), _num(v["b"]), _signed(n, v["delta"])) for n, v in result["aggregate"].items()]
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
+    if result.get("differences"):
+        lines[:0] = [f"forced: {'; '.join(result['differences'])}",
+                     f"compared the {result['compared']} question(s) both runs share", ""]
     changed = result["changed"]
     lines += ["", f"questions that changed outcome: {len(changed)}"]
     for c in changed:

@@ -7,16 +7,21 @@ One JSON object per line::
      "answer_contains": ["frobnicate"], "kind": "locate", "kb": "demo"}
 
 Only ``id`` and ``query`` are required. Paths are repository-relative with forward slashes and line ranges
-are 1-based and inclusive, as everywhere in sift. Types are checked strictly (``"3"`` is not a line number)
-and unknown keys are rejected, so a misspelt ``gold_span`` cannot silently turn a question into one
-without gold data. Blank lines are ignored.
+are 1-based and inclusive, as everywhere in sift. Types are checked strictly (``"3"`` is not a line number).
+Any other key (``"notes"``, ``"corpus"``, ``"difficulty"``) is kept as the question's metadata
+(``EvalQuestion.meta``): shown in reports, and a grouping key (``sift eval --by difficulty``). A key that is
+a near miss of a known one (``gold_span``, ``Query``, ``kinds``: the same letters but one or two, by
+``difflib``'s ratio) is rejected instead, so a typo cannot silently turn a question into one without gold
+data. Blank lines are ignored.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -24,6 +29,10 @@ from sift.errors import InvalidQuery, NotFound
 
 KINDS = ("locate", "explain", "doc", "list", "negative")
 """The question kinds used by the bundled sets (``kind`` itself accepts any string)."""
+NEAR_MISS = 0.8
+"""How alike (``difflib.SequenceMatcher.ratio``, case-folded) an unknown key and a known one must be for the
+unknown key to count as a typo of the known one: ``gold_span``/``gold_spans`` is 0.95, ``kbs``/``kb`` 0.8,
+``notes``/``kind`` 0.22."""
 
 
 class GoldSpan(BaseModel):
@@ -62,6 +71,22 @@ class EvalQuestion(BaseModel):
     answer_contains: list[str] = Field(default_factory=list)
     kind: str | None = None
     kb: str | None = None
+    meta: dict[str, Any] = Field(default_factory=dict)
+    """Every other key of the line, kept as it was written (see the module docstring)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _collect_meta(cls, raw: Any) -> Any:
+        if not isinstance(raw, dict):
+            return raw
+        known = set(cls.model_fields) - {"meta"}
+        extra = {k: v for k, v in raw.items() if k not in known}
+        for key in extra:
+            typo = near_miss(key, known)
+            if typo is not None:
+                raise ValueError(f"unknown key {key!r}: did you mean {typo!r}? (a key unlike every known one "
+                                 "is kept as metadata)")
+        return {**{k: v for k, v in raw.items() if k in known}, "meta": extra}
 
     @field_validator("id", "query")
     @classmethod
@@ -78,6 +103,13 @@ class EvalQuestion(BaseModel):
         return value
 
 
+def near_miss(key: str, known: set[str]) -> str | None:
+    """The known key that ``key`` looks like a typo of (``NEAR_MISS``), or None when it is a new key."""
+    folded = {k.casefold(): k for k in known}
+    match = difflib.get_close_matches(key.casefold(), list(folded), n=1, cutoff=NEAR_MISS)
+    return folded[match[0]] if match else None
+
+
 @dataclass(frozen=True)
 class LineError:
     """A line of a question set that was skipped, with its 1-based line number and the reason."""
@@ -91,8 +123,9 @@ def _describe(error: ValidationError) -> str:
     """Flatten pydantic's error list into one readable sentence per problem."""
     parts = []
     for item in error.errors():
-        where = ".".join(str(p) for p in item["loc"]) or "line"
-        parts.append(f"{where}: {item['msg']}")
+        where = ".".join(str(p) for p in item["loc"])
+        message = item["msg"].removeprefix("Value error, ")
+        parts.append(f"{where}: {message}" if where else message)
     return "; ".join(parts)
 
 

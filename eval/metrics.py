@@ -154,11 +154,58 @@ def citation_precision(
     return good / len(citations)
 
 
-def answer_hit(text: str, answer_contains: Sequence[str]) -> float | None:
-    """1.0 when every required phrase occurs in the answer (case-insensitive), else 0.0."""
+_MARKER = re.compile(r"\[(\d+)\]")
+_FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
+_CODE_SPAN = re.compile(r"`[^`\n]+`")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+_LEADING_MARKERS = re.compile(r"^(?:\[\d+\]\s*)+")
+
+
+def _sentences(prose: str) -> list[str]:
+    """Sentences, each with the ``[n]`` markers that follow it: markers after a full stop (``Docstring. [2]``)
+    belong to the sentence before."""
+    out: list[str] = []
+    for piece in (p.strip() for p in _SENTENCE_END.split(prose)):
+        lead = _LEADING_MARKERS.match(piece)
+        if lead and out:
+            out[-1] += " " + lead.group(0).strip()
+            piece = piece[lead.end():].strip()
+        if piece:
+            out.append(piece)
+    return out
+
+
+def answer_own_text(text: str, trusted: set[str] | None) -> str:
+    """The parts of an answer that may earn an answer hit: code (fenced blocks and `backticked` spans), sentences
+    without ``[n]`` markers (the answer's own words), and sentences citing a ``trusted`` evidence id. A sentence
+    citing only other evidence is a quotation from it (e.g. a docstring of the wrong function): only its code
+    counts. ``trusted=None`` counts everything."""
+    if trusted is None:
+        return text
+    parts = [m.group(0) for m in _FENCE.finditer(text)]
+    for sentence in _sentences(_FENCE.sub("\n", text)):
+        marks = set(_MARKER.findall(sentence))
+        parts.extend([sentence] if not marks or marks & trusted else _CODE_SPAN.findall(sentence))
+    return "\n".join(parts)
+
+
+def answer_hit(text: str, answer_contains: Sequence[str], citations: Sequence[Span] = (),
+               gold_spans: Sequence[Span] = ()) -> float | None:
+    """1.0 when every required phrase occurs in the answer (case-insensitive), else 0.0.
+
+    With gold spans and citations that carry an ``evidence_id``, a phrase counts only in ``answer_own_text``,
+    where the trusted ids are those of citations overlapping a gold span: a phrase the answer quotes from
+    evidence that does not answer the question is not the answer's.
+    """
     if not answer_contains:
         return None
-    folded = text.casefold()
+    ids = [getattr(c, "evidence_id", None) for c in citations]
+    trusted = None
+    if gold_spans and citations and all(i is not None for i in ids):
+        trusted = {str(i) for c, i in zip(citations, ids, strict=True) if any(overlaps(c, g) for g in gold_spans)}
+    folded = answer_own_text(text, trusted).casefold()
     return 1.0 if all(p.casefold() in folded for p in answer_contains) else 0.0
 
 

@@ -40,6 +40,8 @@ def run_to_dict(run: EvalRun, name: str) -> dict[str, Any]:
         "versions": package_versions(),
         "aggregate": run.aggregate,
         "by_kind": run.by_kind,
+        "by": run.by,
+        "by_group": run.by_group,
         "line_errors": [asdict(e) for e in run.line_errors],
         "questions": [asdict(r) for r in run.results],
     }
@@ -89,11 +91,12 @@ def render_markdown(run: EvalRun, name: str) -> str:
     lines += ["## Aggregate", "", "| metric | value |", "|---|---|"]
     lines += [f"| {n} | {_fmt(agg[n])} |" for n in _metric_names(run)]
     columns = KIND_COLUMNS_RETRIEVAL + (KIND_COLUMNS_ANSWER if run.mode == "answer" else ())
-    lines += ["", "## By kind", "", "| kind | questions | errors | " + " | ".join(columns) + " | p95 ms |",
-              "|---" * (len(columns) + 4) + "|"]
-    for kind, values in run.by_kind.items():
+    groups = run.by_group or run.by_kind
+    lines += ["", f"## By {run.by}", "", f"| {_cell(run.by)} | questions | errors | " + " | ".join(columns)
+              + " | p95 ms |", "|---" * (len(columns) + 4) + "|"]
+    for kind, values in groups.items():
         cells = [_fmt(values.get(c)) for c in columns]
-        lines.append(f"| {kind} | {values['questions']} | {values['errors']} | " + " | ".join(cells)
+        lines.append(f"| {_cell(kind)} | {values['questions']} | {values['errors']} | " + " | ".join(cells)
                      + f" | {_fmt(values.get('latency_p95_ms'))} |")
     lines += ["", f"## Worst {min(WORST_COUNT, len(run.results))} questions", ""]
     for r in worst_questions(run):
@@ -105,6 +108,9 @@ def render_markdown(run: EvalRun, name: str) -> str:
 
 def _question_section(r: QuestionResult, k: int) -> list[str]:
     out = [f"### `{r.id}` ({r.kind or 'no kind'})", "", f"> {_cell(r.query)}", ""]
+    if r.meta:
+        out.append("- metadata: " + ", ".join(f"{k}={_cell(json.dumps(v, ensure_ascii=False))}"
+                                              for k, v in r.meta.items()))
     if r.error is not None:
         return out + [f"**error:** `{_cell(r.error)}`", ""]
     gold = [f"{s['path']}:{s['start_line']}-{s['end_line']}" for s in r.gold_spans] or r.gold_files

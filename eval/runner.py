@@ -7,6 +7,7 @@ ranked hits (anything shaped like ``HitLike``); ``answer(question)`` returns som
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -90,6 +91,7 @@ class QuestionResult:
     gold_files: list[str]
     gold_spans: list[dict[str, Any]]
     answer_contains: list[str]
+    meta: dict[str, Any] = field(default_factory=dict)
     latency_ms: float | None = None
     hits: list[HitRecord] = field(default_factory=list)
     answer: AnswerRecord | None = None
@@ -107,6 +109,9 @@ class EvalRun:
     aggregate: dict[str, float | int | None]
     by_kind: dict[str, dict[str, float | int | None]]
     config: dict[str, Any] = field(default_factory=dict)
+    by: str = "kind"
+    """The grouping key of ``by_group``: ``kind``, ``kb`` or a metadata key of the questions."""
+    by_group: dict[str, dict[str, float | int | None]] = field(default_factory=dict)
     line_errors: list[LineError] = field(default_factory=list)
     started_at: str = ""
     elapsed_s: float = 0.0
@@ -197,7 +202,7 @@ def answer_metrics(q: EvalQuestion, answer: AnswerRecord) -> dict[str, float | N
     no_gold = not (q.gold_files or q.gold_spans or q.answer_contains)
     checked = [c.valid for c in answer.citations if c.valid is not None]
     return {
-        "answer_hit": m.answer_hit(answer.text, q.answer_contains),
+        "answer_hit": m.answer_hit(answer.text, q.answer_contains, answer.citations, q.gold_spans),
         "citation_count": float(len(answer.citations)),
         "citation_precision": m.citation_precision(answer.citations, q.gold_spans, _gold_files(q)),
         "citation_validity": m.mean(1.0 if v else 0.0 for v in checked),
@@ -215,6 +220,7 @@ def _run_one(
     result = QuestionResult(
         id=q.id, query=q.query, kind=q.kind, gold_files=list(q.gold_files),
         gold_spans=[s.model_dump() for s in q.gold_spans], answer_contains=list(q.answer_contains),
+        meta=dict(q.meta),
     )
     start = time.perf_counter()
     try:
@@ -248,12 +254,26 @@ def aggregate(results: Iterable[QuestionResult]) -> dict[str, float | int | None
     return out
 
 
-def aggregate_by_kind(results: Iterable[QuestionResult]) -> dict[str, dict[str, float | int | None]]:
-    """``aggregate`` for each question kind, sorted by kind; questions without a kind go under ``(none)``."""
+def group_value(r: QuestionResult, key: str) -> str:
+    """The group of a question under ``key``: its kind, or a metadata value (JSON text unless a string);
+    ``(none)`` when the question has no such value."""
+    value = r.kind if key == "kind" else r.meta.get(key)
+    if value is None or value == "":
+        return NO_KIND
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+
+
+def aggregate_by(results: Iterable[QuestionResult], key: str) -> dict[str, dict[str, float | int | None]]:
+    """``aggregate`` for each value of ``key`` (see ``group_value``), sorted by value."""
     groups: dict[str, list[QuestionResult]] = {}
     for r in results:
-        groups.setdefault(r.kind or NO_KIND, []).append(r)
-    return {kind: aggregate(groups[kind]) for kind in sorted(groups)}
+        groups.setdefault(group_value(r, key), []).append(r)
+    return {value: aggregate(groups[value]) for value in sorted(groups)}
+
+
+def aggregate_by_kind(results: Iterable[QuestionResult]) -> dict[str, dict[str, float | int | None]]:
+    """``aggregate`` for each question kind, sorted by kind; questions without a kind go under ``(none)``."""
+    return aggregate_by(results, "kind")
 
 
 def run_eval(
@@ -267,8 +287,9 @@ def run_eval(
     progress: Callable[[QuestionResult], None] | None = None,
     config: Mapping[str, Any] | None = None,
     line_errors: Sequence[LineError] = (),
+    by: str = "kind",
 ) -> EvalRun:
-    """Run every question concurrently, score it, and aggregate overall and per kind."""
+    """Run every question concurrently, score it, and aggregate overall, per kind and per ``by`` value."""
     if mode not in ("retrieval", "answer"):
         raise ValueError(f"mode must be 'retrieval' or 'answer', not {mode!r}")
     if mode == "retrieval" and retrieve is None:
@@ -292,6 +313,7 @@ def run_eval(
     log.info("eval: %d questions in %.1f s, %d errors", len(done), elapsed, sum(r.error is not None for r in done))
     return EvalRun(
         mode=mode, k=k, results=done, aggregate=aggregate(done), by_kind=aggregate_by_kind(done),
+        by=by, by_group=aggregate_by(done, by),
         config={"mode": mode, "k": k, "concurrency": concurrency, **(config or {})},
         line_errors=list(line_errors), started_at=started_at, elapsed_s=round(elapsed, 3),
     )

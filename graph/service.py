@@ -75,7 +75,8 @@ def make_serde() -> Any:
     return JsonPlusSerializer(allowed_msgpack_modules=STATE_TYPES)
 
 
-def _validate(question: str, kb: str) -> str:
+def validate_question(question: str, kb: str) -> str:
+    """The question, stripped; ``InvalidQuery`` when it is empty or too long, or no kb is named."""
     question = (question or "").strip()
     if not question:
         raise InvalidQuery("question is empty; ask something about the code or docs", field="question")
@@ -127,7 +128,7 @@ class AskService:
 
     async def ask(self, question: str, kb: str, tenant: str = "default", thread_id: str | None = None) -> Answer:
         """Answer ``question`` about knowledge base ``kb`` on a thread (a new one when ``thread_id`` is None)."""
-        question = _validate(question, kb)
+        question = validate_question(question, kb)
         thread_id = thread_id or uuid.uuid4().hex
         t0 = time.perf_counter()
         out = await self.graph.ainvoke({"question": question, "kb": kb, "tenant": tenant},
@@ -142,7 +143,7 @@ class AskService:
         thread_id = thread_id or uuid.uuid4().hex
         t0 = time.perf_counter()
         try:
-            question = _validate(question, kb)
+            question = validate_question(question, kb)
             config = self._config(thread_id)
             async for mode, chunk in self.graph.astream(
                 {"question": question, "kb": kb, "tenant": tenant}, config, context=self.context(),

@@ -1,4 +1,4 @@
-"""Chat and threads: ``POST /v1/chat``, ``POST /v1/chat/stream`` (SSE), ``GET/DELETE /v1/threads/{id}``."""
+"""Chat: ``POST /v1/chat`` and ``POST /v1/chat/stream`` (SSE), in threads of ``sift.graph.threads``."""
 
 from __future__ import annotations
 
@@ -6,22 +6,20 @@ import time
 from typing import Any
 
 import anyio
-from litestar import Controller, delete, get, post
+from litestar import Controller, post
 from litestar.datastructures import State
 from litestar.di import NamedDependency
-from litestar.params import JSONBody, Parameter
+from litestar.params import JSONBody
 from litestar.response import ServerSentEvent
 from pydantic_core import to_jsonable_python
 
 from sift.api.controllers.common import errors
 from sift.api.errors import ChatUnavailable
-from sift.api.records import delete_thread, get_thread, list_threads, open_thread, record_turn
-from sift.api.schemas import KB_NAME, THREAD_ID, Answer, ChatRequest, ThreadDetail, ThreadList
+from sift.api.schemas import Answer, ChatRequest
 from sift.api.sse import chat_events
 from sift.errors import SiftError
+from sift.graph.threads import open_thread, record_turn
 from sift.ingest.store import get_serving_kb
-
-ThreadParam = Parameter(pattern=THREAD_ID, description="thread id")
 
 
 def _service(state: State) -> Any:
@@ -30,8 +28,9 @@ def _service(state: State) -> Any:
     return state.ask
 
 
-async def _begin(state: State, tenant: NamedDependency[str], data: JSONBody[ChatRequest]) -> str:
-    """Check the kb is served and the thread is the caller's (creating one when needed); returns its id."""
+async def _begin(state: State, tenant: NamedDependency[str], data: JSONBody[ChatRequest]) -> dict[str, Any]:
+    """Check the kb is served and the thread is the caller's (creating it when new); returns the thread, with
+    its checkpointer key."""
     await anyio.to_thread.run_sync(get_serving_kb, state.engine, data.kb, tenant)
     return await anyio.to_thread.run_sync(open_thread, state.engine, tenant, data.kb, data.thread_id, data.message)
 
@@ -44,22 +43,22 @@ class ChatController(Controller):
 
     @post("/chat", status_code=200, responses=errors(404, 409, 502, 503))
     async def chat(self, state: State, tenant: NamedDependency[str], data: JSONBody[ChatRequest]) -> Answer:
-        """Answer a question in a thread; the answer cites files and lines."""
+        """Answer a question in a thread (new, or named by the client); the answer cites files and lines."""
         service = _service(state)
-        thread_id = await _begin(state, tenant, data)
+        thread = await _begin(state, tenant, data)
         started = time.perf_counter()
         try:
-            answer = await service.ask(data.message, data.kb, tenant=tenant, thread_id=thread_id)
+            answer = await service.ask(data.message, data.kb, tenant=tenant, thread_id=thread["checkpoint_id"])
         except SiftError as exc:
             message = exc.message
             await anyio.to_thread.run_sync(lambda: record_turn(
-                state.engine, tenant, data.kb, thread_id, data.message, None, status="error", error=message))
+                state.engine, tenant, data.kb, thread, data.message, None, status="error", error=message))
             raise
         body = to_jsonable_python(answer)
-        body["thread_id"] = thread_id
+        body["thread_id"] = thread["thread_id"]
         timings = {"request_ms": round((time.perf_counter() - started) * 1000, 1)}
         await anyio.to_thread.run_sync(lambda: record_turn(
-            state.engine, tenant, data.kb, thread_id, data.message, body, timings=timings))
+            state.engine, tenant, data.kb, thread, data.message, body, timings=timings))
         return Answer.model_validate(body)
 
     @post("/chat/stream", status_code=200, responses=errors(404, 409, 503))
@@ -67,30 +66,6 @@ class ChatController(Controller):
         """The same as ``/v1/chat`` as server-sent events: plan, retrieve, fuse, check, fallback, token,
         answer, error, done."""
         service = _service(state)
-        thread_id = await _begin(state, tenant, data)
-        return ServerSentEvent(chat_events(service, state.engine, tenant=tenant, kb=data.kb, thread_id=thread_id,
+        thread = await _begin(state, tenant, data)
+        return ServerSentEvent(chat_events(service, state.engine, tenant=tenant, kb=data.kb, thread=thread,
                                            question=data.message))
-
-    @get("/threads", sync_to_thread=True, responses=errors())
-    def threads(
-        self,
-        state: State,
-        tenant: NamedDependency[str],
-        kb: str | None = Parameter(default=None, pattern=KB_NAME),
-        limit: int = Parameter(default=50, ge=1, le=500),
-        offset: int = Parameter(default=0, ge=0, le=1_000_000),
-    ) -> ThreadList:
-        """The caller's threads, most recent first."""
-        return ThreadList.model_validate({"threads": list_threads(state.engine, tenant, kb, limit, offset)})
-
-    @get("/threads/{thread_id:str}", sync_to_thread=True, responses=errors(404))
-    def thread(self, state: State, tenant: NamedDependency[str], thread_id: str = ThreadParam) -> ThreadDetail:
-        """A thread's turns: questions, answers and citations."""
-        return ThreadDetail.model_validate(get_thread(state.engine, thread_id, tenant))
-
-    @delete("/threads/{thread_id:str}", status_code=204, responses=errors(404))
-    async def delete(self, state: State, tenant: NamedDependency[str], thread_id: str = ThreadParam) -> None:
-        """Delete a thread: its ownership row and its checkpointed state."""
-        await anyio.to_thread.run_sync(delete_thread, state.engine, thread_id, tenant)
-        if state.ask is not None:
-            await state.ask.delete_thread(thread_id)

@@ -119,8 +119,11 @@ def test_thread_delete_forgets_it(client):
     tid = client.post("/v1/chat", json={"kb": "tiny", "message": "what is the guide about?"}).json()["thread_id"]
     assert client.delete(f"/v1/threads/{tid}").status_code == 204
     assert client.get(f"/v1/threads/{tid}").status_code == 404
-    r = client.post("/v1/chat", json={"kb": "tiny", "message": "more?", "thread_id": tid})
-    assert r.status_code == 404 and r.json()["field"] == "thread_id"
+    assert client.delete(f"/v1/threads/{tid}").status_code == 404
+    # the id is free again: a message to it starts a new conversation, with nothing of the old one
+    r = client.post("/v1/chat", json={"kb": "tiny", "message": "what does login do?", "thread_id": tid})
+    assert r.status_code == 200 and r.json()["plan"]["question_type"] != "follow-up", r.text
+    assert [m["question"] for m in client.get(f"/v1/threads/{tid}").json()["messages"]] == ["what does login do?"]
 
 
 def test_thread_history_survives_restart(setup, local_embedder):
@@ -137,10 +140,11 @@ def test_thread_history_survives_restart(setup, local_embedder):
         assert c.get(f"/v1/threads/{tid}").json()["turns"] == 2
     # the graph's checkpointed conversation has both turns too
     from sift.graph.service import AskService, open_checkpointer
+    from sift.graph.threads import checkpoint_id
 
     async def history() -> list[dict]:
         async with open_checkpointer(settings) as saver:
-            return await AskService(settings, engine, None, saver).history(tid)
+            return await AskService(settings, engine, None, saver).history(checkpoint_id(engine, "default", tid))
 
     assert [t["question"] for t in asyncio.run(history())] == ["what does AuthService do?",
                                                                 "and where is it tested?"]

@@ -234,9 +234,9 @@ def test_bad_input_gets_clear_4xx_and_changes_nothing(api, method, path, kwargs,
 
 def _other_tenant_ids(api) -> dict[str, str]:
     """A thread and a job of globex's, made through the API or the database."""
-    from sift.api.records import open_thread
+    from sift.graph.threads import open_thread
 
-    thread = open_thread(api["engine"], "globex", "tiny", None, "a globex question")
+    thread = open_thread(api["engine"], "globex", "tiny", None, "a globex question")["thread_id"]
     with api["engine"].connect() as conn:
         job = conn.execute(select(IngestJob.id).where(IngestJob.tenant == "globex")).scalar()
     return {"thread": thread, "job": str(job)}

@@ -250,3 +250,23 @@ def test_cli_eval_retrieval_over_an_ingested_repo(
     assert by_id["tiny-rotate"]["metrics"]["file_recall@10"] == 1.0
     assert all(h["path"] != "ignored.py" for q in report["questions"] for h in q["hits"])
     assert (out / "tiny.md").read_text(encoding="utf-8").startswith("# Evaluation run `tiny`")
+
+
+def test_cli_eval_with_no_question_left_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "set.jsonl"
+    path.write_text("\n".join([json.dumps({"id": "a", "query": "q", "gold_span": []}),
+                               json.dumps({"id": "b", "query": "q", "querry": "q"})]) + "\n", encoding="utf-8")
+    code = main(["eval", str(path), "--kb", "demo", "--data-dir", str(tmp_path / "data")])
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert "did you mean 'gold_spans'" in err and "has no question to evaluate (2 line(s) skipped" in err
+    path.write_text("\n\n", encoding="utf-8")
+    assert main(["eval", str(path), "--kb", "demo", "--data-dir", str(tmp_path / "data")]) == 1
+    assert "has no question to evaluate (0 line(s) skipped" in capsys.readouterr().err
+
+
+def test_cli_eval_by_an_absent_key_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "set.jsonl"
+    path.write_text(json.dumps({"id": "a", "query": "q", "notes": "n", "corpus": "attrs"}) + "\n", encoding="utf-8")
+    assert main(["eval", str(path), "--kb", "demo", "--by", "difficulty", "--data-dir", str(tmp_path / "d")]) == 2
+    assert "--by difficulty: no question has that key; use kind or one of corpus, notes" in capsys.readouterr().err

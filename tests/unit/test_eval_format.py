@@ -182,3 +182,36 @@ def test_load_judgments_groups_by_question_and_names_a_bad_line(tmp_path: Path) 
     path.write_text(json.dumps({**rows[0], "start_line": 9, "end_line": 3}) + "\n")
     with pytest.raises(InvalidQuery, match="line 1"):
         load_judgments(path)
+
+
+@pytest.mark.parametrize(
+    ("extra", "meta"),
+    [
+        ({"notes": "from a user report"}, {"notes": "from a user report"}),
+        ({"corpus": "attrs", "difficulty": 3}, {"corpus": "attrs", "difficulty": 3}),
+        ({"answer": "use evolve", "tags": ["copy"]}, {"answer": "use evolve", "tags": ["copy"]}),
+        ({"meta": {"x": 1}}, {"meta": {"x": 1}}),
+        ({}, {}),
+    ],
+    ids=["notes", "corpus-and-number", "answer-and-list", "a-key-named-meta", "none"],
+)
+def test_load_questions_keeps_unknown_keys_as_metadata(tmp_path: Path, extra: dict, meta: dict) -> None:
+    line = json.dumps({**json.loads(GOOD), **extra})
+    (question,), errors = load_questions(_write(tmp_path, [line]), strict=True)
+    assert errors == [] and question.meta == meta
+    assert question.gold_spans and question.answer_contains == ["login"]
+
+
+@pytest.mark.parametrize(
+    ("key", "known"),
+    [("gold_span", "gold_spans"), ("gold_file", "gold_files"), ("answer_contain", "answer_contains"),
+     ("Query", "query"), ("querry", "query"), ("kinds", "kind"), ("kbs", "kb")],
+)
+def test_load_questions_rejects_a_near_miss_of_a_known_key(tmp_path: Path, key: str, known: str) -> None:
+    line = json.dumps({**json.loads(MINIMAL), key: []})
+    questions, errors = load_questions(_write(tmp_path, [line, GOOD]))
+    assert [q.id for q in questions] == ["q1"]
+    (error,) = errors
+    assert error.line == 1 and f"unknown key {key!r}: did you mean {known!r}?" in error.message
+    with pytest.raises(InvalidQuery, match=f"did you mean {known!r}"):
+        load_questions(_write(tmp_path, [line]), strict=True)

@@ -170,6 +170,56 @@ def test_answer_hit_case_insensitive_all_phrases(text: str, phrases: list[str], 
     assert m.answer_hit(text, phrases) == expected
 
 
+class Cited(NamedTuple):
+    path: str
+    start_line: int
+    end_line: int
+    evidence_id: str
+
+
+GOLD_SPAN = S(A, 10, 20)
+RIGHT, WRONG = Cited(A, 12, 14, "1"), Cited(B, 1, 9, "2")
+WRONG_DOC = (
+    "`field` (function) is defined in b.py at lines 1-9 [2]. Its signature is `def field(*, factory=None)` [2]. "
+    "Does nothing unless the class is also decorated with attrs.define. [2]"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "phrases", "citations", "expected"),
+    [
+        # a phrase only in a docstring quoted from the wrong function does not count
+        (WRONG_DOC, ["attrs.define"], [WRONG], 0.0),
+        # ... but the same quote from evidence on the gold span does
+        (WRONG_DOC.replace("[2]", "[1]"), ["attrs.define"], [RIGHT], 1.0),
+        # code the answer shows (a signature in backticks) counts, whichever item it comes from
+        (WRONG_DOC, ["factory"], [WRONG], 1.0),
+        # a fenced code block counts
+        ("The section says [2]:\n```python\n@frozen\nclass C: ...\n```\nMore prose [2].", ["@frozen"], [WRONG], 1.0),
+        # the answer's own sentence (no marker) counts
+        ("Use attrs.define for new code. `field` is in b.py [2].", ["attrs.define"], [WRONG], 1.0),
+        # a sentence citing the right and the wrong item counts
+        ("It is attrs.define [1] [2].", ["attrs.define"], [RIGHT, WRONG], 1.0),
+        # a marker that names no citation (uncited evidence) is not trusted
+        ("It is attrs.define [3].", ["attrs.define"], [RIGHT], 0.0),
+        # every phrase must count
+        (WRONG_DOC + " Gold says evolve [1].", ["evolve", "attrs.define"], [RIGHT, WRONG], 0.0),
+        # without gold spans or evidence ids the whole text counts, as before
+        (WRONG_DOC, ["attrs.define"], [S(B, 1, 9)], 1.0),
+    ],
+    ids=["wrong-docstring", "right-docstring", "cited-code", "fenced-code", "own-sentence", "mixed-markers",
+         "uncited-marker", "all-phrases", "no-evidence-ids"],
+)
+def test_answer_hit_counts_own_sentences_and_code_not_quotes_of_wrong_items(
+    text: str, phrases: list[str], citations: list, expected: float
+) -> None:
+    assert m.answer_hit(text, phrases, citations, [GOLD_SPAN]) == expected
+
+
+def test_answer_hit_without_gold_spans_reads_the_whole_answer() -> None:
+    assert m.answer_hit(WRONG_DOC, ["attrs.define"], [WRONG], []) == 1.0
+
+
 @pytest.mark.parametrize(
     ("text", "grounded", "expected"),
     [

@@ -14,7 +14,7 @@ import pytest
 
 from sift.cli import main
 from sift.errors import InvalidQuery, NotFound
-from sift.eval.compare import compare, load_run, render_comparison
+from sift.eval.compare import RunsDiffer, compare, load_run, render_comparison
 from sift.eval.format import EvalQuestion, GoldSpan
 from sift.eval.report import render_markdown, run_to_dict, worst_questions, write_reports
 from sift.eval.runner import EvalRun, run_eval
@@ -162,3 +162,56 @@ def test_cli_eval_compare_text_and_json(tmp_path: Path, capsys: pytest.CaptureFi
     assert {c["id"] for c in data["changed"]} == {"q2", "q3"}
     assert main(["eval", "compare", str(a_json)]) == 2
     assert main(["eval", "compare", str(a_json), str(tmp_path / "missing.json")]) == 1
+
+
+def _retrieval_run(questions: list[EvalQuestion]) -> dict:
+    run = run_eval(questions, mode="retrieval", retrieve=retrieve_gold_at_rank(RANKS_A))
+    return run_to_dict(run, "r")
+
+
+def test_compare_refuses_runs_over_different_sets_or_modes_unless_forced(tmp_path: Path) -> None:
+    full = _retrieval_run(QUESTIONS)
+    fewer = _retrieval_run(QUESTIONS[:4])
+    with pytest.raises(RunsDiffer, match=r"question sets differ \(3 only in A, 0 only in B, 0 changed\).*the 4 "):
+        compare(full, fewer)
+    answers = run_to_dict(run_eval(QUESTIONS, mode="answer", answer=lambda q: ScriptedAnswer(
+        "alpha [1].", [("src/a.py", 12, 12, "1")], True)), "ans")
+    with pytest.raises(RunsDiffer, match=r"modes differ \(retrieval vs answer\)"):
+        compare(full, answers)
+    edited = [q.model_copy(update={"query": "reworded"}) if q.id == "q1" else q for q in QUESTIONS]
+    with pytest.raises(RunsDiffer, match="1 changed"):
+        compare(full, _retrieval_run(edited))
+    forced = compare(full, fewer, force=True)
+    assert forced["compared"] == 4 and forced["differences"]
+    # aggregates are recomputed over the shared questions: identical runs on them, so no delta but latency
+    assert forced["aggregate"]["questions"] == {"a": 4, "b": 4, "delta": 0}
+    assert full["aggregate"]["span_mrr"] != forced["aggregate"]["span_mrr"]["a"]
+    assert all(v["delta"] in (0, None) for n, v in forced["aggregate"].items() if not n.startswith("latency"))
+    assert "compared the 4 question(s) both runs share" in render_comparison(forced)
+    assert compare(full, _retrieval_run(QUESTIONS))["compared"] == len(QUESTIONS)
+
+
+def test_cli_eval_compare_refuses_mismatched_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a_json, _ = write_reports(_run(RANKS_A), tmp_path, "a")
+    short = run_eval(QUESTIONS[:3], mode="retrieval", retrieve=retrieve_gold_at_rank(RANKS_B))
+    b_json, _ = write_reports(short, tmp_path, "b")
+    assert main(["eval", "compare", str(a_json), str(b_json)]) == 1
+    assert "pass --force to compare the 3 question(s)" in capsys.readouterr().err.lower()
+    assert main(["eval", "compare", str(a_json), str(b_json), "--force"]) == 0
+    out = capsys.readouterr().out
+    assert "forced: question sets differ (4 only in A, 0 only in B, 0 changed)" in out
+    assert "compared the 3 question(s) both runs share" in out
+
+
+def test_report_shows_metadata_and_groups_by_a_metadata_key(tmp_path: Path) -> None:
+    questions = [q.model_copy(update={"meta": {"difficulty": "hard" if i < 2 else "easy"}})
+                 for i, q in enumerate(QUESTIONS[:4])]
+    run = run_eval(questions, mode="retrieval", retrieve=retrieve_gold_at_rank(RANKS_A), by="difficulty")
+    assert set(run.by_group) == {"easy", "hard"}
+    assert run.by_group["hard"]["questions"] == 2 and run.by_group["hard"]["span_hit@3"] == 1.0
+    json_path, md_path = write_reports(run, tmp_path, "meta")
+    report = json.loads(json_path.read_text(encoding="utf-8"))
+    assert report["by"] == "difficulty" and report["questions"][0]["meta"] == {"difficulty": "hard"}
+    markdown = md_path.read_text(encoding="utf-8")
+    assert "## By difficulty" in markdown and "| hard | 2 | 0 |" in markdown
+    assert '- metadata: difficulty="easy"' in markdown

@@ -1,0 +1,67 @@
+"""Threads: ``GET /v1/threads``, ``PUT/GET/DELETE /v1/threads/{thread_id}`` over ``sift.graph.threads``.
+
+The same store ``sift ask --thread`` and ``sift threads`` use, so a thread started on either side is listed,
+read and continued on the other.
+"""
+
+from __future__ import annotations
+
+import anyio
+from litestar import Controller, Response, delete, get, put
+from litestar.datastructures import State
+from litestar.di import NamedDependency
+from litestar.openapi import ResponseSpec
+from litestar.params import JSONBody, Parameter
+
+from sift.api.controllers.common import errors
+from sift.api.schemas import KB_NAME, ThreadCreate, ThreadDetail, ThreadList, ThreadSummary
+from sift.db.api_tables import THREAD_ID_MAX
+from sift.graph.threads import THREAD_ID, delete_thread, get_thread, list_threads, put_thread
+from sift.ingest.store import get_serving_kb
+
+ThreadParam = Parameter(pattern=THREAD_ID, min_length=1, max_length=THREAD_ID_MAX,
+                        description="the thread's id: a uuid, a slug or an id of the client's such as "
+                                    "`slack:C024BE91L` (no `/`, spaces or control characters)")
+
+
+class ThreadController(Controller):
+    """Conversations of the caller's tenant: named by the client or by the server, listed, read and deleted."""
+
+    path = "/v1/threads"
+    tags = ["threads"]
+
+    @get("/", operation_id="list_threads", sync_to_thread=True, responses=errors())
+    def threads(
+        self,
+        state: State,
+        tenant: NamedDependency[str],
+        kb: str | None = Parameter(default=None, pattern=KB_NAME),
+        limit: int = Parameter(default=50, ge=1, le=500),
+        offset: int = Parameter(default=0, ge=0, le=1_000_000),
+    ) -> ThreadList:
+        """The caller's threads, most recent first (those started by `sift ask` too)."""
+        return ThreadList.model_validate({"threads": list_threads(state.engine, tenant, kb, limit, offset)})
+
+    @put("/{thread_id:str}", operation_id="put_thread", status_code=200,
+         responses={201: ResponseSpec(data_container=ThreadSummary, description="The thread was created."),
+                    **errors(404, 409)})
+    async def create(self, state: State, tenant: NamedDependency[str], data: JSONBody[ThreadCreate],
+                  thread_id: str = ThreadParam) -> Response[ThreadSummary]:
+        """Create the thread ``thread_id`` on a knowledge base (201), or return it when it exists (200);
+        a title or metadata given replaces the stored one. Sending a message to a new id creates it too."""
+        await anyio.to_thread.run_sync(get_serving_kb, state.engine, data.kb, tenant)
+        thread, created = await anyio.to_thread.run_sync(
+            lambda: put_thread(state.engine, tenant, thread_id, data.kb, title=data.title, meta=data.metadata))
+        return Response(ThreadSummary.model_validate(thread), status_code=201 if created else 200)
+
+    @get("/{thread_id:str}", operation_id="get_thread", sync_to_thread=True, responses=errors(404))
+    def thread(self, state: State, tenant: NamedDependency[str], thread_id: str = ThreadParam) -> ThreadDetail:
+        """A thread's turns: questions, answers and citations."""
+        return ThreadDetail.model_validate(get_thread(state.engine, tenant, thread_id))
+
+    @delete("/{thread_id:str}", operation_id="delete_thread", status_code=204, responses=errors(404))
+    async def remove(self, state: State, tenant: NamedDependency[str], thread_id: str = ThreadParam) -> None:
+        """Delete a thread: its ownership row and its checkpointed state (its records stay)."""
+        key = await anyio.to_thread.run_sync(delete_thread, state.engine, tenant, thread_id)
+        if state.ask is not None:
+            await state.ask.delete_thread(key)
