@@ -15,9 +15,9 @@ from sift.config import Settings
 from sift.errors import InvalidQuery, SiftError
 from sift.graph.build import compile_graph
 from sift.graph.context import AskContext
+from sift.graph.intake import MAX_QUESTION_CHARS
 from sift.graph.state import Answer
 
-MAX_QUESTION_CHARS = 2000
 SETUP_LOCK = 0x51F7C4EC  # advisory lock key for creating the PostgreSQL checkpoint tables
 STATE_TYPES = [("sift.graph.state", name) for name in
                ("Plan", "ChannelResult", "Evidence", "Citation", "Draft", "Verdict", "Answer", "Reset", "RetrieveTask")]
@@ -151,7 +151,7 @@ class AskService:
                 if mode == "messages":
                     msg, meta = chunk
                     text = getattr(msg, "content", "")
-                    if meta.get("langgraph_node") in ("generate", "summarize") and isinstance(text, str) and text:
+                    if meta.get("langgraph_node") in ("answer", "summarize") and isinstance(text, str) and text:
                         yield "token", {"text": text}
                     continue
                 for node, update in (chunk or {}).items():
