@@ -34,6 +34,7 @@ from sift.graph.tools import evidence_block, run_tool
 log = logging.getLogger(__name__)
 
 MAX_TOOL_STEPS = 6  # model turns with tools per round; the next one must answer
+MAX_TOOL_CALLS = 12  # tool calls run per round; calls past it are answered "not run" in one step
 MAX_EVIDENCE = 24  # tools stop adding evidence past this many items
 EVIDENCE_PER_CALL = 5
 
@@ -106,19 +107,33 @@ def route_agent(state: AskState) -> Literal["tools", "answer", "check"]:
     return "tools" if _pending(list(state.get("messages") or [])) else "answer"
 
 
+def _calls_run(messages: list[AnyMessage]) -> int:
+    return sum(1 for m in messages if isinstance(m, ToolMessage) and m.status != "error")
+
+
 def route_tools(state: AskState) -> Literal["tools", "agent", "answer"]:
     """More tool calls of the same turn → ``tools`` again; else back to the model, or, once it has had
-    ``MAX_TOOL_STEPS`` turns with tools, on to the answer (the tools are withdrawn)."""
-    if _pending(list(state.get("messages") or [])):
+    ``MAX_TOOL_STEPS`` turns with tools or ``MAX_TOOL_CALLS`` calls, on to the answer (tools withdrawn)."""
+    messages = list(state.get("messages") or [])
+    if _pending(messages):
         return "tools"
-    return "answer" if state.get("agent_steps", 0) >= MAX_TOOL_STEPS else "agent"
+    spent = state.get("agent_steps", 0) >= MAX_TOOL_STEPS or _calls_run(messages) >= MAX_TOOL_CALLS
+    return "answer" if spent else "agent"
 
 
 async def tools(state: AskState, runtime: Runtime[AskContext]) -> dict[str, Any]:
-    """Run the next pending tool call; its hits join the evidence as new numbered items the model is shown."""
+    """Run the next pending tool call; its hits join the evidence as new numbered items the model is shown.
+
+    One call per step, so each is checkpointed on its own and can be replayed.
+    """
     ctx = runtime.context
     kb, tenant = state["kb"], state.get("tenant") or "default"
-    call = _pending(list(state.get("messages") or []))[0]
+    messages = list(state.get("messages") or [])
+    pending = _pending(messages)
+    if _calls_run(messages) >= MAX_TOOL_CALLS:  # the round's budget is spent: answer the rest unrun, at once
+        return {"messages": [ToolMessage(content=f"not run: this round's {MAX_TOOL_CALLS} tool calls are spent",
+                                         tool_call_id=c["id"], name=c["name"], status="error") for c in pending]}
+    call = pending[0]
     text, hits = await asyncio.to_thread(run_tool, ctx, kb, tenant, call["name"], call.get("args") or {})
     evidence: list[Evidence] = list(state.get("evidence") or [])
     added: list[Evidence] = []

@@ -16,12 +16,15 @@ from langgraph.runtime import Runtime
 from langgraph.types import Send
 
 from sift.graph import agent, nodes
-from sift.graph.context import AskContext
+from sift.graph.context import MAX_ROUNDS, AskContext
 from sift.graph.intake import IntakeState, intake
 from sift.graph.state import AskInput, AskOutput, AskState
 
 #: Builds a run's ``AskContext`` from what the run was given (Studio's tunables, or nothing).
 Provide = Callable[[Any], AskContext]
+#: Steps a run may take: every round (the first and each fallback) at its longest, with the agent loop's model
+#: turns and tool calls, plus intake, planner and summary.
+RECURSION_LIMIT = (MAX_ROUNDS + 1) * (agent.MAX_TOOL_STEPS + agent.MAX_TOOL_CALLS + 8) + 3
 
 
 def _with_context(fn: Callable[..., Any], provide: Provide | None) -> Callable[..., Any]:

@@ -13,7 +13,7 @@ from sqlalchemy import Engine
 
 from sift.config import Settings
 from sift.errors import InvalidQuery, SiftError
-from sift.graph.build import compile_graph
+from sift.graph.build import RECURSION_LIMIT, compile_graph
 from sift.graph.context import AskContext
 from sift.graph.intake import MAX_QUESTION_CHARS
 from sift.graph.state import Answer
@@ -123,7 +123,7 @@ class AskService:
 
     @staticmethod
     def _config(thread_id: str) -> dict[str, Any]:
-        return {"configurable": {"thread_id": thread_id}, "recursion_limit": 100}
+        return {"configurable": {"thread_id": thread_id}, "recursion_limit": RECURSION_LIMIT}
 
     async def ask(self, question: str, kb: str, tenant: str = "default", thread_id: str | None = None) -> Answer:
         """Answer ``question`` about knowledge base ``kb`` on a thread (a new one when ``thread_id`` is None)."""

@@ -19,11 +19,8 @@ from langchain_core.runnables import RunnableConfig
 from pydantic import Field
 
 from sift.config import Settings
-from sift.graph.build import build_graph
+from sift.graph.build import RECURSION_LIMIT, build_graph
 from sift.graph.context import MAX_ROUNDS, AskContext
-
-#: Studio's default of 25 steps is too few for six fallback rounds of a tool-calling agent.
-RECURSION_LIMIT = 200
 
 
 @dataclass
@@ -82,6 +79,6 @@ async def make_graph(config: RunnableConfig) -> AsyncIterator[Any]:
     provide = LazyContext(Settings())
     try:
         graph = build_graph(provide, context_schema=StudioContext).compile(name="sift-ask")
-        yield graph.with_config(recursion_limit=RECURSION_LIMIT)
+        yield graph.with_config(recursion_limit=RECURSION_LIMIT)  # Studio's default, 25, is too few
     finally:
         provide.close()

@@ -165,3 +165,14 @@ def test_llm_each_tool_call_is_its_own_checkpointed_step(env) -> None:
         called.append(new[0].name)
     assert called == ["docql", "search", "list_file_content"]
     assert replayed["answer"].grounded and replayed["answer"].mode == "llm"
+
+
+def test_llm_tool_calls_past_the_round_budget_are_not_run(env) -> None:
+    calls = [("list_file_content", {"file_path": "pkg/auth.py", "start_line": i, "end_line": i + 1})
+             for i in range(1, 15)]
+    with ScriptedLLM([PLAN, {"tool_calls": calls}, final_answer]) as llm:
+        answer = _ask(env, llm)
+    assert answer.mode == "llm" and answer.grounded
+    assert len(llm.requests) == 3  # the budget is spent: straight to the answer, no further model turn
+    results = [m["content"] for m in llm.requests[2]["messages"] if m.get("role") == "tool"]
+    assert len(results) == 14 and sum(r.startswith("not run") for r in results) == 2
