@@ -14,11 +14,12 @@ from typing import Any
 
 import anyio
 from litestar import Litestar
-from litestar.datastructures import State
+from litestar.datastructures import CacheControlHeader, State
 from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
-from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
+from litestar.openapi.plugins import SwaggerRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
+from litestar.static_files import create_static_files_router
 
 from sift.api.auth import provide_tenant
 from sift.api.batching import BatchingEmbedder
@@ -31,6 +32,7 @@ from sift.api.controllers.threads import ThreadController
 from sift.api.errors import EXCEPTION_HANDLERS
 from sift.api.jobs import JobRunner
 from sift.api.limits import LimitedAskService
+from sift.api.openapi import SWAGGER_DIR, SWAGGER_URL, operation_id
 from sift.api.settings import ApiSettings, api_settings
 from sift.config import Settings
 from sift.db import open_database
@@ -97,17 +99,24 @@ def create_app(settings: Settings | None = None, *, embedder: Any = None, debug:
     settings = api_settings(settings or ApiSettings())
     state = State({"settings": settings, "engine": None, "embedder": None, "checkpointer": None, "ask": None,
                    "cache": None, "searcher": None, "search_limiter": None, "jobs": None})
+    # Swagger UI from files the package ships (api/static/swagger-ui), not a CDN: the docs render offline.
+    swagger = SwaggerRenderPlugin(
+        path=["/", "/swagger"], js_url=f"{SWAGGER_URL}/swagger-ui-bundle.js", css_url=f"{SWAGGER_URL}/swagger-ui.css",
+        standalone_preset_js_url=f"{SWAGGER_URL}/swagger-ui-standalone-preset.js",
+        favicon=f"<link rel='icon' type='image/png' href='{SWAGGER_URL}/favicon-32x32.png'>")
     openapi = OpenAPIConfig(
         title="sift", version="0.1.0", path="/schema",
         description="Answers about a code base with citations to exact files and lines.",
-        render_plugins=[ScalarRenderPlugin(), SwaggerRenderPlugin(path="/swagger")],
+        render_plugins=[swagger], operation_id_creator=operation_id,
         components=Components(security_schemes={
             "BearerToken": SecurityScheme(type="http", scheme="bearer", description="`sift keys create`")}),
         security=[{"BearerToken": []}] if settings.auth else None,
     )
+    static = create_static_files_router(path=SWAGGER_URL, directories=[SWAGGER_DIR], include_in_schema=False,
+                                        cache_control=CacheControlHeader(max_age=86400), name="swagger-ui")
     return Litestar(
         route_handlers=[HealthController, KbController, JobController, SearchController, ChatController,
-                        ThreadController],
+                        ThreadController, static],
         dependencies={"tenant": Provide(provide_tenant)},
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=[_lifespan(settings, embedder)],

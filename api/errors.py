@@ -7,7 +7,7 @@ from typing import Any
 
 from litestar import MediaType, Request, Response
 from litestar.exceptions import HTTPException, ValidationException
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from sift.errors import Conflict, IndexNotReady, InvalidQuery, NotFound, OutsideRoot, SiftError, UpstreamError
 
@@ -34,10 +34,14 @@ HTTP_CODES = {
 class ErrorBody(BaseModel):
     """The JSON body of every error response."""
 
-    error: str
-    detail: str
-    field: str | None = None
-    position: int | None = None
+    error: str = Field(description="A stable code: invalid_request, invalid_query, unauthorized, not_found, "
+                                   "conflict, body_too_large, index_not_ready, upstream_error, …",
+                       examples=["not_found"])
+    detail: str = Field(description="What went wrong and what to do next.",
+                        examples=["knowledge base 'myproject' does not exist; create it with "
+                                  "`sift ingest PATH --kb myproject`"])
+    field: str | None = Field(None, description="The request field at fault.", examples=["kb"])
+    position: int | None = Field(None, description="1-based column of a DocQL syntax error.", examples=[3])
 
 
 class Unauthorized(SiftError):

@@ -8,10 +8,26 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
 from sift.db.api_tables import THREAD_ID_MAX
+from sift.graph.intake import MAX_QUESTION_CHARS
 from sift.graph.threads import THREAD_ID
 
 KB_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
 Channel = Literal["bm25", "vector", "smart"]
+
+# Litestar's OpenAPI drops a pydantic field's pattern, and every constraint inside an optional union; they are
+# enforced by pydantic and declared again as schema extras (``json_schema_extra``, ``_declare``), which it keeps.
+Title = Annotated[str, Field(min_length=1, max_length=500)]
+# A thread's metadata: flat key → scalar pairs (a chat channel, a user id), so the schema types every value.
+Metadata = dict[str, str | int | float | bool | None]
+PathGlob = Annotated[str, Field(min_length=1, max_length=500)]
+Language = Annotated[str, Field(min_length=1, max_length=40)]
+ServerPath = Annotated[str, Field(min_length=1, max_length=4096)]
+
+
+def _declare(**limits: Any) -> Any:
+    """An optional field's default (None) with its type's limits declared for the OpenAPI document."""
+    examples = limits.pop("examples", None)
+    return Field(default=None, examples=examples, json_schema_extra=limits)
 
 
 def _utc(value: datetime) -> datetime:
@@ -24,6 +40,12 @@ Timestamp = Annotated[datetime, AfterValidator(_utc)]
 OptionalThreadId = Annotated[str | None, StringConstraints(pattern=THREAD_ID, max_length=THREAD_ID_MAX)]
 
 
+class IngestCounters(BaseModel):
+    """Counters of an ingest run (files, chunks, timings…); which keys appear depends on the run."""
+
+    model_config = ConfigDict(extra="allow")
+
+
 class _Request(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=False)
 
@@ -32,37 +54,38 @@ class ChatRequest(_Request):
     """Ask a question; omit ``thread_id`` to start a new thread, or name one: the first message to an id this
     tenant has not used starts a thread of that id."""
 
-    kb: str = Field(pattern=KB_NAME, examples=["myproject"])
+    kb: str = Field(pattern=KB_NAME, examples=["myproject"], json_schema_extra={"pattern": KB_NAME})
     # the graph's limit; at least one visible character (JSON Schema patterns match anywhere)
-    message: str = Field(min_length=1, max_length=2000, pattern=r"\S", examples=["where is the auth token validated?"])
+    message: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS, pattern=r"\S", json_schema_extra={"pattern": r"\S"},
+                         examples=["where is the auth token validated?"])
     thread_id: OptionalThreadId = Field(default=None, examples=["slack-C024BE91L"])
 
 
 class ThreadCreate(_Request):
     """Create a thread under the id in the path (idempotent); a title or metadata given replaces the stored one."""
 
-    kb: str = Field(pattern=KB_NAME, examples=["myproject"])
-    title: str | None = Field(default=None, min_length=1, max_length=500)
-    metadata: dict[str, Any] | None = Field(default=None, examples=[{"channel": "C024BE91L"}])
+    kb: str = Field(pattern=KB_NAME, examples=["myproject"], json_schema_extra={"pattern": KB_NAME})
+    title: Title | None = _declare(min_length=1, max_length=500)
+    metadata: Metadata | None = Field(default=None, examples=[{"channel": "C024BE91L"}])
 
 
 class SearchRequest(_Request):
     """Fused search over a knowledge base (no LLM)."""
 
-    kb: str = Field(pattern=KB_NAME)
+    kb: str = Field(pattern=KB_NAME, json_schema_extra={"pattern": KB_NAME})
     query: str = Field(min_length=1, max_length=2000, examples=["validate token"])
     k: int = Field(default=10, ge=1, le=200)
     channels: Literal["all", "bm25", "vector", "smart"] | list[Channel] = "all"
     index: Literal["all", "file", "function", "doc"] = "all"
-    path_glob: str | None = Field(default=None, min_length=1, max_length=500, examples=["src/**"])
-    language: str | None = Field(default=None, min_length=1, max_length=40)
+    path_glob: PathGlob | None = _declare(min_length=1, max_length=500, examples=["src/**"])
+    language: Language | None = _declare(min_length=1, max_length=40)
     source_type: Literal["code", "doc", "text"] | None = None
 
 
 class DocqlRequest(_Request):
     """A DocQL query, e.g. ``$.code.class("AuthService")``."""
 
-    kb: str = Field(pattern=KB_NAME)
+    kb: str = Field(pattern=KB_NAME, json_schema_extra={"pattern": KB_NAME})
     query: str = Field(min_length=1, max_length=2000, examples=['$.toc[?(@.level == 1)]'])
     limit: int = Field(default=50, ge=1, le=500)
 
@@ -70,7 +93,7 @@ class DocqlRequest(_Request):
 class KbCreate(_Request):
     """Create a knowledge base from a server-side directory and start its first ingest."""
 
-    name: str = Field(pattern=KB_NAME)
+    name: str = Field(pattern=KB_NAME, json_schema_extra={"pattern": KB_NAME})
     path: str = Field(min_length=1, max_length=4096)
     public: bool = False
 
@@ -78,7 +101,7 @@ class KbCreate(_Request):
 class IngestRequest(_Request):
     """Re-ingest a knowledge base, from ``path`` or (when omitted) from its recorded root."""
 
-    path: str | None = Field(default=None, min_length=1, max_length=4096)
+    path: ServerPath | None = _declare(min_length=1, max_length=4096)
     public: bool = False
 
 
@@ -117,7 +140,7 @@ class GenerationInfo(BaseModel):
     status: str
     created_at: Timestamp | None = None
     published_at: Timestamp | None = None
-    stats: dict[str, Any] | None = None
+    stats: IngestCounters | None = None
     index_bytes: int
 
 
@@ -143,8 +166,8 @@ class Job(BaseModel):
     status: Literal["queued", "running", "succeeded", "failed"]
     source_path: str
     generation: int | None = None
-    progress: dict[str, Any] | None = None
-    result: dict[str, Any] | None = None
+    progress: IngestCounters | None = None
+    result: IngestCounters | None = None
     failures: int
     error: str | None = None
     created_at: Timestamp | None = None
@@ -158,20 +181,67 @@ class KbCreated(BaseModel):
     job: Job
 
 
+class FileHit(BaseModel):
+    """One search hit under its file: what it is, its exact lines and a snippet."""
+
+    type: str = Field(description="Kind of span: file, class, function, method, doc, …", examples=["function"])
+    name: str = Field(examples=["pkg/auth.py::AuthService.validate_token"])
+    start_line: int
+    end_line: int
+    score: float
+    rank: int = Field(description="1-based rank in the fused list.")
+    channels: list[str] = Field(description="Channels that found it.", examples=[["bm25", "vector"]])
+    snippet: str | None = None
+
+
+class Hit(BaseModel):
+    """One fused search hit, flat."""
+
+    rank: int
+    path: str = Field(examples=["pkg/auth.py"])
+    start_line: int
+    end_line: int
+    type: str = Field(examples=["function"])
+    name: str
+    score: float
+    channels: list[str]
+    chunk_id: int | None = None
+    node_id: int | None = None
+
+
 class SearchResponse(BaseModel):
     type: Literal["search_result"]
     query: str
-    files: dict[str, list[dict[str, Any]]]
-    hits: list[dict[str, Any]]
+    files: dict[str, list[FileHit]] = Field(description="Hits grouped by file path, files in rank order.")
+    hits: list[Hit]
     total: int
     smart_level: int | None = None
     timings_ms: dict[str, float]
 
 
+class DocqlItem(BaseModel):
+    """One DocQL result under its file: a heading, code node, call, file, entity, code block or match.
+
+    The fields after the lines depend on ``type`` (``text``/``level``/``anchor`` for headings, ``name``/
+    ``qualified_name``/``signature`` for code, ``source``/``content`` when the query asks for text, …).
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    type: str = Field(examples=["heading"])
+    line: int
+    start_line: int
+    end_line: int
+    name: str | None = None
+    text: str | None = None
+    node_id: int | None = None
+    children: list[DocqlItem] | None = Field(None, description="Nested nodes of `$.structure.tree()`.")
+
+
 class DocqlResponse(BaseModel):
     type: Literal["docql_result"]
     query: str
-    files: dict[str, list[dict[str, Any]]]
+    files: dict[str, list[DocqlItem]]
     total: int
     truncated: bool
 
@@ -185,31 +255,89 @@ class FileContent(BaseModel):
     lines: list[str]
 
 
+class Citation(BaseModel):
+    """A checked citation: the evidence it points to, the file and the exact lines, with the cited text."""
+
+    evidence_id: int = Field(description="The [n] marker in the answer text.", examples=[1])
+    path: str = Field(examples=["pkg/auth.py"])
+    start_line: int = Field(examples=[12])
+    end_line: int = Field(examples=[14])
+    snippet: str = ""
+    valid: bool = True
+
+
+class FileCitation(BaseModel):
+    """A citation listed under its file in ``Answer.files``."""
+
+    type: str = Field(description="Kind of the cited span (function, class, doc, lines, …).")
+    name: str
+    line: int
+    start_line: int
+    end_line: int
+    evidence_id: int
+    snippet: str = ""
+
+
+class EvidenceItem(BaseModel):
+    """A numbered piece of evidence the answer could cite."""
+
+    id: int
+    path: str
+    start_line: int
+    end_line: int
+    kind: str
+    name: str
+    score: float
+
+
+class PlanSummary(BaseModel):
+    """What the planner decided for the question."""
+
+    model_config = ConfigDict(extra="allow")
+
+    question_type: str = Field(examples=["locate"])
+    need_retrieval: bool = True
+    standalone: str = Field("", description="The question rewritten to stand alone.")
+    identifiers: list[str] = Field(default_factory=list)
+    key_terms: list[str] = Field(default_factory=list)
+    intent: str = "both"
+    kbs: list[str] = Field(default_factory=list)
+    channels: list[str] = Field(default_factory=list)
+    index_type: str = "all"
+    source_type: str | None = None
+    docql: list[str] = Field(default_factory=list)
+    subqueries: list[str] = Field(default_factory=list)
+    k_citations: int = 1
+    budget_ms: int = 0
+    budget_tokens: int = 0
+    strategy: str = "initial"
+
+
 class Answer(BaseModel):
     """The graph's final answer, as returned by ``POST /v1/chat``."""
 
     model_config = ConfigDict(extra="allow")
 
     text: str
-    citations: list[dict[str, Any]]
-    files: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
+    citations: list[Citation]
+    files: dict[str, list[FileCitation]] = Field(default_factory=dict)
     grounded: bool
     rounds: int = 0
     fallbacks: int = 0
-    plan: dict[str, Any] = Field(default_factory=dict)
+    plan: PlanSummary | None = None
     tokens: int = 0
     elapsed_ms: float = 0.0
     mode: Literal["extractive", "llm"] = "extractive"
     thread_id: str
     degraded: bool = False
-    evidence: list[dict[str, Any]] = Field(default_factory=list)
+    evidence: list[EvidenceItem] = Field(default_factory=list)
 
 
 class Turn(BaseModel):
     id: int
     question: str
     answer: str | None = None
-    citations: list[dict[str, Any]]
+    citations: list[Citation]
     grounded: bool | None = None
     status: str
     error: str | None = None
@@ -220,7 +348,7 @@ class ThreadSummary(BaseModel):
     thread_id: str
     kb: str
     title: str | None = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: Metadata = Field(default_factory=dict)
     turns: int
     created_at: Timestamp | None = None
     updated_at: Timestamp | None = None

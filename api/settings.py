@@ -28,6 +28,10 @@ class ApiSettings(Settings):
         default=4, ge=1, le=256,
         description="Chat graph runs (`/v1/chat`, `/v1/chat/stream`) at once per process; more wait in arrival order.",
     )
+    sse_keepalive_s: float = Field(
+        default=15.0, gt=0, le=300,
+        description="A `: keep-alive` comment goes out on a chat stream quiet this long, so proxies keep it open.",
+    )
     search_concurrency: int = Field(
         default=4, ge=1, le=64,
         description="Searches (`/v1/search`) computed at once per process; more wait in arrival order. A few at a "

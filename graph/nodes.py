@@ -119,15 +119,9 @@ async def fuse(state: AskState, runtime: Runtime[AskContext]) -> dict[str, Any]:
     return {"evidence": reset(evidence), "idf": idf}
 
 
-async def generate(state: AskState, runtime: Runtime[AskContext]) -> dict[str, Any]:
-    """Write the answer: the LLM agent (tools, structured output) when configured, else the extractive writer."""
-    ctx = runtime.context
+async def generate(state: AskState) -> dict[str, Any]:
+    """Write the answer with the extractive writer (with a chat model, ``graph/agent.py`` writes it instead)."""
     plan, evidence = state["plan"], state.get("evidence") or []
-    if ctx.chat_model is not None and plan.need_retrieval:
-        draft, extra = await llm.generate_with_llm(ctx, state)
-        if extra:
-            return {"draft": draft, "evidence": extra, "tokens": state.get("tokens", 0) + draft.tokens}
-        return {"draft": draft, "tokens": state.get("tokens", 0) + draft.tokens}
     draft = write_extractive(plan, evidence, state.get("idf") or {}, state["kb"])
     return {"draft": draft}
 

@@ -27,7 +27,11 @@ def planner_user(question: str, history: Sequence[dict[str, Any]]) -> str:
 AGENT_SYSTEM = """\
 You are a senior engineer answering questions about a code base. You are given numbered evidence [n] with
 file paths and line numbers. You may call tools to find more: search, list_file_content and docql; their
-results become new numbered evidence. When you are done, reply with one JSON object only:
+results become new numbered evidence. When the evidence is enough (or nothing more can be found), stop
+calling tools and say so in one line; you will then be asked for the final answer."""
+
+FINAL_ANSWER = """\
+Now give the final answer as one JSON object:
 {"answer": "...", "citations": [{"evidence_id": n, "start_line": a, "end_line": b}], "not_found": false}
 Every sentence of the answer must end with the [n] markers of the evidence it relies on. Put code names in
 backticks only when they appear in the cited lines. If the evidence does not answer the question, set
@@ -38,9 +42,6 @@ Tools are no longer available. Using only the numbered evidence below, write the
 JSON object {"answer": "...", "citations": [{"evidence_id": n}], "not_found": bool}. Every sentence ends with
 its [n] markers. If the evidence does not answer the question, say "Not found in the indexed sources." and set
 not_found to true."""
-
-FORCE_FINAL = "Stop calling tools now and give the final JSON answer from the evidence you have."
-
 
 def agent_user(question: str, evidence_block: str, k: int) -> str:
     """The agent's first user message: the evidence, the question and K."""

@@ -13,11 +13,11 @@ from sqlalchemy import Engine
 
 from sift.config import Settings
 from sift.errors import InvalidQuery, SiftError
-from sift.graph.build import compile_graph
+from sift.graph.build import RECURSION_LIMIT, compile_graph
 from sift.graph.context import AskContext
+from sift.graph.intake import MAX_QUESTION_CHARS
 from sift.graph.state import Answer
 
-MAX_QUESTION_CHARS = 2000
 SETUP_LOCK = 0x51F7C4EC  # advisory lock key for creating the PostgreSQL checkpoint tables
 STATE_TYPES = [("sift.graph.state", name) for name in
                ("Plan", "ChannelResult", "Evidence", "Citation", "Draft", "Verdict", "Answer", "Reset", "RetrieveTask")]
@@ -124,7 +124,7 @@ class AskService:
 
     @staticmethod
     def _config(thread_id: str) -> dict[str, Any]:
-        return {"configurable": {"thread_id": thread_id}, "recursion_limit": 100}
+        return {"configurable": {"thread_id": thread_id}, "recursion_limit": RECURSION_LIMIT}
 
     async def ask(self, question: str, kb: str, tenant: str = "default", thread_id: str | None = None) -> Answer:
         """Answer ``question`` about knowledge base ``kb`` on a thread (a new one when ``thread_id`` is None)."""
@@ -152,7 +152,7 @@ class AskService:
                 if mode == "messages":
                     msg, meta = chunk
                     text = getattr(msg, "content", "")
-                    if meta.get("langgraph_node") in ("generate", "summarize") and isinstance(text, str) and text:
+                    if meta.get("langgraph_node") in ("answer", "summarize") and isinstance(text, str) and text:
                         yield "token", {"text": text}
                     continue
                 for node, update in (chunk or {}).items():

@@ -8,9 +8,14 @@ nothing grows silently across rounds or across the turns of one thread.
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Annotated, Any, Literal, NotRequired, Required
 
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
 from pydantic import BaseModel, ConfigDict, Field
+
+# LangGraph reads input/output schemas with pydantic, which needs typing_extensions' TypedDict on Python < 3.12
+from typing_extensions import TypedDict
 
 QuestionType = Literal["locate", "explain", "list", "doc", "follow-up", "chit-chat"]
 NOT_FOUND = "Not found in the indexed sources."
@@ -217,14 +222,18 @@ class AskState(TypedDict, total=False):
     idf: dict[str, float]
     answer: Answer | None
     turns: Annotated[list[dict[str, Any]], operator.add]
+    messages: Annotated[list[AnyMessage], add_messages]  # the LLM agent's transcript of the current round
+    agent_steps: int  # model calls the agent made in the current round
+    agent_round: int  # the round ``messages`` belongs to (-1: none yet this question)
 
 
 class AskInput(TypedDict, total=False):
-    """What a caller (or Studio) sends: the question and the knowledge base."""
+    """What a caller (or Studio) sends: the question (``message``, as over REST) and the knowledge base."""
 
-    question: str
-    kb: str
-    tenant: str
+    message: NotRequired[Annotated[str, Field(description="The question about the code or docs (as over REST).")]]
+    question: NotRequired[Annotated[str, Field(description="Alias of `message`, kept for older callers.")]]
+    kb: Required[Annotated[str, Field(description="Knowledge base to answer from (see `sift kb list`).")]]
+    tenant: NotRequired[Annotated[str, Field(description="Tenant that owns the knowledge base.")]]
 
 
 class AskOutput(TypedDict, total=False):

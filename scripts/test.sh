@@ -10,6 +10,9 @@ export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 SIFT_PG_BIN="$(bash scripts/pg.sh)"
 export SIFT_PG_BIN
 python -c "import psycopg" 2>/dev/null || python -m pip install -q "psycopg[binary]>=3.2,<4"
+# A headless browser for the docs-page test (apt-get as root on a fresh machine).
+SIFT_CHROMIUM="$(bash scripts/chromium.sh)"
+export SIFT_CHROMIUM
 ruff check .
 # The built wheel, installed non-editable into a fresh virtualenv outside the checkout, ingests, asks and serves.
 bash scripts/wheel_check.sh

@@ -5,6 +5,11 @@ the real ``ChatOpenAI`` client to talk to it. Each request consumes the next ste
 (``{"content": ...}``, ``{"tool_calls": [(name, args), ...]}``, ``{"status": 500}``, ``{"hang": seconds}``,
 ``{"raw": "not json"}``) or a callable that receives the request body and returns such a dict. Requests are
 recorded in ``requests``.
+
+``response_format`` is honoured as a structured-output server would: ``json_object`` and ``json_schema``
+replies must be JSON (a scripted reply that is not is sent as-is, to test the client's handling). A stand-in
+built with ``json_schema=False`` answers a ``json_schema`` request with HTTP 400, as servers without
+structured-output support do, so the client's fallback to JSON mode can be tested.
 """
 
 from __future__ import annotations
@@ -22,9 +27,10 @@ Step = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
 class ScriptedLLM:
     """Start with ``with ScriptedLLM(steps) as llm:``; ``llm.base_url`` goes into ``SIFT_LLM_BASE_URL``."""
 
-    def __init__(self, steps: list[Step], default: Step | None = None) -> None:
+    def __init__(self, steps: list[Step], default: Step | None = None, *, json_schema: bool = True) -> None:
         self.steps = list(steps)
         self.default = default
+        self.json_schema = json_schema
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -48,6 +54,8 @@ class ScriptedLLM:
         """The reply for one request (the script's next step, else the default)."""
         with self._lock:
             self.requests.append(body)
+            if not self.json_schema and (body.get("response_format") or {}).get("type") == "json_schema":
+                return {"status": 400, "error": "response_format of type 'json_schema' is not supported"}
             step = self.steps.pop(0) if self.steps else self.default
         if step is None:
             return {"status": 500, "error": "script exhausted"}

@@ -16,7 +16,7 @@ from pydantic_core import to_jsonable_python
 from sift.api.controllers.common import errors
 from sift.api.errors import ChatUnavailable
 from sift.api.schemas import Answer, ChatRequest
-from sift.api.sse import chat_events
+from sift.api.sse import STREAM_RESPONSE, chat_events
 from sift.errors import SiftError
 from sift.graph.threads import open_thread, record_turn
 from sift.ingest.store import get_serving_kb
@@ -61,11 +61,11 @@ class ChatController(Controller):
             state.engine, tenant, data.kb, thread, data.message, body, timings=timings))
         return Answer.model_validate(body)
 
-    @post("/chat/stream", status_code=200, responses=errors(404, 409, 503))
+    @post("/chat/stream", status_code=200, responses={200: STREAM_RESPONSE, **errors(404, 409, 503)})
     async def chat_stream(self, state: State, tenant: NamedDependency[str], data: JSONBody[ChatRequest]) -> ServerSentEvent:
         """The same as ``/v1/chat`` as server-sent events: plan, retrieve, fuse, check, fallback, token,
         answer, error, done."""
         service = _service(state)
         thread = await _begin(state, tenant, data)
         return ServerSentEvent(chat_events(service, state.engine, tenant=tenant, kb=data.kb, thread=thread,
-                                           question=data.message))
+                                           question=data.message, keepalive_s=state.settings.sse_keepalive_s))

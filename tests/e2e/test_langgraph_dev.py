@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -27,9 +26,9 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _langgraph() -> str:
-    exe = Path(sys.executable).with_name("langgraph")
-    return str(exe) if exe.exists() else shutil.which("langgraph") or "langgraph"
+def _langgraph() -> list[str]:
+    """The CLI run by this interpreter, so it imports the sift under test."""
+    return [sys.executable, "-m", "langgraph_cli"]
 
 
 @pytest.fixture
@@ -48,9 +47,9 @@ def test_langgraph_dev_serves_the_ask_graph(data_dir: Path, tmp_path: Path) -> N
         env.pop(key, None)
     log = (tmp_path / "langgraph-dev.log").open("w")
     proc = subprocess.Popen(
-        [_langgraph(), "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1", "--port", str(port),
+        [*_langgraph(), "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1", "--port", str(port),
          "--config", str(ROOT / "langgraph.json")],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        cwd=tmp_path, env=env,  # not the repository: langgraph.json must work from any directory stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )
     base = f"http://127.0.0.1:{port}"
     try:
@@ -65,20 +64,54 @@ def test_langgraph_dev_serves_the_ask_graph(data_dir: Path, tmp_path: Path) -> N
                     pass
                 assert time.monotonic() < deadline, "langgraph dev did not start in time"
                 time.sleep(0.5)
+            # Studio builds its input form and context panel from these schemas
+            assistant = client.post("/assistants/search", json={"graph_id": "ask"}).json()[0]["assistant_id"]
+            schemas = client.get(f"/assistants/{assistant}/schemas").json()
+            inputs = schemas["input_schema"]
+            assert {"message", "question", "kb"} <= set(inputs["properties"]), inputs
+            assert inputs["required"] == ["kb"]
+            assert "alias" in inputs["properties"]["question"]["description"].lower()
+            assert set(schemas["context_schema"]["properties"]) == {"max_rounds", "channel_timeout_ms", "use_llm"}
+            assert "answer" in schemas["output_schema"]["properties"]
+
             thread = client.post("/threads", json={}).json()["thread_id"]
             out = client.post(f"/threads/{thread}/runs/wait", json={
-                "assistant_id": "ask", "input": {"question": "Where is validate_token defined?", "kb": "tiny"}})
+                "assistant_id": "ask", "input": {"message": "Where is validate_token defined?", "kb": "tiny"}})
             assert out.status_code == 200, out.text
             answer = out.json()["answer"]
             assert answer["grounded"] is True
             assert any(c["path"] == "pkg/auth.py" for c in answer["citations"])
+            # the alias asks the next question on the same thread
+            out = client.post(f"/threads/{thread}/runs/wait", json={
+                "assistant_id": "ask", "input": {"question": "How often should the secret be rotated?"}})
+            assert out.status_code == 200, out.text
             state = client.get(f"/threads/{thread}/state").json()
-            assert state["values"]["turns"][0]["question"] == "Where is validate_token defined?"
+            assert [t["question"] for t in state["values"]["turns"]] == [
+                "Where is validate_token defined?", "How often should the secret be rotated?"]
+
+            # a missing or unknown kb is an error that names the field and the known knowledge bases
+            for given in ({"message": "Where is validate_token defined?"},
+                          {"message": "Where is validate_token defined?", "kb": "nope"}):
+                fresh = client.post("/threads", json={}).json()["thread_id"]
+                out = client.post(f"/threads/{fresh}/runs/wait", json={"assistant_id": "ask", "input": given})
+                error = out.json().get("__error__", out.json())  # how /runs/wait reports a failed run
+                assert "kb" in error["message"] and "tiny" in error["message"], error
+                assert error["error"] in ("BadInput", "UnknownKb"), error
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=5)
+        _stop(proc)
         log.close()
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """Stop the server's process group (it may already be gone)."""
+    for sig, wait_s in ((signal.SIGTERM, 15), (signal.SIGKILL, 5)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        try:
+            proc.wait(timeout=wait_s)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    proc.poll()

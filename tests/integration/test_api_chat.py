@@ -81,7 +81,9 @@ def test_chat_stream_event_order(client, setup):
     with connect_sse(client, "POST", "/v1/chat/stream",
                      json={"kb": "tiny", "message": "where is login defined?"}) as source:
         assert source.response.headers["content-type"].startswith("text/event-stream")
-        events = [(e.event, json.loads(e.data)) for e in source.iter_sse()]
+        sse = list(source.iter_sse())
+        events = [(e.event, json.loads(e.data)) for e in sse]
+    assert [e.id for e in sse] == [str(i) for i in range(1, len(sse) + 1)]  # `id:` lines, 1, 2, … per stream
     names = [name for name, _ in events]
     assert names[-1] == "done" and names.count("answer") == 1 and "error" not in names
     firsts = [names.index(n) for n in PROGRESS_ORDER]
