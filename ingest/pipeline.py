@@ -30,6 +30,7 @@ from sift.ingest.parsers import ParserRegistry
 from sift.ingest.parsers.llm import LLMParserOptions, make_llm_parser
 from sift.ingest.walk import WalkedFile, WalkStats, walk
 from sift.models import DocumentTree
+from sift.text import split_lines
 
 log = logging.getLogger(__name__)
 
@@ -294,7 +295,7 @@ def _add_file(
     tree, error = registry.parse(wf.path, wf.text, language, source_type)
     if error:
         summary["failures"].append({"path": wf.path, "error": error})
-    lines = wf.text.splitlines()
+    lines = split_lines(wf.text)
     drafts = chunk_tree(tree, lines, limits)
     st = tree.source_type.value
     batch.files.append(dict(

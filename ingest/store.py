@@ -17,6 +17,7 @@ from sqlalchemy import Connection, Engine, delete, func, insert, select, update
 from sift.db import advisory_key, is_postgres, visible_in
 from sift.db.tables import Chunk, Entity, File, Generation, GenerationLease, KnowledgeBase, Node, Ref
 from sift.errors import IndexNotReady, NotFound
+from sift.text import split_lines
 
 #: PostgreSQL advisory lock held while a transaction allocates node ids (max(id) + 1 … + n).
 NODE_ID_LOCK = advisory_key("sift", "nodes.id")
@@ -288,4 +289,4 @@ def read_lines(engine: Engine, kb: KbRef, path: str) -> list[str]:
         ).scalar()
     if content is None:
         raise NotFound(f"{path!r} is not in knowledge base {kb.name!r}; list files with `sift docql '$.files' --kb {kb.name}`")
-    return content.splitlines()
+    return split_lines(content)

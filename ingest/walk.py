@@ -332,7 +332,7 @@ def _load_spec(path: str) -> pathspec.GitIgnoreSpec | None:
             data = fh.read()
     except OSError:
         return None
-    lines = data.decode("utf-8-sig", errors="replace").splitlines()
+    lines = data.decode("utf-8-sig", errors="replace").split("\n")
     try:
         spec = pathspec.GitIgnoreSpec.from_lines(lines)
     except ValueError:
