@@ -11,7 +11,8 @@ from sqlalchemy import Engine, func, insert, select, update
 
 from sift.api.errors import Unauthorized
 from sift.db.api_tables import ApiKey
-from sift.errors import InvalidQuery, NotFound
+from sift.errors import NotFound
+from sift.names import check_name
 
 KEY_PREFIX = "sk-sift-"
 
@@ -23,9 +24,7 @@ def hash_key(key: str) -> str:
 
 def create_key(engine: Engine, tenant: str, name: str | None = None) -> tuple[int, str]:
     """Make a key for ``tenant``; returns (id, key). The key itself is shown once and never stored."""
-    tenant = tenant.strip()
-    if not tenant:
-        raise InvalidQuery("tenant is empty", field="tenant")
+    check_name(tenant, "tenant")
     key = KEY_PREFIX + secrets.token_urlsafe(32)
     with engine.begin() as conn:
         key_id = conn.execute(

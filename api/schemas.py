@@ -7,7 +7,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-KB_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
+from sift.names import NAME_PATTERN
+
+KB_NAME = NAME_PATTERN
 THREAD_ID = r"^[A-Za-z0-9_-]{1,64}$"
 Channel = Literal["bm25", "vector", "smart"]
 

@@ -34,6 +34,7 @@ from sift.db.tables import IngestJob, KnowledgeBase
 from sift.errors import Conflict
 from sift.ingest.pipeline import ingest, mark_job_failed
 from sift.ingest.store import ensure_kb
+from sift.names import check_name
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +63,8 @@ def default_worker_id() -> str:
 def submit(engine: Engine, tenant: str, kb: str, path: Path, *, public: bool = False,
            build_index: bool = True) -> int:
     """Queue an ingest of ``path`` into ``kb`` (creating the kb row if needed); returns the job id."""
+    check_name(tenant, "tenant")
+    check_name(kb, "knowledge base")
     options = {} if build_index else {OPTIONS_KEY: {"build_index": False}}
     for attempt in range(2):
         try:

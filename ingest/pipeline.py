@@ -30,6 +30,7 @@ from sift.ingest.parsers import ParserRegistry
 from sift.ingest.parsers.llm import LLMParserOptions, make_llm_parser
 from sift.ingest.walk import WalkedFile, WalkStats, walk
 from sift.models import DocumentTree
+from sift.names import check_name
 from sift.text import split_lines
 
 log = logging.getLogger(__name__)
@@ -41,6 +42,8 @@ Progress = Callable[[str, int, int | None], None]
 @contextmanager
 def kb_lock(data_dir: Path, tenant: str, kb: str) -> Iterator[None]:
     """An exclusive, crash-safe lock per knowledge base (released by the OS when the process dies)."""
+    check_name(tenant, "tenant")
+    check_name(kb, "knowledge base")
     lock_dir = data_dir / "locks"
     lock_dir.mkdir(parents=True, exist_ok=True)
     path = lock_dir / f"{tenant}__{kb}.lock"
