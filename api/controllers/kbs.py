@@ -48,7 +48,7 @@ class KbController(Controller):
             raise Conflict(f"knowledge base {data.name!r} already exists; POST /v1/kbs/{data.name}/ingest "
                            "to update it", field="name")
         job_id = state.jobs.start(tenant, data.name, root, data.public)
-        return KbCreated(kb=data.name, job=Job.model_validate(job_view(state.engine, job_id, tenant)))
+        return KbCreated(kb=data.name, job=Job.model_validate(job_view(state.engine, job_id, tenant, state.jobs.owned())))
 
     @get("/{kb:str}", sync_to_thread=True, responses=errors(404))
     def show(self, state: State, tenant: NamedDependency[str], kb: str = KbParam) -> KbDetail:
@@ -71,7 +71,7 @@ class KbController(Controller):
         else:
             root = confine_path(data.path, state.settings.allowed_roots)
         job_id = state.jobs.start(tenant, kb, Path(root), data.public)
-        return Job.model_validate(job_view(state.engine, job_id, tenant))
+        return Job.model_validate(job_view(state.engine, job_id, tenant, state.jobs.owned()))
 
 
 class JobController(Controller):
@@ -83,7 +83,7 @@ class JobController(Controller):
     @get("/{job_id:int}", sync_to_thread=True, responses=errors(404))
     def show(self, state: State, tenant: NamedDependency[str], job_id: int = Parameter(ge=1, le=2**31 - 1)) -> Job:
         """A job of the caller's: queued, running (with progress), succeeded (with its result) or failed."""
-        return Job.model_validate(job_view(state.engine, job_id, tenant))
+        return Job.model_validate(job_view(state.engine, job_id, tenant, state.jobs.owned()))
 
 
 def _delete_kb(state: State, tenant: NamedDependency[str], kb: str) -> list[str]:
@@ -93,9 +93,13 @@ def _delete_kb(state: State, tenant: NamedDependency[str], kb: str) -> list[str]
         threads = conn.execute(
             select(Thread.thread_id).where(Thread.tenant == tenant, Thread.kb == kb)
         ).scalars().all()
+        # Queued jobs are cancelled: with their rows gone, a subprocess still starting stops before the kb.
+        pending = conn.execute(select(IngestJob.id).where(
+            IngestJob.kb_id == ref.id, IngestJob.status.in_(("queued", "running")))).scalars().all()
         conn.execute(sql_delete(IngestJob).where(IngestJob.kb_id == ref.id))
         conn.execute(sql_delete(Thread).where(Thread.tenant == tenant, Thread.kb == kb))
         conn.execute(sql_delete(KnowledgeBase).where(KnowledgeBase.id == ref.id))
+    state.jobs.cancel(list(pending))
     state.cache.forget(kb, tenant)
     shutil.rmtree(state.settings.resolved_index_dir() / f"kb{ref.id}", ignore_errors=True)
     return list(threads)

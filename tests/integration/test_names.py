@@ -32,9 +32,8 @@ def test_ingest_rejects_names_that_would_become_paths_outside(tmp_path, capsys, 
 
 
 def test_kb_lock_validates_before_touching_the_disk(tmp_path) -> None:
-    with pytest.raises(InvalidQuery, match="invalid tenant name"):
-        with kb_lock(tmp_path / "data", "../../pwn", "r"):
-            pass
+    with pytest.raises(InvalidQuery, match="invalid tenant name"), kb_lock(tmp_path / "data", "../../pwn", "r"):
+        pass
     assert not (tmp_path / "pwn__r.lock").exists()
 
 
