@@ -13,6 +13,7 @@ from litestar.params import JSONBody, Parameter
 from sqlalchemy import delete as sql_delete
 from sqlalchemy import select
 
+from sift.api.auth import ingest_roots
 from sift.api.controllers.common import errors
 from sift.api.jobs import confine_path, job_view
 from sift.api.schemas import KB_NAME, IngestRequest, Job, KbCreate, KbCreated, KbDetail, KbList, KbSummary
@@ -40,7 +41,7 @@ class KbController(Controller):
     @post("/", status_code=202, sync_to_thread=True, responses=errors(409))
     def create(self, state: State, tenant: NamedDependency[str], data: JSONBody[KbCreate]) -> KbCreated:
         """Create a knowledge base from a directory under an allowed root and start its first ingest."""
-        root = confine_path(data.path, state.settings.allowed_roots)
+        root = confine_path(data.path, ingest_roots(state.engine, tenant, state.settings.allowed_roots))
         with state.engine.connect() as conn:
             exists = conn.execute(select(KnowledgeBase.id).where(
                 KnowledgeBase.name == data.name, KnowledgeBase.tenant == tenant)).first()
@@ -66,10 +67,8 @@ class KbController(Controller):
     @post("/{kb:str}/ingest", status_code=202, sync_to_thread=True, responses=errors(404, 409))
     def ingest(self, state: State, tenant: NamedDependency[str], data: JSONBody[IngestRequest], kb: str = KbParam) -> Job:
         """Start an ingest job (a subprocess); the previous generation keeps serving until it publishes."""
-        if data.path is None:
-            root = confine_path(get_kb(state.engine, kb, tenant).root_path, state.settings.allowed_roots)
-        else:
-            root = confine_path(data.path, state.settings.allowed_roots)
+        roots = ingest_roots(state.engine, tenant, state.settings.allowed_roots)
+        root = confine_path(get_kb(state.engine, kb, tenant).root_path if data.path is None else data.path, roots)
         job_id = state.jobs.start(tenant, kb, Path(root), data.public)
         return Job.model_validate(job_view(state.engine, job_id, tenant, state.jobs.owned()))
 
