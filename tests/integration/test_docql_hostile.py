@@ -86,7 +86,24 @@ def _condition(draw: st.DrawFn, depth: int = 0) -> str:
 
 
 @st.composite
+def _deep(draw: st.DrawFn) -> str:
+    """A well-formed filter nested (by '(' or '!') anywhere from harmless to past every limit."""
+    n = draw(st.integers(0, 990))
+    inner = f"@.start_line {draw(st.sampled_from(['==', '>', '<']))} {draw(_NUMBERS)}"
+    shape = draw(st.sampled_from(["parens", "bangs", "mixed"]))
+    if shape == "parens":
+        cond = "(" * n + inner + ")" * n
+    elif shape == "bangs":
+        cond = "!" * n + "(" + inner + ")"
+    else:
+        cond = "!(" * (n // 2) + inner + ")" * (n // 2)
+    return f"$.code[?({cond})]"
+
+
+@st.composite
 def _query(draw: st.DrawFn) -> str:
+    if draw(st.integers(0, 2)) == 0:
+        return draw(_deep())
     parts = [draw(st.sampled_from(_ROOTS)), draw(st.sampled_from(_SELECTORS))]
     for _ in range(draw(st.integers(0, 2))):
         step = draw(st.sampled_from(["[*]", "[?({})]", "[{}]", "[{}:{}]", "[:{}]", "[?{}]"]))

@@ -65,12 +65,14 @@ def hostile(tmp_path_factory, local_embedder):
     """The hostile repository ingested as ``hostile`` (summary, root, settings), served over HTTP."""
     base = tmp_path_factory.mktemp("hostile")
     root = make_hostile_repo(base)
-    settings = ApiSettings(data_dir=base / "data", auth=False, max_file_bytes=MAX_FILE_BYTES)
-    summary = ingest(settings, root, "hostile", embedder=local_embedder)
-    with serve_in_thread(create_app(settings, embedder=local_embedder)) as url, \
-            httpx.Client(base_url=url, timeout=120) as client:
-        yield summary, root, settings, client
-    remove_tree(base)
+    try:  # the deep tree is removed even when the ingest fails: pytest's own cleanup recurses per level
+        settings = ApiSettings(data_dir=base / "data", auth=False, max_file_bytes=MAX_FILE_BYTES)
+        summary = ingest(settings, root, "hostile", embedder=local_embedder)
+        with serve_in_thread(create_app(settings, embedder=local_embedder)) as url, \
+                httpx.Client(base_url=url, timeout=120) as client:
+            yield summary, root, settings, client
+    finally:
+        remove_tree(base)
 
 
 def test_hostile_repo_publishes_and_counts_every_skip_reason(hostile) -> None:
