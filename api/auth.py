@@ -1,17 +1,25 @@
-"""API keys: created by `sift keys create --tenant T`, stored as SHA-256 hashes, each mapped to one tenant."""
+"""API keys: created by `sift keys create --tenant T`, stored as SHA-256 hashes, each mapped to one tenant.
+
+A tenant may also get its own ingest roots (`--root DIR`, stored in ``tenant_roots``): its ingest jobs may then
+read only under those, whatever ``SIFT_ALLOWED_ROOTS`` says, so one tenant cannot ingest a parent of another's
+repository. A tenant without roots of its own uses ``SIFT_ALLOWED_ROOTS`` (the single-user default).
+"""
 
 from __future__ import annotations
 
 import hashlib
 import secrets
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from litestar import Request
 from sqlalchemy import Engine, func, insert, select, update
 
 from sift.api.errors import Unauthorized
-from sift.db.api_tables import ApiKey
+from sift.db.api_tables import ApiKey, TenantRoot
 from sift.errors import InvalidQuery, NotFound
+from sift.names import check_name
 
 KEY_PREFIX = "sk-sift-"
 
@@ -21,18 +29,46 @@ def hash_key(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
 
-def create_key(engine: Engine, tenant: str, name: str | None = None) -> tuple[int, str]:
-    """Make a key for ``tenant``; returns (id, key). The key itself is shown once and never stored."""
-    tenant = tenant.strip()
-    if not tenant:
-        raise InvalidQuery("tenant is empty", field="tenant")
+def create_key(engine: Engine, tenant: str, name: str | None = None,
+               roots: Sequence[Path | str] = ()) -> tuple[int, str]:
+    """Make a key for ``tenant`` (adding ``roots`` to its ingest roots); returns (id, key). The key itself is
+    shown once and never stored."""
+    check_name(tenant, "tenant")
+    resolved = [_root(r) for r in roots]
     key = KEY_PREFIX + secrets.token_urlsafe(32)
     with engine.begin() as conn:
         key_id = conn.execute(
             insert(ApiKey).values(tenant=tenant, name=name, prefix=key[: len(KEY_PREFIX) + 4],
                                   key_hash=hash_key(key)).returning(ApiKey.id)
         ).scalar_one()
+        have = set(conn.execute(select(TenantRoot.root).where(TenantRoot.tenant == tenant)).scalars())
+        for root in dict.fromkeys(str(r) for r in resolved):
+            if root not in have:
+                conn.execute(insert(TenantRoot).values(tenant=tenant, root=root))
     return key_id, key
+
+
+def _root(path: Path | str) -> Path:
+    """An ingest root as stored: absolute, symlinks resolved, an existing directory."""
+    raw = Path(path).expanduser()
+    if not raw.is_absolute():
+        raw = Path.cwd() / raw
+    resolved = raw.resolve()
+    if not resolved.is_dir():
+        raise InvalidQuery(f"root {str(path)!r} is not an existing directory", field="root")
+    return resolved
+
+
+def tenant_roots(engine: Engine, tenant: str) -> list[Path]:
+    """The ingest roots of ``tenant`` (empty when it has none of its own)."""
+    with engine.connect() as conn:
+        rows = conn.execute(select(TenantRoot.root).where(TenantRoot.tenant == tenant).order_by(TenantRoot.root))
+        return [Path(r) for r in rows.scalars()]
+
+
+def ingest_roots(engine: Engine, tenant: str, default: Sequence[Path]) -> list[Path]:
+    """Where ``tenant``'s ingest jobs may read: its own roots, or ``default`` (SIFT_ALLOWED_ROOTS) if it has none."""
+    return tenant_roots(engine, tenant) or list(default)
 
 
 def list_keys(engine: Engine, tenant: str | None = None) -> list[dict[str, Any]]:
@@ -42,7 +78,13 @@ def list_keys(engine: Engine, tenant: str | None = None) -> list[dict[str, Any]]
     if tenant is not None:
         stmt = stmt.where(ApiKey.tenant == tenant)
     with engine.connect() as conn:
-        return [dict(r._mapping) for r in conn.execute(stmt)]
+        keys = [dict(r._mapping) for r in conn.execute(stmt)]
+        roots: dict[str, list[str]] = {}
+        for row in conn.execute(select(TenantRoot.tenant, TenantRoot.root).order_by(TenantRoot.root)):
+            roots.setdefault(row.tenant, []).append(row.root)
+    for key in keys:
+        key["roots"] = roots.get(key["tenant"], [])
+    return keys
 
 
 def revoke_key(engine: Engine, key_id: int) -> None:

@@ -1,7 +1,10 @@
 """Ingest jobs started from the API: a queued row, then ``sift ingest --job-id`` in a subprocess.
 
-The job runs outside the API process; the pipeline marks it running and succeeded, and a watcher thread here
-marks it failed when the subprocess exits with an error (the serving generation is untouched either way).
+The job runs outside the API process; the pipeline marks it running and succeeded (or failed, naming the exception
+or the SIGTERM/SIGINT that stopped it), and a watcher thread here marks it failed when the subprocess ends without
+recording an end itself: ``killed: SIGKILL`` when a signal killed it, else the error lines of its log. Deleting a
+kb cancels its jobs: their subprocesses are terminated, and a subprocess that starts late finds its job gone and
+stops before touching the kb (the serving generation is untouched either way).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from sift.api.settings import ApiSettings
 from sift.config import Settings
 from sift.db.tables import IngestJob, KnowledgeBase
 from sift.errors import Conflict, NotFound, OutsideRoot
+from sift.ingest.liveness import reap_dead_jobs, signal_name
 from sift.ingest.pipeline import kb_lock, mark_job_failed
 from sift.ingest.store import ensure_kb
 
@@ -115,7 +119,17 @@ class JobRunner:
         threading.Thread(target=self._watch, args=(job_id, proc, log_path), daemon=True,
                          name=f"sift-job-{job_id}").start()
 
+    def owned(self) -> frozenset[int]:
+        """Ids of the jobs whose subprocess this runner watches (it records how they end, signal included)."""
+        return frozenset(self._procs)
+
     def _watch(self, job_id: int, proc: subprocess.Popen[bytes], log_path: Path) -> None:
+        try:
+            self._record_end(job_id, proc, log_path)
+        finally:
+            self._procs.pop(job_id, None)
+
+    def _record_end(self, job_id: int, proc: subprocess.Popen[bytes], log_path: Path) -> None:
         try:
             rc = proc.wait(timeout=self.settings.ingest_timeout_s)
         except subprocess.TimeoutExpired:
@@ -123,12 +137,21 @@ class JobRunner:
             rc = proc.wait()
             mark_job_failed(self.engine, job_id, f"ingest took longer than {self.settings.ingest_timeout_s:.0f}s")
             return
-        finally:
-            self._procs.pop(job_id, None)
         status = self._status(job_id)
         log.info("ingest job %d exited with %d (%s)", job_id, rc, status)
-        if rc != 0 or status in ("queued", "running"):
-            mark_job_failed(self.engine, job_id, _tail(log_path) or f"ingest exited with code {rc}")
+        if status in ("queued", "running"):  # the process ended without recording how
+            killed, stopped = signal_name(rc), signal_name(128 - rc) if rc > 128 else None
+            reason = (f"killed: {killed}" if killed else f"interrupted by {stopped}" if stopped
+                      else _tail(log_path) or f"ingest exited with code {rc}")
+            mark_job_failed(self.engine, job_id, reason)
+
+    def cancel(self, job_ids: list[int]) -> None:
+        """Terminate the subprocesses of ``job_ids`` (their kb is being deleted)."""
+        for job_id in job_ids:
+            proc = self._procs.get(job_id)
+            if proc is not None and proc.poll() is None:
+                log.info("cancelling ingest job %d (pid %d)", job_id, proc.pid)
+                proc.terminate()
 
     def _status(self, job_id: int) -> str | None:
         with self.engine.connect() as conn:
@@ -150,8 +173,11 @@ def _tail(path: Path) -> str:
     return "\n".join(errors[-5:] or lines[-5:])[-_ERROR_TAIL:]
 
 
-def job_view(engine: Engine, job_id: int, tenant: str) -> dict[str, Any]:
-    """A job of ``tenant`` as the API shows it (NotFound for anyone else's)."""
+def job_view(engine: Engine, job_id: int, tenant: str, owned: frozenset[int] = frozenset()) -> dict[str, Any]:
+    """A job of ``tenant`` as the API shows it (NotFound for anyone else's); a dead running job shows as failed,
+    unless it is one of ``owned``, whose watcher records the signal that ended it."""
+    if job_id not in owned:
+        reap_dead_jobs(engine, job_id=job_id)
     with engine.connect() as conn:
         row = conn.execute(
             select(IngestJob, KnowledgeBase.name.label("kb_name"))

@@ -10,8 +10,9 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstra
 from sift.db.api_tables import THREAD_ID_MAX
 from sift.graph.intake import MAX_QUESTION_CHARS
 from sift.graph.threads import THREAD_ID
+from sift.names import NAME_PATTERN
 
-KB_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
+KB_NAME = NAME_PATTERN
 Channel = Literal["bm25", "vector", "smart"]
 
 # Litestar's OpenAPI drops a pydantic field's pattern, and every constraint inside an optional union; they are

@@ -40,6 +40,7 @@ def phase_parse(repo: Path, repeat: int) -> dict:
     from sift.ingest.languages import classify
     from sift.ingest.parsers import ParserRegistry
     from sift.ingest.walk import walk
+    from sift.text import split_lines
 
     files = list(walk(repo))
     registry = ParserRegistry()
@@ -54,7 +55,7 @@ def phase_parse(repo: Path, repeat: int) -> dict:
         for f in files:
             language, source_type = classify(f.path)
             tree, _err = registry.parse(f.path, f.text, language, source_type)
-            chunks += len(chunk_tree(tree, f.text.splitlines(), limits))
+            chunks += len(chunk_tree(tree, split_lines(f.text), limits))
         best = min(best, time.perf_counter() - t0)
         parsers: dict[str, object] = {}
         t0 = time.perf_counter()

@@ -30,6 +30,7 @@ from sift.db import open_database  # noqa: E402
 from sift.ingest.parsers.code import CodeParser  # noqa: E402
 from sift.ingest.parsers.llm import LLMParserOptions  # noqa: E402
 from sift.ingest.pipeline import ingest  # noqa: E402
+from sift.text import line_count  # noqa: E402
 from tests.conftest import fetch_sdist  # noqa: E402
 from tests.llm_server import ScriptedLLM  # noqa: E402
 
@@ -98,7 +99,7 @@ class NoisyOracle:
         if rng.random() < NOISE["not_json"]:
             self.injected["not_json"] += 1
             return {"raw": "Here are the functions I found:\n- " + path}
-        n_lines = len(self.sources[path].splitlines())
+        n_lines = line_count(self.sources[path])
         items = []
         for t in self.truth[path]:
             if a <= t["start_line"] <= b or t["start_line"] in still_open:

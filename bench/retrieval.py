@@ -273,13 +273,14 @@ def run_bm25_corpus(root: Path, queries: list[str]) -> None:
     from sift.ingest.walk import walk
     from sift.retrievers.bm25 import BM25Index
     from sift.retrievers.tokenize import tokenize
+    from sift.text import split_lines
 
     registry, corpus, files = ParserRegistry(), [], 0
     for f in walk(root):
         files += 1
         language, source_type = classify(f.path)
         tree, _ = registry.parse(f.path, f.text, language, source_type)
-        for c in chunk_tree(tree, f.text.splitlines()):
+        for c in chunk_tree(tree, split_lines(f.text)):
             corpus.append(tokenize(embedding_text(c.kind, f.path, c.name, c.heading_path, c.text)))
     ids = list(range(1, len(corpus) + 1))
     _compare_bm25(BM25Index.build(ids, corpus), corpus, ids, queries,

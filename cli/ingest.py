@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 import time
 from pathlib import Path
@@ -37,6 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run an ingest and print its summary."""
+    from sift.ingest.liveness import Interrupted, interrupt_on_signals
     from sift.ingest.parsers.llm import LLMParserOptions
     from sift.ingest.pipeline import ingest
 
@@ -52,10 +54,15 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"path {str(args.path)!r} does not exist")
     if not args.path.is_dir():
         raise UsageError(f"path {str(args.path)!r} is not a directory")
-    with _Progress(enabled=sys.stderr.isatty() and not args.json) as progress:
-        summary = ingest(settings, args.path, args.kb, tenant=args.tenant, public=args.public,
-                         build_index=not args.no_index, progress=progress, job_id=args.job_id,
-                         llm_parser=llm_parser)
+    try:
+        # SIGTERM/SIGINT end the run through the pipeline, which records them on the job before exiting.
+        with interrupt_on_signals() as stop, _Progress(enabled=sys.stderr.isatty() and not args.json) as progress:
+            summary = ingest(settings, args.path, args.kb, tenant=args.tenant, public=args.public,
+                             build_index=not args.no_index, progress=progress, job_id=args.job_id,
+                             llm_parser=llm_parser, stop=stop)
+    except Interrupted as exc:
+        print(f"sift ingest: {exc}; the ingest stopped and its job is marked failed", file=sys.stderr)
+        return 128 + signal.Signals[exc.signame].value
     if args.json:
         print(json.dumps(summary, indent=2, default=str))
     else:

@@ -25,7 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     show.add_argument("--json", action="store_true", help="print JSON")
     add_common(show)
     show.set_defaults(func=run_show)
-    gc = kb_sub.add_parser("gc", help="drop old generations no replica has used within the grace period")
+    gc = kb_sub.add_parser("gc", help="drop old generations no replica has used within the grace period, and "
+                                             "what killed ingests left")
     gc.add_argument("name")
     gc.add_argument("--tenant", default=None)
     add_common(gc)
@@ -65,15 +66,13 @@ def run_show(args: argparse.Namespace) -> int:
 def run_gc(args: argparse.Namespace) -> int:
     """Collect garbage for one knowledge base now (ingest runs it after every publish, too)."""
     from sift.db import open_database
-    from sift.ingest.store import collect_garbage, get_kb
+    from sift.ingest.gc import collect_kb
 
     settings = settings_from(args)
-    engine = open_database(settings)
-    kb = get_kb(engine, args.name, args.tenant or settings.tenant)
-    with engine.begin() as conn:
-        dropped = collect_garbage(conn, kb.id, kb.generation, settings.resolved_index_dir(),
-                                  settings.generation_grace_s)
-    print(f"kb {kb.name}: dropped {dropped} old file versions; serving generation {kb.generation}")
+    done = collect_kb(settings, open_database(settings), args.name, args.tenant or settings.tenant)
+    print(f"kb {done['kb']}: dropped {done['dropped_file_versions']} old file versions, abandoned "
+          f"{done['abandoned_building']} generations stuck in building, removed {done['removed_builder_dirs']} "
+          f"half-built index folders; serving generation {done['serving']}, kept {done['kept']}")
     return 0
 
 

@@ -1,4 +1,8 @@
-"""`sift keys`: create, list and revoke API keys; each key maps to one tenant and is stored hashed."""
+"""`sift keys`: create, list and revoke API keys; each key maps to one tenant and is stored hashed.
+
+`--root DIR` (repeatable) confines the tenant's ingest jobs to those directories; a tenant without roots of its
+own may ingest under SIFT_ALLOWED_ROOTS.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from sift.cli.common import add_common, settings_from
 
 EXAMPLE = """examples:
   sift keys create --tenant acme --name ci      # prints the key once
+  sift keys create --tenant acme --root /srv/repos/acme   # acme may ingest only under /srv/repos/acme
   sift keys list --tenant acme
   sift keys revoke 3
 """
@@ -23,6 +28,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                            formatter_class=argparse.RawDescriptionHelpFormatter)
     c.add_argument("--tenant", required=True, help="tenant the key acts for")
     c.add_argument("--name", default=None, help="a label to recognise the key by")
+    c.add_argument("--root", dest="roots", action="append", default=[], metavar="DIR",
+                   help="a directory the tenant's ingest jobs may read (repeatable; default SIFT_ALLOWED_ROOTS)")
     c.add_argument("--json", action="store_true", help="print id, tenant and key as JSON")
     add_common(c)
     ls = actions.add_parser("list", help="list keys (never their secret)")
@@ -37,17 +44,19 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the chosen action."""
-    from sift.api.auth import create_key, list_keys, revoke_key
+    from sift.api.auth import create_key, list_keys, revoke_key, tenant_roots
     from sift.db import open_database
 
     engine = open_database(settings_from(args))
     try:
         if args.action == "create":
-            key_id, key = create_key(engine, args.tenant, args.name)
+            key_id, key = create_key(engine, args.tenant, args.name, args.roots)
+            roots = [str(r) for r in tenant_roots(engine, args.tenant)]
             if args.json:
-                print(json.dumps({"id": key_id, "tenant": args.tenant, "key": key}))
+                print(json.dumps({"id": key_id, "tenant": args.tenant, "key": key, "roots": roots}))
             else:
-                print(f"key {key_id} for tenant {args.tenant} (shown once, store it now):\n{key}")
+                where = f"; ingest roots: {', '.join(roots)}" if roots else ""
+                print(f"key {key_id} for tenant {args.tenant}{where} (shown once, store it now):\n{key}")
         elif args.action == "list":
             rows = list_keys(engine, args.tenant)
             if args.json:

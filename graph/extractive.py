@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 
 from sift.graph.state import NOT_FOUND, Citation, Draft, Evidence, Plan
 from sift.retrievers.tokenize import prefix_variants, tokenize, word_parts
+from sift.text import split_lines
 
 CODE_KINDS = frozenset({"function", "method", "class", "interface", "struct", "enum", "trait"})
 MIN_COVERAGE = 0.3  # below this share of the question's (idf-weighted) terms, evidence does not answer it
@@ -390,7 +391,7 @@ def key_lines(evidence: Evidence, tokens: Sequence[str], limit: int = 3) -> list
     wanted = set(tokens)
     scored = []
     in_doc = False
-    for offset, line in enumerate(evidence.text.splitlines()):
+    for offset, line in enumerate(split_lines(evidence.text)):
         stripped = line.strip()
         if stripped.startswith(('"""', "'''")):
             in_doc = not (stripped.count('"""') + stripped.count("'''") >= 2) and not in_doc
@@ -455,7 +456,7 @@ def _units(text: str, code: bool = False) -> list[str]:
     """
     units: list[str] = []
     para: list[str] = []
-    lines = text.splitlines()
+    lines = split_lines(text)
 
     def flush() -> None:
         if para:
@@ -552,7 +553,7 @@ def _signature(e: Evidence) -> str:
     """The definition's header as written (joined when it spans lines), at most 300 characters."""
     if re.search(r"\(part (?!1\))\d+\)", e.name):
         return ""  # a later part of a long definition starts mid-body: its first line is no signature
-    lines = e.text.splitlines()
+    lines = split_lines(e.text)
     head: list[str] = []
     for line in lines[:12]:
         stripped = line.strip()
@@ -592,7 +593,7 @@ MAX_MEMBERS = 24
 
 def members(e: Evidence) -> list[str]:
     """Names a class body declares at its own level (attributes, options, methods), in order; [] for non-classes."""
-    lines = e.text.splitlines()
+    lines = split_lines(e.text)
     start = next((i for i, ln in enumerate(lines) if ln.lstrip().startswith("class ")), None)
     if start is None:
         return []

@@ -38,6 +38,7 @@ from sift.graph.retrieval import (
 )
 from sift.graph.state import NOT_FOUND, Answer, AskState, Citation, Draft, Evidence, RetrieveTask, reset
 from sift.ingest.store import get_serving_kb
+from sift.text import split_lines
 
 log = logging.getLogger(__name__)
 
@@ -134,7 +135,7 @@ def file_facts(ctx: AskContext, kb: str, tenant: str, paths: list[str]) -> dict[
     with ctx.engine.connect() as conn:
         rows = conn.execute(select(File.path, File.line_count, File.content_hash, File.content).where(
             File.kb_id == ref.id, File.path.in_(paths), visible_in(File, ref.generation))).all()
-    return {r.path: FileFacts(r.line_count, r.content_hash, tuple(r.content.splitlines())) for r in rows}
+    return {r.path: FileFacts(r.line_count, r.content_hash, tuple(split_lines(r.content))) for r in rows}
 
 
 async def check(state: AskState, runtime: Runtime[AskContext]) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from sift.retrievers.docql import DocQLChannel
 from sift.retrievers.fusion import dedup_overlaps, fuse, sort_hits
 from sift.retrievers.search import identifiers_in
 from sift.retrievers.tokenize import prefix_variants, tokenize
+from sift.text import split_lines
 
 MAX_EVIDENCE_CHARS = 4000
 MAX_CALLERS = 5
@@ -138,7 +139,7 @@ def build_evidence(engine: Engine, kb: str, tenant: str, hits: Sequence[Hit], li
         row = files.get(h.path)
         if row is None:
             continue
-        lines = row.content.splitlines()
+        lines = split_lines(row.content)
         end = min(h.end_line, len(lines))
         text = "\n".join(lines[h.start_line - 1 : end])[:MAX_EVIDENCE_CHARS]
         node = nodes.get(h.node_id) if h.node_id is not None else None
@@ -179,7 +180,7 @@ def module_evidence(engine: Engine, kb: str, tenant: str, path: str, evidence: S
             .order_by(Node.start_line).limit(MAX_MODULE_DEFS)
         ).all()
     have = {(e.path, e.name.split(" (", 1)[0]) for e in evidence}
-    lines = row.content.splitlines()
+    lines = split_lines(row.content)
     out: list[Evidence] = []
     for n in nodes:
         if n.name.startswith("_") or (path, n.name) in have:

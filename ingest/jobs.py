@@ -4,11 +4,14 @@ Claiming is one ``UPDATE … WHERE id = (SELECT … LIMIT 1) RETURNING``: on Pos
 ``FOR UPDATE SKIP LOCKED`` (workers never wait on each other), on SQLite the statement runs under the database's
 single write lock; the outer WHERE re-checks that the row is still claimable, so exactly one worker gets it.
 
-A running job's worker refreshes ``heartbeat_at`` every few seconds. A ``running`` row whose heartbeat is older than
-``stale_after_s`` belonged to a worker that died: it is claimable again, and the re-run discards what the dead run
+A running job records its process (host, pid, start time) and refreshes ``heartbeat_at`` every few seconds. Only
+``queued`` jobs are ever claimed. A ``running`` job whose process is gone (its pid, on its own host) or whose
+heartbeat is older than ``stale_after_s`` (seen from another host) is marked ``failed`` with the reason
+(``liveness.reap_dead_jobs``, run before every claim) — never re-run behind the user's back: an ingest someone
+killed or cancelled stays stopped until it is requested again. The next run of that kb discards what the dead run
 left (see ``ingest.pipeline``); the previously published generation keeps serving throughout. The kb lock the
-pipeline takes (advisory on PostgreSQL) is the final fence: if the previous holder is in fact alive, the new claimant
-gets Conflict and hands the job back. Per-job options (``build_index``) ride in ``stats`` until the job succeeds and
+pipeline takes (advisory on PostgreSQL) is the final fence: if another run holds it, the claimant gets Conflict
+and hands the job back to the queue. Per-job options (``build_index``) ride in ``stats`` until the job succeeds and
 its summary replaces them.
 """
 
@@ -23,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, and_, exists, func, insert, or_, select, update
+from sqlalchemy import Engine, and_, exists, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import aliased
 from sqlalchemy.sql.elements import ColumnElement
@@ -32,13 +35,15 @@ from sift.config import Settings
 from sift.db import is_postgres
 from sift.db.tables import IngestJob, KnowledgeBase
 from sift.errors import Conflict
-from sift.ingest.pipeline import ingest, mark_job_failed
+from sift.ingest.liveness import DEFAULT_STALE_AFTER_S, beat, current_process, db_cutoff, reap_dead_jobs
+from sift.ingest.pipeline import JobCancelled, ingest, mark_job_failed
 from sift.ingest.store import ensure_kb
+from sift.names import check_name
 
 log = logging.getLogger(__name__)
 
 OPTIONS_KEY = "options"
-DEFAULT_STALE_AFTER_S = 120.0
+__all__ = ["DEFAULT_STALE_AFTER_S", "ClaimedJob", "claim_next", "heartbeat", "release", "run_job", "submit", "work"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +56,6 @@ class ClaimedJob:
     source_path: str
     public: bool
     build_index: bool
-    reclaimed: bool  # it had started before: its previous worker stopped heartbeating
 
 
 def default_worker_id() -> str:
@@ -62,6 +66,8 @@ def default_worker_id() -> str:
 def submit(engine: Engine, tenant: str, kb: str, path: Path, *, public: bool = False,
            build_index: bool = True) -> int:
     """Queue an ingest of ``path`` into ``kb`` (creating the kb row if needed); returns the job id."""
+    check_name(tenant, "tenant")
+    check_name(kb, "knowledge base")
     options = {} if build_index else {OPTIONS_KEY: {"build_index": False}}
     for attempt in range(2):
         try:
@@ -77,33 +83,26 @@ def submit(engine: Engine, tenant: str, kb: str, path: Path, *, public: bool = F
     raise AssertionError("unreachable")
 
 
-def _cutoff(engine: Engine, stale_after_s: float) -> ColumnElement[Any]:
-    """The database clock minus ``stale_after_s`` (one clock for every host)."""
-    if is_postgres(engine):
-        return func.now() - func.make_interval(0, 0, 0, 0, 0, 0, float(stale_after_s))
-    return func.datetime("now", f"{-float(stale_after_s):+.3f} seconds")
-
-
 def _claimable(cutoff: ColumnElement[Any]) -> ColumnElement[bool]:
+    """Queued, and no other job of its kb is running with a fresh heartbeat."""
     other = aliased(IngestJob, name="other_job")
     kb_busy = exists().where(other.kb_id == IngestJob.kb_id, other.id != IngestJob.id, other.status == "running",
                              other.heartbeat_at >= cutoff)
-    stale = and_(IngestJob.status == "running", or_(IngestJob.heartbeat_at.is_(None), IngestJob.heartbeat_at < cutoff))
-    return and_(or_(IngestJob.status == "queued", stale), ~kb_busy)
+    return and_(IngestJob.status == "queued", ~kb_busy)
 
 
 def claim_next(engine: Engine, worker_id: str, stale_after_s: float = DEFAULT_STALE_AFTER_S) -> ClaimedJob | None:
-    """Take the oldest claimable job (queued, or running with a dead worker) for ``worker_id``; None if none."""
-    cutoff = _cutoff(engine, stale_after_s)
+    """Take the oldest queued job for ``worker_id`` (after failing dead running jobs); None if none is claimable."""
+    reap_dead_jobs(engine, stale_after_s=stale_after_s)
+    cutoff = db_cutoff(engine, stale_after_s)
     pick = select(IngestJob.id).where(_claimable(cutoff)).order_by(IngestJob.id).limit(1)
     if is_postgres(engine):
         pick = pick.with_for_update(of=IngestJob, skip_locked=True)
     stmt = (
         update(IngestJob)
         .where(IngestJob.id == pick.scalar_subquery(), _claimable(cutoff))
-        .values(status="running", worker=worker_id, heartbeat_at=func.now(), error=None)
-        .returning(IngestJob.id, IngestJob.kb_id, IngestJob.tenant, IngestJob.source_path, IngestJob.stats,
-                   IngestJob.started_at)
+        .values(status="running", worker=worker_id, heartbeat_at=func.now(), error=None, **current_process().values())
+        .returning(IngestJob.id, IngestJob.kb_id, IngestJob.tenant, IngestJob.source_path, IngestJob.stats)
     )
     with engine.begin() as conn:
         row = conn.execute(stmt).first()
@@ -112,63 +111,34 @@ def claim_next(engine: Engine, worker_id: str, stale_after_s: float = DEFAULT_ST
         kb = conn.execute(select(KnowledgeBase.name, KnowledgeBase.public).where(KnowledgeBase.id == row.kb_id)).one()
     options = (row.stats or {}).get(OPTIONS_KEY, {}) if isinstance(row.stats, dict) else {}
     return ClaimedJob(row.id, kb.name, row.tenant, row.source_path, bool(kb.public),
-                      bool(options.get("build_index", True)), row.started_at is not None)
+                      bool(options.get("build_index", True)))
 
 
 def heartbeat(engine: Engine, job_id: int) -> bool:
     """Refresh a running job's heartbeat; False when the job is no longer running."""
-    with engine.begin() as conn:
-        done = conn.execute(
-            update(IngestJob).where(IngestJob.id == job_id, IngestJob.status == "running")
-            .values(heartbeat_at=func.now())
-        )
-    return done.rowcount == 1
+    return beat(engine, job_id)
 
 
 def release(engine: Engine, job: ClaimedJob, worker_id: str) -> None:
-    """Hand a claimed job back: to the queue, or — when it was a re-claim — to the run still holding its kb."""
-    values: dict[str, Any] = {"heartbeat_at": func.now()}
-    if not job.reclaimed:
-        values.update(status="queued", worker=None, started_at=None, generation=None)
+    """Hand a claimed job back to the queue (its kb is busy with another run)."""
+    values: dict[str, Any] = {"heartbeat_at": func.now(), "status": "queued", "worker": None, "started_at": None,
+                              "generation": None, "host": None, "pid": None, "pid_started": None}
     with engine.begin() as conn:
-        conn.execute(update(IngestJob).where(IngestJob.id == job.id, IngestJob.worker == worker_id).values(**values))
-
-
-class _Heartbeat:
-    """A daemon thread that refreshes one job's heartbeat every ``interval_s`` until stopped."""
-
-    def __init__(self, engine: Engine, job_id: int, interval_s: float) -> None:
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._beat, args=(engine, job_id, interval_s), daemon=True,
-                                        name=f"sift-heartbeat-{job_id}")
-
-    def _beat(self, engine: Engine, job_id: int, interval_s: float) -> None:
-        while not self._stop.wait(interval_s):
-            try:
-                if not heartbeat(engine, job_id):
-                    return
-            except Exception:  # a database hiccup must not kill the job; the next beat retries
-                log.exception("heartbeat of ingest job %d failed", job_id)
-
-    def __enter__(self) -> _Heartbeat:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
+        conn.execute(update(IngestJob).where(IngestJob.id == job.id, IngestJob.worker == worker_id,
+                                             IngestJob.status == "running").values(**values))
 
 
 def run_job(settings: Settings, engine: Engine, job: ClaimedJob, worker_id: str, *,
             stale_after_s: float = DEFAULT_STALE_AFTER_S, embedder: Any = None) -> dict[str, Any]:
     """Run a claimed job through the pipeline; returns ``{"job", "kb", "status", ...}`` (status succeeded,
-    failed or released)."""
-    result: dict[str, Any] = {"job": job.id, "kb": job.kb, "tenant": job.tenant, "worker": worker_id,
-                              "reclaimed": job.reclaimed}
+    failed, cancelled or released)."""
+    result: dict[str, Any] = {"job": job.id, "kb": job.kb, "tenant": job.tenant, "worker": worker_id}
     try:
-        with _Heartbeat(engine, job.id, max(0.2, stale_after_s / 4)):
-            summary = ingest(settings, Path(job.source_path), job.kb, tenant=job.tenant, public=job.public,
-                             engine=engine, embedder=embedder, build_index=job.build_index, job_id=job.id)
+        summary = ingest(settings, Path(job.source_path), job.kb, tenant=job.tenant, public=job.public,
+                         engine=engine, embedder=embedder, build_index=job.build_index, job_id=job.id,
+                         heartbeat_s=max(0.2, stale_after_s / 4))
+    except JobCancelled as exc:
+        return {**result, "status": "cancelled", "error": exc.message}
     except Conflict:
         release(engine, job, worker_id)
         return {**result, "status": "released"}

@@ -3,6 +3,10 @@
 Streaming and batched: files are parsed one at a time and written ``ingest_batch_size`` at a time. Everything
 is written as generation G+1 beside the serving generation G; only the final ``publish`` transaction switches
 readers over, so a crash at any point leaves G serving (the next run discards the leftovers).
+
+A run records its end on its job row whatever happens: ``succeeded``, or ``failed`` with the exception, or — for
+SIGTERM/SIGINT, turned into :class:`Interrupted` by :func:`interrupt_on_signals` — with the signal's name. Only
+SIGKILL leaves a ``running`` row behind; ``liveness.reap_dead_jobs`` recognises it by its recorded process.
 """
 
 from __future__ import annotations
@@ -10,7 +14,6 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
-import socket
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -22,14 +25,25 @@ from sqlalchemy import Engine, func, insert, select, update
 from sift.config import Settings
 from sift.db import advisory_key, is_postgres, open_database
 from sift.db.tables import Generation, IngestJob
-from sift.errors import Conflict
+from sift.errors import Conflict, NotFound
 from sift.ingest import store
 from sift.ingest.chunk import ChunkLimits, chunk_tree, content_hash
 from sift.ingest.languages import classify
+from sift.ingest.liveness import (
+    HEARTBEAT_S,
+    Heartbeat,
+    Interrupted,
+    ProcessId,
+    StopRequest,
+    current_process,
+    reap_dead_jobs,
+)
 from sift.ingest.parsers import ParserRegistry
 from sift.ingest.parsers.llm import LLMParserOptions, make_llm_parser
 from sift.ingest.walk import WalkedFile, WalkStats, walk
 from sift.models import DocumentTree
+from sift.names import check_name
+from sift.text import split_lines
 
 log = logging.getLogger(__name__)
 
@@ -37,9 +51,15 @@ log = logging.getLogger(__name__)
 Progress = Callable[[str, int, int | None], None]
 
 
+class JobCancelled(NotFound):
+    """The job a run was started for is gone (its kb was deleted) or no longer queued for this process."""
+
+
 @contextmanager
 def kb_lock(data_dir: Path, tenant: str, kb: str) -> Iterator[None]:
     """An exclusive, crash-safe lock per knowledge base (released by the OS when the process dies)."""
+    check_name(tenant, "tenant")
+    check_name(kb, "knowledge base")
     lock_dir = data_dir / "locks"
     lock_dir.mkdir(parents=True, exist_ok=True)
     path = lock_dir / f"{tenant}__{kb}.lock"
@@ -95,13 +115,16 @@ def ingest(
     progress: Progress | None = None,
     job_id: int | None = None,
     llm_parser: LLMParserOptions | None = None,
+    heartbeat_s: float = HEARTBEAT_S,
+    stop: StopRequest | None = None,
 ) -> dict[str, Any]:
     """Ingest the repository at ``root`` into knowledge base ``kb``; returns the run's summary.
 
     ``llm_parser`` says when the LLM boundary parser is used (default: for code without a grammar, when an LLM
-    is configured).
+    is configured). ``stop`` (from ``liveness.interrupt_on_signals``) is checked between files and batches.
 
-    Raises FileNotFoundError/NotADirectoryError for a bad root and Conflict when the kb is already being ingested.
+    Raises FileNotFoundError/NotADirectoryError for a bad root, Conflict when the kb is already being ingested and
+    JobCancelled when ``job_id`` is no longer queued for this process (e.g. its kb was deleted meanwhile).
     """
     root = Path(root).resolve()
     if not root.exists():
@@ -112,7 +135,7 @@ def ingest(
     engine = engine or open_database(settings)
     with ingest_lock(engine, settings.data_dir, tenant, kb):
         return _run(settings, engine, root, kb, tenant, public, embedder, build_index, progress, job_id,
-                    llm_parser)
+                    llm_parser, heartbeat_s, stop or StopRequest())
 
 
 def _run(
@@ -126,18 +149,65 @@ def _run(
     build_index: bool,
     progress: Progress | None,
     job_id: int | None,
-    llm_parser: LLMParserOptions | None = None,
+    llm_parser: LLMParserOptions | None,
+    heartbeat_s: float,
+    stop: StopRequest,
 ) -> dict[str, Any]:
     started = time.perf_counter()
     index_root = settings.resolved_index_dir()
+    me = current_process()
     with engine.begin() as conn:
+        if job_id is not None:
+            _claim_job(conn, job_id, me)  # before ensure_kb: a cancelled job must not re-create its deleted kb
         kb = store.ensure_kb(conn, kb_name, tenant, root, public)
+    # We hold the kb's lock, so a job of this kb still marked running on this host died without a word.
+    reap_dead_jobs(engine, kb_id=kb.id)
+    with engine.begin() as conn:
         discarded = store.discard_unpublished(conn, kb, index_root)
         number = store.next_generation(conn, kb)
         previous = store.visible_files(conn, kb.id, kb.generation) if kb.generation else {}
-        job_id = _start_job(conn, kb, root, number, job_id)
+        job_id = _start_job(conn, kb, root, number, job_id, me)
     if discarded:
         log.info("discarded %d file versions left by an interrupted run of kb %s", discarded, kb_name)
+    try:
+        with Heartbeat(engine, job_id, heartbeat_s):
+            return _build(settings, engine, root, kb, number, previous, job_id, embedder, build_index,
+                          _checked(progress, stop), llm_parser, started)
+    except Interrupted as exc:
+        serving = f"generation {kb.generation} keeps serving" if kb.generation else "nothing was published"
+        mark_job_failed(engine, job_id, f"{exc}: the run stopped before it finished; {serving}")
+        raise
+    except BaseException as exc:
+        mark_job_failed(engine, job_id, f"{type(exc).__name__}: {exc}")
+        raise
+
+
+def _checked(progress: Progress | None, stop: StopRequest) -> Progress:
+    """``progress`` that first checks ``stop`` (called per file while parsing, per batch while embedding)."""
+
+    def report(phase: str, done: int, total: int | None) -> None:
+        stop.check()
+        if progress:
+            progress(phase, done, total)
+
+    return report
+
+
+def _build(
+    settings: Settings,
+    engine: Engine,
+    root: Path,
+    kb: store.KbRef,
+    number: int,
+    previous: dict[str, tuple[int, str]],
+    job_id: int,
+    embedder: Any,
+    build_index: bool,
+    progress: Progress,
+    llm_parser: LLMParserOptions | None,
+    started: float,
+) -> dict[str, Any]:
+    index_root = settings.resolved_index_dir()
 
     summary = _summary(kb, number, job_id)
     registry = ParserRegistry(llm=make_llm_parser(settings, engine, llm_parser))
@@ -234,10 +304,22 @@ def _gen_stats(summary: dict[str, Any]) -> dict[str, Any]:
     return {k: summary[k] for k in keys}
 
 
-def _start_job(conn: Any, kb: store.KbRef, root: Path, number: int, job_id: int | None) -> int:
-    me = f"{socket.gethostname()}:{os.getpid()}"
+def _claim_job(conn: Any, job_id: int, me: ProcessId) -> None:
+    """Take job ``job_id`` for this process: it must be queued, or claimed by this very process (a worker)."""
+    mine = (IngestJob.status == "running") & (IngestJob.host == me.host) & (IngestJob.pid == me.pid)
+    taken = conn.execute(
+        update(IngestJob).where(IngestJob.id == job_id, (IngestJob.status == "queued") | mine)
+        .values(status="running", **me.values())
+    ).rowcount
+    if not taken:
+        raise JobCancelled(f"ingest job {job_id} was cancelled (its knowledge base deleted) or is no longer queued; "
+                           "nothing was ingested")
+
+
+def _start_job(conn: Any, kb: store.KbRef, root: Path, number: int, job_id: int | None, me: ProcessId) -> int:
+    worker = f"{me.host}:{me.pid}"
     values = dict(status="running", generation=number, started_at=func.now(), heartbeat_at=func.now(),
-                  worker=func.coalesce(IngestJob.worker, me) if job_id is not None else me)
+                  worker=func.coalesce(IngestJob.worker, worker) if job_id is not None else worker, **me.values())
     if job_id is not None:
         conn.execute(update(IngestJob).where(IngestJob.id == job_id).values(**values))
         return job_id
@@ -257,11 +339,11 @@ def _finish_job(conn: Any, job_id: int, summary: dict[str, Any], started: float)
 
 
 def mark_job_failed(engine: Engine, job_id: int, error: str) -> None:
-    """Record that a job ended with an error (the serving generation is untouched)."""
+    """Record that a queued or running job ended with an error (a finished job keeps its outcome)."""
     with engine.begin() as conn:
         conn.execute(
-            update(IngestJob).where(IngestJob.id == job_id).values(status="failed", error=error[:4000],
-                                                                   finished_at=func.now())
+            update(IngestJob).where(IngestJob.id == job_id, IngestJob.status.in_(("queued", "running")))
+            .values(status="failed", error=error[:4000], finished_at=func.now())
         )
 
 
@@ -294,7 +376,7 @@ def _add_file(
     tree, error = registry.parse(wf.path, wf.text, language, source_type)
     if error:
         summary["failures"].append({"path": wf.path, "error": error})
-    lines = wf.text.splitlines()
+    lines = split_lines(wf.text)
     drafts = chunk_tree(tree, lines, limits)
     st = tree.source_type.value
     batch.files.append(dict(

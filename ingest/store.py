@@ -17,6 +17,7 @@ from sqlalchemy import Connection, Engine, delete, func, insert, select, update
 from sift.db import advisory_key, is_postgres, visible_in
 from sift.db.tables import Chunk, Entity, File, Generation, GenerationLease, KnowledgeBase, Node, Ref
 from sift.errors import IndexNotReady, NotFound
+from sift.text import split_lines
 
 #: PostgreSQL advisory lock held while a transaction allocates node ids (max(id) + 1 … + n).
 NODE_ID_LOCK = advisory_key("sift", "nodes.id")
@@ -242,15 +243,24 @@ def utcnow() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
 
+def previous_published(conn: Connection, kb_id: int, serving: int) -> int | None:
+    """The generation that served before ``serving`` (numbers of abandoned runs in between are skipped)."""
+    return conn.execute(
+        select(func.max(Generation.number)).where(Generation.kb_id == kb_id, Generation.number < serving,
+                                                  Generation.published_at.is_not(None))
+    ).scalar()
+
+
 def oldest_needed(conn: Connection, kb_id: int, serving: int, grace_s: float, now: datetime | None = None) -> int:
     """The oldest generation someone may still read: the serving one, any generation a replica used within
-    ``grace_s``, and — when no replica keeps leases at all — the one before the serving one (in-flight reads)."""
+    ``grace_s``, and — when no replica keeps leases at all — the previously published one (in-flight reads)."""
     rows = conn.execute(
         select(GenerationLease.generation, func.max(GenerationLease.last_used_at))
         .where(GenerationLease.kb_id == kb_id).group_by(GenerationLease.generation)
     ).all()
     if not rows:
-        return max(0, serving - 1)
+        previous = previous_published(conn, kb_id, serving)
+        return serving if previous is None else previous
     cutoff = (now or utcnow()) - timedelta(seconds=grace_s)
     fresh = [g for g, last in rows if last >= cutoff and g < serving]
     return min([serving, *fresh])
@@ -259,8 +269,11 @@ def oldest_needed(conn: Connection, kb_id: int, serving: int, grace_s: float, no
 def collect_garbage(conn: Connection, kb_id: int, serving: int, index_root: Path, grace_s: float = 300.0) -> int:
     """Drop file versions, index dirs and leases that no generation anyone may still read needs.
 
-    A generation older than the serving one is kept while any replica has used it within ``grace_s`` seconds
-    (see ``retrievers.base.IndexCache``'s leases), so requests that started before a swap finish on it.
+    The rule: the serving generation G and the one published before it are kept (requests that started before the
+    swap finish on it); when replicas keep leases, an older generation is kept instead while any replica has used
+    it within ``grace_s`` seconds (see ``retrievers.base.IndexCache``), and the previous one only while leased.
+    Generations abandoned by interrupted runs are dropped wherever their numbers fall. Generations still
+    ``building`` are left to :func:`discard_unpublished`, which runs under the kb's lock.
     """
     keep_from = oldest_needed(conn, kb_id, serving, grace_s)
     dead = conn.execute(
@@ -268,8 +281,11 @@ def collect_garbage(conn: Connection, kb_id: int, serving: int, index_root: Path
     ).scalars().all()
     _delete_file_rows(conn, list(dead))
     old = conn.execute(
-        select(Generation.number).where(Generation.kb_id == kb_id, Generation.number < keep_from,
-                                        Generation.status.in_(["retired", "abandoned", "published"]))
+        select(Generation.number).where(
+            Generation.kb_id == kb_id,
+            ((Generation.number < keep_from) & Generation.status.in_(["retired", "abandoned", "published"]))
+            | ((Generation.number < serving) & (Generation.status == "abandoned")),
+        )
     ).scalars().all()
     for number in old:
         shutil.rmtree(generation_dir(index_root, kb_id, number), ignore_errors=True)
@@ -288,4 +304,4 @@ def read_lines(engine: Engine, kb: KbRef, path: str) -> list[str]:
         ).scalar()
     if content is None:
         raise NotFound(f"{path!r} is not in knowledge base {kb.name!r}; list files with `sift docql '$.files' --kb {kb.name}`")
-    return content.splitlines()
+    return split_lines(content)

@@ -2,8 +2,12 @@
 
 ``walk(root)`` yields one ``WalkedFile`` per indexable text file, in path order. Everything it leaves out
 is counted in ``WalkStats.skipped`` under one reason: ``ignored``, ``vendored``, ``binary``,
-``undecodable``, ``too_large``, ``symlink_outside`` or ``unreadable``. Skipped directories are pruned (not
-descended into) and counted once, with a trailing ``/`` on their path.
+``undecodable``, ``undecodable_name``, ``too_large``, ``symlink_outside`` or ``unreadable``. Skipped directories
+are pruned (not descended into) and counted once, with a trailing ``/`` on their path.
+
+Names are bytes on POSIX. A name that is not valid UTF-8 (Python hands it over with surrogate escapes) cannot
+be stored, shown or cited, so it is skipped as ``undecodable_name`` and recorded with its bad bytes written as
+``\\xNN``. The walk keeps its own stack of open directories, so no nesting depth can exhaust Python's.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ SKIP_IGNORED = "ignored"
 SKIP_VENDORED = "vendored"
 SKIP_BINARY = "binary"
 SKIP_UNDECODABLE = "undecodable"
+SKIP_BAD_NAME = "undecodable_name"
 SKIP_TOO_LARGE = "too_large"
 SKIP_SYMLINK_OUTSIDE = "symlink_outside"
 SKIP_UNREADABLE = "unreadable"
@@ -169,8 +174,18 @@ class _Entry:
     real_path: str | None  # set for directories: the resolved path, for cycle detection
 
 
+@dataclass(frozen=True, slots=True)
+class _Descend:
+    """A subdirectory the walk enters next, with the ignore rules and resolved ancestors in force there."""
+
+    abs_dir: str
+    prefix: str
+    rules: _IgnoreRules
+    ancestors: tuple[str, ...]
+
+
 class _Walker:
-    """State of one walk: root, limits and stats; the recursion keeps per-directory state on the stack."""
+    """State of one walk: root, limits and stats; per-directory state lives in generators on an explicit stack."""
 
     def __init__(self, root: Path, max_file_bytes: int, stats: WalkStats) -> None:
         self.root = root
@@ -183,17 +198,27 @@ class _Walker:
         exclude = _load_spec(os.path.join(self.root, ".git", "info", "exclude"))
         if exclude is not None:
             rules = (("", exclude),)
-        yield from self._walk_dir(self.root_real, "", rules, (self.root_real,))
+        # Depth-first over an explicit stack of per-directory generators: a directory yields its files and a
+        # _Descend for each subdirectory, in path order, and the loop opens that subdirectory next.
+        stack = [self._walk_dir(self.root_real, "", rules, (self.root_real,))]
+        while stack:
+            item = next(stack[-1], None)
+            if item is None:
+                stack.pop()
+            elif isinstance(item, _Descend):
+                stack.append(self._walk_dir(item.abs_dir, item.prefix, item.rules, item.ancestors))
+            else:
+                yield item
 
     def _walk_dir(
         self, abs_dir: str, prefix: str, rules: _IgnoreRules, ancestors: tuple[str, ...]
-    ) -> Iterator[WalkedFile]:
+    ) -> Iterator[WalkedFile | _Descend]:
         """Walk one directory; ``ancestors`` are the resolved paths from the root down to this directory."""
         try:
             with os.scandir(abs_dir) as it:
                 raw = list(it)
         except OSError as exc:
-            log.debug("cannot list %s: %s", abs_dir, exc)
+            log.debug("cannot list %s: %s", _printable(abs_dir), exc)
             self.stats.skip(prefix or "./", SKIP_UNREADABLE)
             return
         names = {e.name for e in raw}
@@ -203,6 +228,9 @@ class _Walker:
                 rules = (*rules, (prefix, spec))
         entries: list[_Entry] = []
         for dir_entry in raw:
+            if not _is_utf8(dir_entry.name):
+                self._skip_bad_name(dir_entry, prefix)
+                continue
             entry = self._classify(dir_entry, prefix, ancestors[-1])
             if entry is not None:
                 entries.append(entry)
@@ -218,11 +246,21 @@ class _Walker:
                     log.debug("symlink cycle at %s, not followed", rel)
                 else:
                     real = entry.real_path or entry.abs_path
-                    yield from self._walk_dir(entry.abs_path, rel + "/", rules, (*ancestors, real))
+                    yield _Descend(entry.abs_path, rel + "/", rules, (*ancestors, real))
             else:
                 walked = self._read_file(entry, rel, rules)
                 if walked is not None:
                     yield walked
+
+    def _skip_bad_name(self, dir_entry: os.DirEntry[str], prefix: str) -> None:
+        """Count an entry whose name is not UTF-8 (a directory is pruned whole)."""
+        try:
+            is_dir = dir_entry.is_dir(follow_symlinks=False)
+        except OSError:
+            is_dir = False
+        if not is_dir:
+            self.stats.files_seen += 1
+        self.stats.skip(prefix + _printable(dir_entry.name) + ("/" if is_dir else ""), SKIP_BAD_NAME)
 
     def _classify(self, dir_entry: os.DirEntry[str], prefix: str, real_parent: str) -> _Entry | None:
         """Resolve symlinks (skipping those that leave the root) and tell directories from files."""
@@ -332,7 +370,7 @@ def _load_spec(path: str) -> pathspec.GitIgnoreSpec | None:
             data = fh.read()
     except OSError:
         return None
-    lines = data.decode("utf-8-sig", errors="replace").splitlines()
+    lines = data.decode("utf-8-sig", errors="replace").split("\n")
     try:
         spec = pathspec.GitIgnoreSpec.from_lines(lines)
     except ValueError:
@@ -348,6 +386,20 @@ def _is_valid_pattern(line: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def _is_utf8(name: str) -> bool:
+    """Whether a name from ``os.scandir`` was valid UTF-8 (undecodable bytes arrive as lone surrogates)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _printable(name: str) -> str:
+    """``name`` with undecodable bytes written as ``\\xNN`` (safe to store, log and show)."""
+    return os.fsencode(name).decode("utf-8", errors="backslashreplace")
 
 
 def _is_within(path: str, root: str) -> bool:

@@ -26,6 +26,7 @@ from sift.retrievers.base import IndexCache, KbIndex
 from sift.retrievers.channels import INDEX_TYPES, BM25Channel, SmartChannel, VectorChannel
 from sift.retrievers.fusion import fuse, group_by_file
 from sift.retrievers.tokenize import tokenize
+from sift.text import split_lines
 
 CHANNELS = ("bm25", "vector", "smart")
 MAX_QUERY_CHARS = 2000
@@ -219,7 +220,7 @@ class Searcher:
             if h.chunk_id not in by_id:
                 continue
             text, start = by_id[h.chunk_id]
-            lines = text.splitlines()
+            lines = split_lines(text)
             offset = max(0, h.start_line - start)
             snippet = "\n".join(lines[offset : offset + (h.end_line - h.start_line + 1)])
             out[h.chunk_id] = snippet[:SNIPPET_CHARS]

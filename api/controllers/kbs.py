@@ -13,6 +13,7 @@ from litestar.params import JSONBody, Parameter
 from sqlalchemy import delete as sql_delete
 from sqlalchemy import select
 
+from sift.api.auth import ingest_roots
 from sift.api.controllers.common import errors
 from sift.api.jobs import confine_path, job_view
 from sift.api.schemas import KB_NAME, IngestRequest, Job, KbCreate, KbCreated, KbDetail, KbList, KbSummary
@@ -40,7 +41,7 @@ class KbController(Controller):
     @post("/", status_code=202, sync_to_thread=True, responses=errors(409))
     def create(self, state: State, tenant: NamedDependency[str], data: JSONBody[KbCreate]) -> KbCreated:
         """Create a knowledge base from a directory under an allowed root and start its first ingest."""
-        root = confine_path(data.path, state.settings.allowed_roots)
+        root = confine_path(data.path, ingest_roots(state.engine, tenant, state.settings.allowed_roots))
         with state.engine.connect() as conn:
             exists = conn.execute(select(KnowledgeBase.id).where(
                 KnowledgeBase.name == data.name, KnowledgeBase.tenant == tenant)).first()
@@ -48,7 +49,7 @@ class KbController(Controller):
             raise Conflict(f"knowledge base {data.name!r} already exists; POST /v1/kbs/{data.name}/ingest "
                            "to update it", field="name")
         job_id = state.jobs.start(tenant, data.name, root, data.public)
-        return KbCreated(kb=data.name, job=Job.model_validate(job_view(state.engine, job_id, tenant)))
+        return KbCreated(kb=data.name, job=Job.model_validate(job_view(state.engine, job_id, tenant, state.jobs.owned())))
 
     @get("/{kb:str}", sync_to_thread=True, responses=errors(404))
     def show(self, state: State, tenant: NamedDependency[str], kb: str = KbParam) -> KbDetail:
@@ -66,12 +67,10 @@ class KbController(Controller):
     @post("/{kb:str}/ingest", status_code=202, sync_to_thread=True, responses=errors(404, 409))
     def ingest(self, state: State, tenant: NamedDependency[str], data: JSONBody[IngestRequest], kb: str = KbParam) -> Job:
         """Start an ingest job (a subprocess); the previous generation keeps serving until it publishes."""
-        if data.path is None:
-            root = confine_path(get_kb(state.engine, kb, tenant).root_path, state.settings.allowed_roots)
-        else:
-            root = confine_path(data.path, state.settings.allowed_roots)
+        roots = ingest_roots(state.engine, tenant, state.settings.allowed_roots)
+        root = confine_path(get_kb(state.engine, kb, tenant).root_path if data.path is None else data.path, roots)
         job_id = state.jobs.start(tenant, kb, Path(root), data.public)
-        return Job.model_validate(job_view(state.engine, job_id, tenant))
+        return Job.model_validate(job_view(state.engine, job_id, tenant, state.jobs.owned()))
 
 
 class JobController(Controller):
@@ -83,7 +82,7 @@ class JobController(Controller):
     @get("/{job_id:int}", sync_to_thread=True, responses=errors(404))
     def show(self, state: State, tenant: NamedDependency[str], job_id: int = Parameter(ge=1, le=2**31 - 1)) -> Job:
         """A job of the caller's: queued, running (with progress), succeeded (with its result) or failed."""
-        return Job.model_validate(job_view(state.engine, job_id, tenant))
+        return Job.model_validate(job_view(state.engine, job_id, tenant, state.jobs.owned()))
 
 
 def _delete_kb(state: State, tenant: NamedDependency[str], kb: str) -> list[str]:
@@ -93,9 +92,13 @@ def _delete_kb(state: State, tenant: NamedDependency[str], kb: str) -> list[str]
         threads = conn.execute(
             select(Thread.thread_id).where(Thread.tenant == tenant, Thread.kb == kb)
         ).scalars().all()
+        # Queued jobs are cancelled: with their rows gone, a subprocess still starting stops before the kb.
+        pending = conn.execute(select(IngestJob.id).where(
+            IngestJob.kb_id == ref.id, IngestJob.status.in_(("queued", "running")))).scalars().all()
         conn.execute(sql_delete(IngestJob).where(IngestJob.kb_id == ref.id))
         conn.execute(sql_delete(Thread).where(Thread.tenant == tenant, Thread.kb == kb))
         conn.execute(sql_delete(KnowledgeBase).where(KnowledgeBase.id == ref.id))
+    state.jobs.cancel(list(pending))
     state.cache.forget(kb, tenant)
     shutil.rmtree(state.settings.resolved_index_dir() / f"kb{ref.id}", ignore_errors=True)
     return list(threads)

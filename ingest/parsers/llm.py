@@ -32,6 +32,7 @@ from pydantic import BaseModel, ValidationError
 
 from sift.ingest.parsers.text import line_count
 from sift.models import CONTAINER_KINDS, DocumentTree, NodeKind, ParsedEntity, ParsedNode, SourceType
+from sift.text import split_lines
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -342,7 +343,7 @@ class LLMBoundaryParser:
 
     def boundaries(self, path: str, text: str, language: str) -> list[Boundary]:
         """Validated definitions of one file, from the cache or the model (which may raise)."""
-        digest, lines = _digest(text), text.splitlines()
+        digest, lines = _digest(text), split_lines(text)
         with self._lock:
             self.stats.files += 1
         if not any(line.strip() for line in lines):

@@ -7,6 +7,7 @@ extensions used by Sphinx projects are understood: ``:::`` directives, ``{role}`
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -90,6 +91,9 @@ def _role_text(content: str) -> str:
     return content.lstrip("!")
 
 
+_LONE_CR = re.compile(r"\r(?!\n)")
+
+
 def _strip_toml_front_matter(text: str) -> str:
     """Blank out a ``+++`` TOML front-matter block at the top, keeping line numbers."""
     lines = text.split("\n")
@@ -130,7 +134,8 @@ class MarkdownParser:
 
     def parse(self, path: str, text: str, language: str = "markdown") -> DocumentTree:
         """Parse Markdown ``text`` into a heading tree; see the module docstring."""
-        source = _strip_toml_front_matter(text.removeprefix("\ufeff"))
+        # markdown-it ends a line at a lone \r too; blanking it keeps line numbers those of split_lines.
+        source = _strip_toml_front_matter(_LONE_CR.sub(" ", text.removeprefix("\ufeff")))
         found = _Collected()
         self._walk(self._md.parse(source), 0, found, headings=True)
         nodes = build_tree(path, found.headings, line_count(text), {"codeblocks": found.preamble_codeblocks})

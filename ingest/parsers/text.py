@@ -5,13 +5,9 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 
 from sift.models import DocumentTree, NodeKind, ParsedNode, SourceType
+from sift.text import line_count
 
-
-def line_count(text: str) -> int:
-    """Number of lines as an editor shows them (a trailing newline does not start a new line)."""
-    if not text:
-        return 0
-    return text.count("\n") + (0 if text.endswith("\n") else 1)
+__all__ = ["TextParser", "line_count"]
 
 
 class TextParser:

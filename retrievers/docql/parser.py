@@ -16,12 +16,17 @@ Grammar (whitespace is allowed between any two tokens)::
     STRING     := '…' | "…" with backslash escapes; REGEX := "/" … "/" [ims]*
 
 Errors raise ``InvalidQuery`` with the 1-based column, the query, a caret under the offending character and what
-was expected.
+was expected. Limits keep hostile queries from reaching Python's recursion limit or the database's expression
+limits: filters nest at most ``MAX_DEPTH`` levels of ``(`` and ``!``, hold at most ``MAX_TERMS`` comparisons in
+all, and numbers fit a 64-bit integer (or are finite floats).
 """
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from sift.errors import InvalidQuery
 from sift.retrievers.docql.ast import (
@@ -48,6 +53,9 @@ _SYMBOL_OPS = ("==", "!=", "~=", "=~", ">=", "<=", ">", "<")
 _WORD_OPS = ("startsWith", "endsWith")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "/": "/", "0": "\0"}
 _STRING_OPS = frozenset({"~=", "=~", "startsWith", "endsWith"})
+MAX_DEPTH = 64
+MAX_TERMS = 256
+MAX_INT = 2**63 - 1
 
 
 def _found(text: str, i: int) -> str:
@@ -61,6 +69,8 @@ class _Parser:
     def __init__(self, text: str) -> None:
         self.text = text
         self.i = 0
+        self.depth = 0
+        self.terms = 0
 
     # -- low level -------------------------------------------------------------------------------------------
     def error(self, expected: str, at: int | None = None) -> InvalidQuery:
@@ -297,7 +307,15 @@ class _Parser:
         if not m:
             return None
         self.i = m.end()
-        return int(m.group(0))
+        return self._int(m.group(0), m.start())
+
+    def _int(self, digits: str, at: int) -> int:
+        """An integer literal that fits 64 bits (a longer one would overflow the database driver)."""
+        sign, magnitude = ("-", digits[1:]) if digits.startswith("-") else ("", digits)
+        magnitude = magnitude.lstrip("0") or "0"
+        if len(magnitude) > 19 or int(magnitude) > MAX_INT:
+            raise _fail(self.text, at, f"number too large: integers are at most {MAX_INT} in absolute value")
+        return int(sign + magnitude)
 
     # -- filter expressions ----------------------------------------------------------------------------------
     def expr(self, record: str) -> Expr:
@@ -317,13 +335,18 @@ class _Parser:
         at = self.i
         if self.peek("!") and not self.peek("!="):
             self.eat("!")
-            return Not(self.unary(record), at + 1)
+            with self._nested(at):
+                return Not(self.unary(record), at + 1)
         if self.eat("("):
-            inner = self.expr(record)
+            with self._nested(at):
+                inner = self.expr(record)
             self.expect(")", "')' or an operator ('&&', '||')")
             return inner
         if not self.eat("@"):
             raise self.error("'@.field', '!' or '('")
+        self.terms += 1
+        if self.terms > MAX_TERMS:
+            raise _fail(self.text, at, f"too many conditions: a query may test at most {MAX_TERMS} fields")
         self.expect(".", "'.' after '@'")
         field, fat = self.name("a field name")
         fields = FIELDS[record]
@@ -337,6 +360,17 @@ class _Parser:
         value = self.value(op)
         self._check_types(field, fields[field], op, value, at, vat)
         return Compare(field, op, value, at + 1, vat + 1)  # type: ignore[arg-type]
+
+    @contextmanager
+    def _nested(self, at: int) -> Iterator[None]:
+        """One more level of '(' or '!' (bounded: each level is a Python frame here and in the compiler)."""
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise _fail(self.text, at, f"filter nested too deeply: at most {MAX_DEPTH} levels of '(' and '!'")
+        try:
+            yield
+        finally:
+            self.depth -= 1
 
     def op(self) -> str | None:
         self.ws()
@@ -361,7 +395,12 @@ class _Parser:
         m = _NUMBER.match(self.text, self.i)
         if m:
             self.i = m.end()
-            return float(m.group(0)) if m.group(1) else int(m.group(0))
+            if not m.group(1):
+                return self._int(m.group(0), m.start())
+            number = float(m.group(0))
+            if not math.isfinite(number):
+                raise _fail(self.text, m.start(), "number too large: use a finite number")
+            return number
         m = _NAME.match(self.text, self.i)
         if m and m.group(0) in ("true", "false", "null"):
             self.i = m.end()

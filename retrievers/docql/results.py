@@ -11,6 +11,7 @@ from sqlalchemy import Connection, select
 from sift.db.tables import File, Node
 from sift.retrievers.docql.ast import Query
 from sift.retrievers.docql.regex import Deadline
+from sift.text import split_lines
 
 MAX_TEXT_LINES = 400
 Row = dict[str, Any]
@@ -25,7 +26,7 @@ class Texts:
 
     def remember(self, file_id: int, content: str) -> list[str]:
         """Cache ``content`` already fetched for ``file_id``."""
-        return self._lines.setdefault(file_id, content.splitlines())
+        return self._lines.setdefault(file_id, split_lines(content))
 
     def prefetch(self, file_ids: Iterable[int]) -> None:
         """Load the contents of every file in ``file_ids`` not loaded yet, in one query."""

@@ -90,3 +90,13 @@ class QaRecord(Base):
         Index("ix_qa_tenant_thread", "tenant", "thread_id", "id"),
         Index("ix_qa_tenant_kb_created", "tenant", "kb", "created_at"),
     )
+
+
+class TenantRoot(Base):
+    """A server-side directory one tenant's ingest jobs may read; a tenant with none uses SIFT_ALLOWED_ROOTS."""
+
+    __tablename__ = "tenant_roots"
+
+    tenant: Mapped[str] = mapped_column(String(200), primary_key=True)
+    root: Mapped[str] = mapped_column(Text, primary_key=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime, nullable=False, server_default=func.now())

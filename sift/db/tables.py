@@ -13,6 +13,7 @@ from datetime import datetime
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     DateTime,
     Float,
@@ -218,8 +219,13 @@ class IngestJob(Base):
     started_at: Mapped[datetime | None] = mapped_column(DateTime)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime)
     elapsed_s: Mapped[float | None] = mapped_column(Float)
+    # The process running the job: on its own host, a pid whose start time no longer matches means it is gone.
+    host: Mapped[str | None] = mapped_column(String(200))
+    pid: Mapped[int | None] = mapped_column(Integer)
+    pid_started: Mapped[int | None] = mapped_column(BigInteger)
 
-    __table_args__ = (Index("ix_jobs_kb_status", "kb_id", "status"),)
+    # AUTOINCREMENT: a job id is never handed out twice, even after its kb (and the row) is deleted.
+    __table_args__ = (Index("ix_jobs_kb_status", "kb_id", "status"), {"sqlite_autoincrement": True})
 
 
 class GenerationLease(Base):

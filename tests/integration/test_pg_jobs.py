@@ -46,33 +46,50 @@ def _wait_for(predicate, timeout: float = 60.0, what: str = "condition") -> None
         time.sleep(0.05)
 
 
+def _dead_pid() -> int:
+    child = subprocess.Popen(["true"])
+    child.wait()
+    return child.pid
+
+
 @pytest.mark.parametrize(
-    ("setup", "stale_after_s", "claimable"),
+    ("setup", "stale_after_s", "claimable", "final"),
     [
-        ("queued", 60.0, True),
-        ("fresh-running", 60.0, False),
-        ("dead-running", -3600.0, True),  # a cutoff in the future: every heartbeat is older than it
-        ("succeeded", -3600.0, False),
-        ("failed", -3600.0, False),
+        ("queued", 60.0, True, "running"),
+        ("fresh-running", 60.0, False, "running"),
+        # another host's job without a heartbeat for longer than the limit (a cutoff in the future: every
+        # heartbeat is older than it) is failed, never re-run
+        ("stale-running-elsewhere", -3600.0, False, "failed"),
+        ("dead-pid-running-here", 60.0, False, "failed"),  # its process is gone: no need to wait for staleness
+        ("succeeded", -3600.0, False, "succeeded"),
+        ("failed", -3600.0, False, "failed"),
     ],
 )
-def test_claim_next_takes_only_queued_or_dead_jobs(
-    any_database: str, tiny_repo: Path, setup: str, stale_after_s: float, claimable: bool
+def test_claim_next_takes_only_queued_jobs_and_fails_dead_ones(
+    any_database: str, tiny_repo: Path, setup: str, stale_after_s: float, claimable: bool, final: str
 ) -> None:
     engine = make_engine(any_database)
     open_database(Settings(data_dir=tiny_repo.parent / "data"))
     job_id = submit(engine, "default", "t", tiny_repo, build_index=False)
     if setup != "queued":
         assert claim_next(engine, "first", 60.0) is not None
-        status = "running" if setup.endswith("running") else setup
+        values = {"status": "running" if "running" in setup else setup, "started_at": func.now()}
+        if setup == "stale-running-elsewhere":
+            values["host"] = "another-host"
+        if setup == "dead-pid-running-here":
+            values["pid"] = _dead_pid()
         with engine.begin() as conn:  # as the pipeline does when it starts the run
-            conn.execute(update(IngestJob).where(IngestJob.id == job_id).values(status=status, started_at=func.now()))
+            conn.execute(update(IngestJob).where(IngestJob.id == job_id).values(**values))
     job = claim_next(engine, "second", stale_after_s)
     assert (job is not None) == claimable
+    row = _job(engine, job_id)
+    assert row.status == final
     if job is not None:
-        assert (job.id, job.kb, job.build_index, job.reclaimed) == (job_id, "t", False, setup == "dead-running")
-        assert _job(engine, job_id).worker == "second"
+        assert (job.id, job.kb, job.build_index) == (job_id, "t", False)
+        assert (row.worker, row.pid) == ("second", os.getpid())
         assert claim_next(engine, "third", 60.0) is None
+    if "dead" in setup or "stale" in setup:
+        assert ("is gone" if "pid" in setup else "no heartbeat") in row.error
     engine.dispose()
 
 
@@ -117,7 +134,7 @@ def test_jobs_fifty_submitted_concurrently_each_run_once_by_two_workers(
         engine.dispose()
 
 
-def test_jobs_killed_worker_is_rerun_while_the_old_generation_serves(
+def test_jobs_killed_worker_is_failed_not_rerun_and_the_old_generation_serves(
     any_database: str, tiny_repo: Path, attrs_src: Path, tmp_path: Path
 ) -> None:
     data = tmp_path / "data"
@@ -131,30 +148,33 @@ def test_jobs_killed_worker_is_rerun_while_the_old_generation_serves(
     _wait_for(lambda: (_job(engine, job_id).progress or {}).get("files", 0) >= 4, what="the first batches")
     doomed.send_signal(signal.SIGKILL)
     doomed.communicate()
-    assert _job(engine, job_id).status == "running"
+    assert _job(engine, job_id).status == "running"  # SIGKILL leaves no chance to record anything
 
     def serving() -> tuple[int, set[str]]:
         with engine.connect() as conn:
             gen = conn.execute(select(KnowledgeBase.current_generation)).scalar_one()
             return gen, set(visible_files(conn, 1, gen))
 
-    assert serving() == (1, old_files)
-    rescuer = _worker(data, "--stale-after", "2", "--poll", "0.1", "--worker-id", "rescuer")
-    try:
-        while _job(engine, job_id).status == "running":
-            gen, files = serving()
-            assert gen == 1 and files == old_files or gen > 1
-            time.sleep(0.05)
-    finally:
-        rescuer.send_signal(signal.SIGTERM)
-        out, err = rescuer.communicate(timeout=60)
-    (result,) = [json.loads(line) for line in out.splitlines() if line.strip()]
-    assert (result["job"], result["status"], result["reclaimed"]) == (job_id, "succeeded", True), err[-2000:]
+    # Another worker fails the dead job (its pid is gone) and runs nothing: a killed ingest is not re-run.
+    other = _worker(data, "--once", "--stale-after", "2", "--poll", "0.1", "--worker-id", "other")
+    out, err = other.communicate(timeout=120)
+    assert other.returncode == 0 and out.strip() == "", err[-2000:]
     row = _job(engine, job_id)
-    assert (row.status, row.worker, row.generation) == ("succeeded", "rescuer", result["generation"])
+    assert row.status == "failed" and f"process {doomed.pid} on" in row.error and "is gone" in row.error
+    assert serving() == (1, old_files)
+
+    # Asking again runs it: the new run discards what the killed one left and publishes.
+    again = submit(engine, "default", "kb", attrs_src, build_index=False)
+    assert again > job_id
+    rescuer = _worker(data, "--once", "--poll", "0.1", "--worker-id", "rescuer")
+    out, err = rescuer.communicate(timeout=240)
+    (result,) = [json.loads(line) for line in out.splitlines() if line.strip()]
+    assert (result["job"], result["status"]) == (again, "succeeded"), err[-2000:]
+    assert _job(engine, job_id).status == "failed"
     gen, files = serving()
-    assert gen == result["generation"] > 2 and "src/attr/__init__.py" in files and not files & old_files - files
+    assert gen == result["generation"] > 2 and "src/attr/__init__.py" in files
     with engine.connect() as conn:
-        abandoned = conn.execute(select(Generation.number).where(Generation.status == "abandoned")).scalars().all()
-    assert abandoned == [2]  # what the killed run had started
+        generations = dict(conn.execute(select(Generation.number, Generation.status)).all())
+    # What the killed run had started (2) was abandoned and collected; the previously serving 1 is kept.
+    assert generations == {1: "retired", result["generation"]: "published"}
     engine.dispose()

@@ -168,3 +168,29 @@ def test_parse_error_points_at_column(query: str, column: int, fragment: str) ->
         lines = info.value.message.splitlines()
         assert lines[-2] == "  " + query
         assert lines[-1] == "  " + " " * (column - 1) + "^"
+
+
+@pytest.mark.parametrize(
+    ("query", "message", "position"),
+    [
+        ("$.code[?(" + "(" * 65 + "@.name" + ")" * 65 + ")]", "nested too deeply", 74),
+        ("$.code[?(" + "!" * 65 + "@.name)]", "nested too deeply", 74),
+        ("$.code[?(" + "||".join(["@.name"] * 257) + ")]", "too many conditions", 9 + 256 * 8 + 1),
+        ("$.code[?(@.start_line == 9223372036854775808)]", "number too large", 26),
+        ("$.code[?(@.start_line == -12345678901234567890123)]", "number too large", 26),
+        ("$.code[99999999999999999999]", "number too large", 8),
+        ("$.code[?(@.start_line < 1" + "0" * 400 + ".5)]", "number too large", 25),
+    ],
+)
+def test_parse_bounds_depth_terms_and_numbers(query: str, message: str, position: int) -> None:
+    with pytest.raises(InvalidQuery) as info:
+        parse(query)
+    assert message in info.value.message
+    assert info.value.position == position
+
+
+def test_parse_accepts_the_limits_themselves() -> None:
+    parse("$.code[?(" + "(" * 64 + "@.name" + ")" * 64 + ")]")
+    parse("$.code[?(" + "||".join(["@.name"] * 256) + ")]")
+    assert parse("$.code[?(@.start_line > -9223372036854775807)]").filters[0].value == -(2**63 - 1)
+    assert parse("$.code[-" + "0" * 5000 + "1]").window.start == -1
