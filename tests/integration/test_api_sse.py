@@ -9,6 +9,7 @@ from typing import Any
 from sift.api.sse import KEEPALIVE, chat_events, with_keepalive
 from sift.config import Settings
 from sift.db import open_database
+from sift.graph.threads import open_thread
 
 
 class SlowService:
@@ -32,7 +33,8 @@ def test_chat_events_send_ids_and_keep_alive_comments_during_a_slow_step(tmp_pat
     engine = open_database(Settings(data_dir=tmp_path))
 
     async def collect() -> list[Any]:
-        events = chat_events(SlowService(0.35), engine, tenant="default", kb="tiny", thread_id="t1",
+        thread = open_thread(engine, "default", "tiny", "t1", "where?")
+        events = chat_events(SlowService(0.35), engine, tenant="default", kb="tiny", thread=thread,
                              question="where?", keepalive_s=0.05)
         return [m async for m in events]
 
