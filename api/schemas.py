@@ -189,6 +189,7 @@ class Answer(BaseModel):
     mode: Literal["extractive", "llm"] = "extractive"
     thread_id: str
     degraded: bool = False
+    degraded_reasons: list[str] = Field(default_factory=list)
     evidence: list[dict[str, Any]] = Field(default_factory=list)
 
 

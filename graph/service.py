@@ -13,7 +13,6 @@ from sqlalchemy import Engine
 
 from sift.config import Settings
 from sift.errors import InvalidQuery, SiftError
-from sift.graph.build import compile_graph
 from sift.graph.context import AskContext
 from sift.graph.state import Answer
 
@@ -75,7 +74,8 @@ def make_serde() -> Any:
     return JsonPlusSerializer(allowed_msgpack_modules=STATE_TYPES)
 
 
-def _validate(question: str, kb: str) -> str:
+def validate_question(question: str, kb: str) -> str:
+    """The stripped question, or InvalidQuery (cheap: the CLI calls it before loading the graph and models)."""
     question = (question or "").strip()
     if not question:
         raise InvalidQuery("question is empty; ask something about the code or docs", field="question")
@@ -114,6 +114,9 @@ class AskService:
         self.searcher = searcher
         self.checkpointer = checkpointer
         self.chat_model = chat_model
+        # LangGraph is imported by the first service, not by importing this module (the CLI validates first).
+        from sift.graph.build import compile_graph
+
         self.graph = compile_graph(checkpointer)
 
     def context(self) -> AskContext:
@@ -127,7 +130,7 @@ class AskService:
 
     async def ask(self, question: str, kb: str, tenant: str = "default", thread_id: str | None = None) -> Answer:
         """Answer ``question`` about knowledge base ``kb`` on a thread (a new one when ``thread_id`` is None)."""
-        question = _validate(question, kb)
+        question = validate_question(question, kb)
         thread_id = thread_id or uuid.uuid4().hex
         t0 = time.perf_counter()
         out = await self.graph.ainvoke({"question": question, "kb": kb, "tenant": tenant},
@@ -142,7 +145,7 @@ class AskService:
         thread_id = thread_id or uuid.uuid4().hex
         t0 = time.perf_counter()
         try:
-            question = _validate(question, kb)
+            question = validate_question(question, kb)
             config = self._config(thread_id)
             async for mode, chunk in self.graph.astream(
                 {"question": question, "kb": kb, "tenant": tenant}, config, context=self.context(),
