@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
 from sift.cli.common import add_common, settings_from
+from sift.cli.output import echo, escape, print_json
 
 EXAMPLE = 'example: sift ask "where is the auth token validated?" --kb myproject --thread t1 --show-steps'
 
@@ -27,37 +27,49 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _step(event: str, data: dict[str, Any]) -> None:
     if event == "plan":
-        print(f"plan: {data['question_type']} · index {data['index_type']} · {data['standalone']}", file=sys.stderr)
+        line = f"plan: {data['question_type']} · index {data['index_type']} · {data['standalone']}"
     elif event == "retrieve":
         err = f" ({data['error']})" if data.get("error") else ""
-        print(f"retrieve[{data['round']}] {data['channel']}: {data['hits']} hits in {data['elapsed_ms']:.0f} ms"
-              f"{err}", file=sys.stderr)
+        line = f"retrieve[{data['round']}] {data['channel']}: {data['hits']} hits in {data['elapsed_ms']:.0f} ms{err}"
     elif event == "fuse":
-        print(f"fuse: {data['evidence']} evidence items", file=sys.stderr)
+        line = f"fuse: {data['evidence']} evidence items"
     elif event == "check":
-        print("check: ok" if data["ok"] else f"check: {'; '.join(data['problems'][:3])}", file=sys.stderr)
+        line = "check: ok" if data["ok"] else f"check: {'; '.join(data['problems'][:3])}"
     elif event == "fallback":
-        print(f"fallback: round {data['round']} · {data['strategy']}", file=sys.stderr)
+        line = f"fallback: round {data['round']} · {data['strategy']}"
+    else:
+        return
+    echo(escape(line), file=sys.stderr)
 
 
 def run(args: argparse.Namespace) -> int:
     """Ask and print the answer with clickable path:line citations."""
-    from sift.graph.service import ask_sync
+    from sift.graph.service import validate_question
 
+    question = validate_question(args.question, args.kb)  # before anything loads
     settings = settings_from(args)
     tenant = args.tenant or settings.tenant
-    answer = ask_sync(settings, args.question, args.kb, tenant, args.thread,
-                      on_event=_step if args.show_steps else None)
+    from sift.db import open_database
+    from sift.ingest.store import get_serving_kb
+
+    get_serving_kb(open_database(settings), args.kb, tenant)  # an unknown kb is reported before the models load
+    from sift.graph.service import ask_sync, open_resources
+
+    engine, searcher = open_resources(settings)
+    try:
+        answer = ask_sync(settings, question, args.kb, tenant, args.thread, engine=engine, searcher=searcher,
+                          on_event=_step if args.show_steps else None)
+    finally:
+        searcher.close()
     if args.json:
-        print(json.dumps(answer.model_dump(mode="json"), indent=2))
+        print_json(answer.model_dump(mode="json"))
         return 0
-    print(answer.text)
+    echo(answer.text)
     if answer.citations:
-        print()
+        echo()
         for c in answer.citations:
-            print(f"[{c.evidence_id}] {c.path}:{c.start_line}-{c.end_line}")
+            echo(f"[{c.evidence_id}] {escape(c.path)}:{c.start_line}-{c.end_line}")
     flags = ["grounded" if answer.grounded else "not grounded", f"{answer.rounds} round(s)", answer.mode]
-    if answer.degraded:
-        flags.append("degraded: LLM failed")
-    print(f"\n({', '.join(flags)}, {answer.elapsed_ms:.0f} ms, thread {answer.thread_id})", file=sys.stderr)
+    flags += [f"degraded: {escape(reason)}" for reason in answer.degraded_reasons]
+    echo(f"\n({', '.join(flags)}, {answer.elapsed_ms:.0f} ms, thread {escape(answer.thread_id)})", file=sys.stderr)
     return 0

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 
 from sift.cli.common import add_common, settings_from
+from sift.cli.output import echo, escape, print_json
 
 EXAMPLE = """examples:
   sift keys create --tenant acme --name ci      # prints the key once
@@ -45,19 +45,19 @@ def run(args: argparse.Namespace) -> int:
         if args.action == "create":
             key_id, key = create_key(engine, args.tenant, args.name)
             if args.json:
-                print(json.dumps({"id": key_id, "tenant": args.tenant, "key": key}))
+                print_json({"id": key_id, "tenant": args.tenant, "key": key}, indent=None)
             else:
-                print(f"key {key_id} for tenant {args.tenant} (shown once, store it now):\n{key}")
+                echo(f"key {key_id} for tenant {escape(args.tenant)} (shown once, store it now):\n{key}")
         elif args.action == "list":
             rows = list_keys(engine, args.tenant)
             if args.json:
-                print(json.dumps(rows, default=str, indent=2))
+                print_json(rows)
             for row in [] if args.json else rows:
                 state = f"revoked {row['revoked_at']}" if row["revoked_at"] else "active"
-                print(f"{row['id']:>4}  {row['tenant']:<20} {row['prefix']}…  {row['name'] or '':<20} {state}")
+                echo(f"{row['id']:>4}  {escape(row['tenant']):<20} {row['prefix']}…  {escape(row['name'] or ''):<20} {state}")
         else:
             revoke_key(engine, args.id)
-            print(f"key {args.id} revoked")
+            echo(f"key {args.id} revoked")
     finally:
         engine.dispose()
     return 0
