@@ -46,7 +46,8 @@ class _Version(argparse.Action):
             v = version("sift")
         except PackageNotFoundError:
             v = "unknown (not installed)"
-        parser.exit(message=f"sift {v}\n")
+        sys.stdout.write(f"sift {v}\n")
+        parser.exit()
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -74,7 +74,7 @@ def _print(result: dict[str, Any], fmt: str) -> None:
         print_jsonl(_rows(result))
     elif fmt == "grep":
         for row in _rows(result):
-            text = row["text"] if row["type"] == "match" else first_line(_text(row), row.get("name"), row.get("text"))
+            text = row["text"] if row["type"] == "match" else first_line(_text(row)) or row.get("name") or ""
             echo(grep_line(row["path"], row["start_line"], text))
     else:
         echo(_format(result))

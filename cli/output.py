@@ -70,13 +70,9 @@ def grep_line(path: str, line: int, text: str) -> str:
     return f"{escape(path)}:{line}: {escape(text.strip())}"
 
 
-def first_line(*texts: str | None) -> str:
-    """The first non-blank line of the first text that has one."""
-    for text in texts:
-        for line in (text or "").splitlines():
-            if line.strip():
-                return line
-    return ""
+def first_line(text: str | None) -> str:
+    """The first non-blank line of ``text`` (file content; a name is shown whole, escaped)."""
+    return next((line for line in (text or "").splitlines() if line.strip()), "")
 
 
 def add_format(p: argparse.ArgumentParser, formats: tuple[str, ...] = FORMATS) -> None:

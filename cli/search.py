@@ -80,7 +80,7 @@ def _print(data: dict[str, Any], fmt: str) -> None:
         return
     if fmt == "grep":
         for h in _hits_with_snippets(data):
-            echo(grep_line(h["path"], h["start_line"], first_line(h["snippet"], h["name"])))
+            echo(grep_line(h["path"], h["start_line"], first_line(h["snippet"]) or h["name"]))
         return
     if not data["hits"]:
         echo("no results")
