@@ -216,6 +216,11 @@ def test_cli_light_commands_import_no_model_index_or_graph(data_dir: Path, args:
     assert result == {"code": 0, "heavy": []}, err
 
 
+def test_cli_keyword_search_imports_no_model_or_graph(data_dir: Path) -> None:
+    result, err = _fresh(data_dir, "search", "token", "--kb", KB, "--channel", "bm25")
+    assert result == {"code": 0, "heavy": ["faiss"]}, err  # the indexes, and nothing for the vector channel
+
+
 def test_cli_import_is_light() -> None:
     out = subprocess.run([sys.executable, "-c", "import sys, sift.cli; sift.cli.build_parser(); "
                           "print(sorted(m for m in sys.modules if m.split('.')[0] in "
