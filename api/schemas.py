@@ -331,6 +331,7 @@ class Answer(BaseModel):
     mode: Literal["extractive", "llm"] = "extractive"
     thread_id: str
     degraded: bool = False
+    degraded_reasons: list[str] = Field(default_factory=list)
     evidence: list[EvidenceItem] = Field(default_factory=list)
 
 

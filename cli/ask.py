@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from typing import Any
 
 from sift.cli.common import add_common, settings_from
+from sift.cli.output import echo, escape, print_json
 
 EXAMPLE = 'example: sift ask "where is the auth token validated?" --kb myproject --thread t1 --show-steps'
 
@@ -30,17 +30,19 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _step(event: str, data: dict[str, Any]) -> None:
     if event == "plan":
-        print(f"plan: {data['question_type']} · index {data['index_type']} · {data['standalone']}", file=sys.stderr)
+        line = f"plan: {data['question_type']} · index {data['index_type']} · {data['standalone']}"
     elif event == "retrieve":
         err = f" ({data['error']})" if data.get("error") else ""
-        print(f"retrieve[{data['round']}] {data['channel']}: {data['hits']} hits in {data['elapsed_ms']:.0f} ms"
-              f"{err}", file=sys.stderr)
+        line = f"retrieve[{data['round']}] {data['channel']}: {data['hits']} hits in {data['elapsed_ms']:.0f} ms{err}"
     elif event == "fuse":
-        print(f"fuse: {data['evidence']} evidence items", file=sys.stderr)
+        line = f"fuse: {data['evidence']} evidence items"
     elif event == "check":
-        print("check: ok" if data["ok"] else f"check: {'; '.join(data['problems'][:3])}", file=sys.stderr)
+        line = "check: ok" if data["ok"] else f"check: {'; '.join(data['problems'][:3])}"
     elif event == "fallback":
-        print(f"fallback: round {data['round']} · {data['strategy']}", file=sys.stderr)
+        line = f"fallback: round {data['round']} · {data['strategy']}"
+    else:
+        return
+    echo(escape(line), file=sys.stderr)
 
 
 def _ask(settings: Any, question: str, kb: str, tenant: str, thread_id: str | None, on_event: Any) -> Any:
@@ -54,9 +56,11 @@ def _ask(settings: Any, question: str, kb: str, tenant: str, thread_id: str | No
     validate_question(question, kb)
     if thread_id is not None:
         check_thread_id(thread_id)
+    from sift.db import open_database
+
+    get_serving_kb(open_database(settings), kb, tenant)  # an unknown kb is reported before the models load
     engine, searcher = open_resources(settings)
     try:
-        get_serving_kb(engine, kb, tenant)
         thread = open_thread(engine, tenant, kb, thread_id, question)
         started = time.perf_counter()
         try:
@@ -80,15 +84,14 @@ def run(args: argparse.Namespace) -> int:
     tenant = args.tenant or settings.tenant
     answer = _ask(settings, args.question, args.kb, tenant, args.thread, _step if args.show_steps else None)
     if args.json:
-        print(json.dumps(answer.model_dump(mode="json"), indent=2))
+        print_json(answer.model_dump(mode="json"))
         return 0
-    print(answer.text)
+    echo(answer.text)
     if answer.citations:
-        print()
+        echo()
         for c in answer.citations:
-            print(f"[{c.evidence_id}] {c.path}:{c.start_line}-{c.end_line}")
+            echo(f"[{c.evidence_id}] {escape(c.path)}:{c.start_line}-{c.end_line}")
     flags = ["grounded" if answer.grounded else "not grounded", f"{answer.rounds} round(s)", answer.mode]
-    if answer.degraded:
-        flags.append("degraded: LLM failed")
-    print(f"\n({', '.join(flags)}, {answer.elapsed_ms:.0f} ms, thread {answer.thread_id})", file=sys.stderr)
+    flags += [f"degraded: {escape(reason)}" for reason in answer.degraded_reasons]
+    echo(f"\n({', '.join(flags)}, {answer.elapsed_ms:.0f} ms, thread {escape(answer.thread_id)})", file=sys.stderr)
     return 0

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from sift.config import Settings
+if TYPE_CHECKING:
+    from sift.config import Settings
 
 
 def add_common(p: argparse.ArgumentParser) -> None:
@@ -15,7 +17,10 @@ def add_common(p: argparse.ArgumentParser) -> None:
 
 def settings_from(args: argparse.Namespace) -> Settings:
     """Settings from the environment, with command-line overrides applied."""
+    from sift.config import Settings  # pydantic-settings: not needed to parse arguments or print --help
+
     overrides = {}
     if getattr(args, "data_dir", None) is not None:
         overrides["data_dir"] = args.data_dir
     return Settings(**overrides)
+

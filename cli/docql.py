@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from sift.cli.common import add_common, settings_from
+from sift.cli.output import add_format, echo, escape, first_line, grep_line, print_json, print_jsonl
 
 EXAMPLES = """examples:
   sift docql '$.toc[?(@.level == 1)]' --kb myproj
   sift docql '$.code.class("AuthService")' --kb myproj --json
   sift docql '$.code.callers("validate_token")' --kb myproj --limit 20
+  sift docql '$.content.grep("TODO")' --kb myproj --format grep     # path:line: text
 """
 
 
@@ -26,7 +27,7 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("query", help="the DocQL query, e.g. '$.code.class(\"AuthService\")'")
     p.add_argument("--kb", required=True, help="knowledge base name")
-    p.add_argument("--json", action="store_true", help="print the docql_result as JSON")
+    add_format(p)
     p.add_argument("--limit", type=int, default=50, help="maximum number of results (default 50)")
     add_common(p)
     p.set_defaults(func=handle)
@@ -35,7 +36,7 @@ def register(subparsers: Any) -> None:
 def _format(result: dict[str, Any]) -> str:
     lines: list[str] = []
     for path, items in result["files"].items():
-        lines.append(path)
+        lines.append(escape(path))
         for item in items:
             _format_item(item, lines, "  ")
     shown = sum(len(v) for v in result["files"].values())
@@ -46,20 +47,45 @@ def _format(result: dict[str, Any]) -> str:
 
 def _format_item(item: dict[str, Any], lines: list[str], indent: str) -> None:
     label = item.get("name") or item.get("text") or ""
-    extra = f"  ({item['caller']})" if item.get("caller") else ""
-    lines.append(f"{indent}L{item['start_line']}-{item['end_line']}  {item['type']}  {label}{extra}")
-    text = item.get("source") if item["type"] != "match" else None
-    text = text or item.get("content")
+    extra = f"  ({escape(item['caller'])})" if item.get("caller") else ""
+    lines.append(f"{indent}L{item['start_line']}-{item['end_line']}  {item['type']}  {escape(label)}{extra}")
+    text = _text(item)
     if text:
-        lines.extend(f"{indent}  | {t}" for t in text.splitlines())
+        lines.extend(f"{indent}  | {escape(t, multiline=True)}" for t in text.splitlines())
     for child in item.get("children", []):
         _format_item(child, lines, indent + "  ")
 
 
+def _text(item: dict[str, Any]) -> str | None:
+    """The source or section text an item carries (a grep match's text is its label already)."""
+    text = item.get("source") if item["type"] != "match" else None
+    return text or item.get("content")
+
+
+def _rows(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every top-level item with its path, in result order (one line each in jsonl and grep output)."""
+    return [{"path": path, **item} for path, items in result["files"].items() for item in items]
+
+
+def _print(result: dict[str, Any], fmt: str) -> None:
+    if fmt == "json":
+        print_json(result)
+    elif fmt == "jsonl":
+        print_jsonl(_rows(result))
+    elif fmt == "grep":
+        for row in _rows(result):
+            text = row["text"] if row["type"] == "match" else first_line(_text(row)) or row.get("name") or ""
+            echo(grep_line(row["path"], row["start_line"], text))
+    else:
+        echo(_format(result))
+
+
 def handle(args: argparse.Namespace) -> int:
     """Run the query and print it (exit 1 with a pointed message on a bad query)."""
+    from sift.retrievers.docql import execute, parse, resolve_kb
+
+    parse(args.query)  # a syntax error is reported before the database is opened
     from sift.db import open_database
-    from sift.retrievers.docql import execute, resolve_kb
 
     settings = settings_from(args)
     engine = open_database(settings)
@@ -68,5 +94,5 @@ def handle(args: argparse.Namespace) -> int:
         result = execute(engine, kb_id, generation, args.query, limit=args.limit)
     finally:
         engine.dispose()
-    print(json.dumps(result, indent=2, ensure_ascii=False) if args.json else _format(result))
+    _print(result, args.format)
     return 0

@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import sys
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sift.cli.common import add_common, settings_from
-from sift.config import Settings
-from sift.errors import SiftError
+from sift.cli.output import echo, escape, print_json
+from sift.errors import NotFound, SiftError
+
+if TYPE_CHECKING:
+    from sift.config import Settings
 
 EXAMPLE = """examples:
   sift eval eval/sets/attrs.jsonl --kb attrs --mode retrieval --out eval/runs --name attrs-retrieval
@@ -74,25 +76,25 @@ def run_compare(args: argparse.Namespace) -> int:
         raise _usage("compare takes exactly two run reports: sift eval compare A.json B.json")
     result = compare(*args.reports, force=args.force)
     if args.format == "json":
-        print(json.dumps(result, indent=2))
+        print_json(result)
     else:
-        sys.stdout.write(render_comparison(result))
+        echo(render_comparison(result).rstrip("\n"))
     return 0
 
 
 def run_set(args: argparse.Namespace) -> int:
     """Load the set, run it against the knowledge base, write the reports and print a summary."""
+    if args.k < 1 or args.concurrency < 1:
+        raise _usage("--k and --concurrency must be at least 1")
+    if not Path(args.file).is_file():
+        raise NotFound(f"question set {args.file} does not exist")
     from sift.eval.format import load_questions
     from sift.eval.report import write_reports
     from sift.eval.runner import run_eval
 
-    if not Path(args.file).is_file():
-        raise _usage(f"question set {args.file} does not exist")
-    if args.k < 1 or args.concurrency < 1:
-        raise _usage("--k and --concurrency must be at least 1")
     questions, line_errors = load_questions(args.file, strict=args.strict)
     for e in line_errors:
-        print(f"{args.file}:{e.line}: skipped: {e.message}", file=sys.stderr)
+        echo(f"{escape(args.file)}:{e.line}: skipped: {escape(e.message)}", file=sys.stderr)
     if not questions:
         raise SiftError(f"{args.file} has no question to evaluate ({len(line_errors)} line(s) skipped, see "
                         "above); fix those lines or pass another set")
@@ -117,10 +119,9 @@ def run_set(args: argparse.Namespace) -> int:
     name = args.name or f"{Path(args.file).stem}-{args.mode}-{datetime.now():%Y%m%d-%H%M%S}"
     json_path, md_path = write_reports(result, args.out or settings.data_dir / "eval", name)
     if args.format == "json":
-        print(json.dumps({"name": name, "json": str(json_path), "markdown": str(md_path),
-                          "aggregate": result.aggregate, "by_kind": result.by_kind, "by": result.by,
-                          "by_group": result.by_group,
-                          "line_errors": len(line_errors)}, indent=2))
+        print_json({"name": name, "json": str(json_path), "markdown": str(md_path),
+                    "aggregate": result.aggregate, "by_kind": result.by_kind, "by": result.by,
+                    "by_group": result.by_group, "line_errors": len(line_errors)})
     else:
         _print_summary(result, json_path, md_path)
     if result.aggregate["errors"] == result.aggregate["questions"]:
@@ -223,8 +224,8 @@ def _print_summary(result: Any, json_path: Path, md_path: Path) -> None:
 
     agg = result.aggregate
     keys = KIND_COLUMNS_RETRIEVAL + (KIND_COLUMNS_ANSWER if result.mode == "answer" else ())
-    print(f"{agg['questions']} questions, {agg['errors']} errors, {len(result.line_errors)} skipped lines")
+    echo(f"{agg['questions']} questions, {agg['errors']} errors, {len(result.line_errors)} skipped lines")
     for key in (*keys, "latency_p50_ms", "latency_p95_ms"):
         value = agg.get(key)
-        print(f"  {key:<20} {'–' if value is None else f'{value:.3f}'}")
-    print(f"reports: {json_path}  {md_path}")
+        echo(f"  {key:<20} {'–' if value is None else f'{value:.3f}'}")
+    echo(f"reports: {escape(json_path)}  {escape(md_path)}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from sift.cli.common import add_common, settings_from
+from sift.cli.output import echo
 
 EXAMPLE = "example: sift files --kb myproject src/app/auth.py --start 10 --end 40"
 
@@ -32,5 +33,5 @@ def run(args: argparse.Namespace) -> int:
     result = read_file_lines(engine, args.kb, args.path, args.start, args.end, tenant=args.tenant or settings.tenant)
     width = len(str(result.end_line))
     for number, line in enumerate(result.lines, result.start_line):
-        print(line if args.no_numbers else f"{number:>{width}}  {line}")
+        echo(line if args.no_numbers else f"{number:>{width}}  {line}")
     return 0

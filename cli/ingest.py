@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import json
 import signal
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 from sift.cli import UsageError
 from sift.cli.common import add_common, settings_from
+from sift.cli.output import echo, escape, print_json
 
 EXAMPLE = "example: sift ingest ~/src/myproject --kb myproject"
 
@@ -38,22 +37,26 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run an ingest and print its summary."""
-    from sift.ingest.liveness import Interrupted, interrupt_on_signals
-    from sift.ingest.parsers.llm import LLMParserOptions
-    from sift.ingest.pipeline import ingest
+    from sift.errors import NotFound
 
+    # Checked before the parsers and models load: a typo is answered at once.
+    if not args.path.exists():
+        raise NotFound(f"path {str(args.path)!r} does not exist")
+    if not args.path.is_dir():
+        raise NotFound(f"path {str(args.path)!r} is not a directory")
     settings = settings_from(args)
     if (args.parser == "llm" or args.parser_globs) and not (settings.llm_base_url and settings.llm_model):
         raise UsageError("the LLM parser needs a model: set SIFT_LLM_BASE_URL and SIFT_LLM_MODEL")
     if args.parser == "off" and args.parser_globs:
         raise UsageError("--parser-glob needs --parser llm or auto, not off")
+    from sift.ingest.parsers.llm import LLMParserOptions
+    from sift.ingest.pipeline import ingest
+
     llm_parser = LLMParserOptions(mode=args.parser, globs=tuple(args.parser_globs))
     if args.max_file_bytes is not None:
         settings = settings.model_copy(update={"max_file_bytes": args.max_file_bytes})
-    if not args.path.exists():
-        raise UsageError(f"path {str(args.path)!r} does not exist")
-    if not args.path.is_dir():
-        raise UsageError(f"path {str(args.path)!r} is not a directory")
+    from sift.ingest.liveness import Interrupted, interrupt_on_signals
+
     try:
         # SIGTERM/SIGINT end the run through the pipeline, which records them on the job before exiting.
         with interrupt_on_signals() as stop, _Progress(enabled=sys.stderr.isatty() and not args.json) as progress:
@@ -61,14 +64,14 @@ def run(args: argparse.Namespace) -> int:
                              build_index=not args.no_index, progress=progress, job_id=args.job_id,
                              llm_parser=llm_parser, stop=stop)
     except Interrupted as exc:
-        print(f"sift ingest: {exc}; the ingest stopped and its job is marked failed", file=sys.stderr)
+        echo(f"sift ingest: {exc}; the ingest stopped and its job is marked failed", file=sys.stderr)
         return 128 + signal.Signals[exc.signame].value
     if args.json:
-        print(json.dumps(summary, indent=2, default=str))
+        print_json(summary)
     else:
-        print(format_summary(summary))
+        echo(format_summary(summary))
         for failure in summary["failures"][:10]:
-            print(f"  failed to parse {failure['path']}: {failure['error']}")
+            echo(f"  failed to parse {escape(failure['path'])}: {escape(failure['error'])}")
     return 0
 
 
@@ -77,7 +80,7 @@ def format_summary(s: dict[str, Any]) -> str:
     skipped = ", ".join(f"{k} {v}" for k, v in s["skipped"].items()) or "none"
     secs = s["seconds"] or 1e-9
     line = (
-        f"kb {s['kb']} generation {s['generation']} ({s['status']}): {s['files']} files "
+        f"kb {escape(s['kb'])} generation {s['generation']} ({s['status']}): {s['files']} files "
         f"(+{s['added']} ~{s['changed']} -{s['deleted']} ={s['unchanged']}), {s['nodes']} nodes, "
         f"{s['chunks']} chunks, skipped: {skipped}, failures {len(s['failures'])}, {s['seconds']:.2f}s "
         f"({s['files'] / secs:.0f} files/s)"
@@ -96,34 +99,45 @@ def format_summary(s: dict[str, Any]) -> str:
     return line
 
 
+#: What each ingest phase counts, and its label on the progress display.
+_PHASES = {"walk": ("files", "walk (files found)"), "parse": ("files", "parse"),
+           "model": ("", "load embedding model"), "embed": ("chunks", "embed"), "index": ("steps", "write indexes")}
+
+
 class _Progress:
-    """A rich progress display on a terminal (files/s while parsing, chunks/s while embedding)."""
+    """A rich progress display on a terminal: one line per phase, with its total once known and its rate.
+
+    Disabled when stderr is not a terminal (logs, CI, pipes get no control sequences).
+    """
 
     def __init__(self, enabled: bool) -> None:
         self.enabled = enabled
         self._bar: Any = None
         self._tasks: dict[str, Any] = {}
-        self._t0 = time.perf_counter()
 
     def __enter__(self) -> _Progress | None:
         if not self.enabled:
             return None
+        from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         self._bar = Progress(
             TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), transient=True,
+            TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), console=Console(stderr=True), transient=True,
         )
         self._bar.__enter__()
         return self
 
     def __call__(self, phase: str, done: int, total: int | None) -> None:
+        unit, label = _PHASES.get(phase, ("items", phase))
         task = self._tasks.get(phase)
         if task is None:
-            task = self._tasks[phase] = self._bar.add_task(phase, total=total, rate="")
-        unit = "files" if phase == "parse" else "chunks"
+            for earlier in self._tasks.values():  # a new phase means the earlier ones are over
+                self._bar.stop_task(earlier)
+            task = self._tasks[phase] = self._bar.add_task(label, total=total, rate="")
         elapsed = self._bar.tasks[task].elapsed or 1e-9
-        self._bar.update(task, completed=done, total=total, rate=f"{done / elapsed:.0f} {unit}/s")
+        rate = f"{done / elapsed:.0f} {unit}/s" if unit and done else ""
+        self._bar.update(task, completed=done, total=total, rate=rate)
 
     def __exit__(self, *exc: object) -> None:
         if self._bar is not None:

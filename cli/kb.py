@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from sift.cli.common import add_common, settings_from
+from sift.cli.output import echo, escape, print_json
 
 EXAMPLE = "examples: sift kb list;  sift kb show myproject --json;  sift kb gc myproject"
 
@@ -40,12 +40,13 @@ def run_list(args: argparse.Namespace) -> int:
 
     rows = list_kbs(open_database(settings_from(args)))
     if args.json:
-        print(json.dumps(rows, indent=2, default=str))
+        print_json(rows)
         return 0
     if not rows:
-        print("no knowledge bases yet; create one with `sift ingest PATH --kb NAME`")
+        echo("no knowledge bases yet; create one with `sift ingest PATH --kb NAME`")
     for r in rows:
-        print(f"{r['tenant']}/{r['name']}  generation {r['generation']}  {r['files']} files  {r['chunks']} chunks  {r['root_path']}")
+        echo(f"{escape(r['tenant'])}/{escape(r['name'])}  generation {r['generation']}  {r['files']} files  "
+             f"{r['chunks']} chunks  {escape(r['root_path'])}")
     return 0
 
 
@@ -57,7 +58,7 @@ def run_show(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     info = show_kb(open_database(settings), settings, args.name, args.tenant or settings.tenant)
     if args.json:
-        print(json.dumps(info, indent=2, default=str))
+        print_json(info)
     else:
         _print_show(info)
     return 0
@@ -70,19 +71,43 @@ def run_gc(args: argparse.Namespace) -> int:
 
     settings = settings_from(args)
     done = collect_kb(settings, open_database(settings), args.name, args.tenant or settings.tenant)
-    print(f"kb {done['kb']}: dropped {done['dropped_file_versions']} old file versions, abandoned "
-          f"{done['abandoned_building']} generations stuck in building, removed {done['removed_builder_dirs']} "
-          f"half-built index folders; serving generation {done['serving']}, kept {done['kept']}")
+    echo(f"kb {escape(done['kb'])}: dropped {done['dropped_file_versions']} old file versions, abandoned "
+         f"{done['abandoned_building']} generations stuck in building, removed {done['removed_builder_dirs']} "
+         f"half-built index folders; serving generation {done['serving']}, kept {done['kept']}")
     return 0
 
 
 def _print_show(info: dict[str, Any]) -> None:
-    print(f"{info['tenant']}/{info['name']}  root {info['root_path']}")
-    print(f"serving generation {info['generation']}: {info['files']} files, {info['nodes']} nodes, "
-          f"{info['chunks']} chunks ({', '.join(f'{k} {v}' for k, v in info['chunks_by_kind'].items())})")
+    kinds = ", ".join(f"{v} {k}" for k, v in info["chunks_by_kind"].items())
+    echo(f"{escape(info['tenant'])}/{escape(info['name'])}  {'public' if info.get('public') else 'private'}")
+    echo(f"  root        {escape(info['root_path'])}")
+    echo(f"  serving     generation {info['generation']}: {info['files']} files, {info['nodes']} nodes, "
+         f"{info['chunks']} chunks" + (f" ({kinds})" if kinds else ""))
+    echo("  generations")
     for g in info["generations"]:
-        print(f"  generation {g['number']}: {g['status']}  index {g['index_bytes'] / 1e6:.1f} MB  {g['stats'] or ''}")
+        echo(f"    {g['number']:>4}  {g['status']:<10} {_size(g['index_bytes']):>9} index  {_changes(g['stats'])}")
     job = info.get("last_job")
     if job:
-        print(f"last job #{job['id']}: {job['status']} generation {job['generation']} {job['elapsed_s']}s "
-              f"{job['error'] or ''}")
+        took = f" in {job['elapsed_s']:.1f} s" if job.get("elapsed_s") is not None else ""
+        failures = f", {job['failures']} files failed to parse" if job.get("failures") else ""
+        error = f": {escape(job['error'])}" if job.get("error") else ""
+        echo(f"  last job    #{job['id']} {job['status']}, generation {job['generation']}{took}{failures}{error}")
+
+
+def _size(n: int | None) -> str:
+    """Bytes as B, kB, MB or GB."""
+    value = float(n or 0)
+    for unit in ("B", "kB", "MB"):
+        if value < 1000:
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1000
+    return f"{value:.1f} GB"
+
+
+def _changes(stats: dict[str, Any] | None) -> str:
+    """A generation's file changes and counts in words (stats are the ingest summary's)."""
+    if not stats:
+        return ""
+    changes = f"+{stats.get('added', 0)} ~{stats.get('changed', 0)} -{stats.get('deleted', 0)} files"
+    took = f", {stats['seconds']:.1f} s" if stats.get("seconds") is not None else ""
+    return f"{changes} ({stats.get('files', 0)} in all, {stats.get('chunks', 0)} chunks{took})"

@@ -7,9 +7,9 @@ own may ingest under SIFT_ALLOWED_ROOTS.
 from __future__ import annotations
 
 import argparse
-import json
 
 from sift.cli.common import add_common, settings_from
+from sift.cli.output import echo, escape, print_json
 
 EXAMPLE = """examples:
   sift keys create --tenant acme --name ci      # prints the key once
@@ -53,20 +53,20 @@ def run(args: argparse.Namespace) -> int:
             key_id, key = create_key(engine, args.tenant, args.name, args.roots)
             roots = [str(r) for r in tenant_roots(engine, args.tenant)]
             if args.json:
-                print(json.dumps({"id": key_id, "tenant": args.tenant, "key": key, "roots": roots}))
+                print_json({"id": key_id, "tenant": args.tenant, "key": key, "roots": roots}, indent=None)
             else:
-                where = f"; ingest roots: {', '.join(roots)}" if roots else ""
-                print(f"key {key_id} for tenant {args.tenant}{where} (shown once, store it now):\n{key}")
+                where = f"; ingest roots: {', '.join(escape(r) for r in roots)}" if roots else ""
+                echo(f"key {key_id} for tenant {escape(args.tenant)}{where} (shown once, store it now):\n{key}")
         elif args.action == "list":
             rows = list_keys(engine, args.tenant)
             if args.json:
-                print(json.dumps(rows, default=str, indent=2))
+                print_json(rows)
             for row in [] if args.json else rows:
                 state = f"revoked {row['revoked_at']}" if row["revoked_at"] else "active"
-                print(f"{row['id']:>4}  {row['tenant']:<20} {row['prefix']}…  {row['name'] or '':<20} {state}")
+                echo(f"{row['id']:>4}  {escape(row['tenant']):<20} {row['prefix']}…  {escape(row['name'] or ''):<20} {state}")
         else:
             revoke_key(engine, args.id)
-            print(f"key {args.id} revoked")
+            echo(f"key {args.id} revoked")
     finally:
         engine.dispose()
     return 0

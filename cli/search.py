@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import argparse
-import json
+from typing import Any
 
 from sift.cli.common import add_common, settings_from
+from sift.cli.output import add_format, echo, escape, first_line, grep_line, print_json, print_jsonl
 
-EXAMPLE = 'example: sift search "where is the auth token validated" --kb myproject --path "src/**" -k 5'
+EXAMPLE = """examples:
+  sift search "where is the auth token validated" --kb myproject --path "src/**" -k 5
+  sift search "retry policy" --kb myproject --format grep     # path:line: text, for editors and grep users
+  sift search "retry policy" --kb myproject --format jsonl | jq -r .path"""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the search command."""
-    p = sub.add_parser("search", help="search a knowledge base (no LLM)", description=__doc__, epilog=EXAMPLE)
+    p = sub.add_parser("search", help="search a knowledge base (no LLM)", description=__doc__, epilog=EXAMPLE,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("query")
     p.add_argument("--kb", required=True, help="knowledge base name")
     p.add_argument("--tenant", default=None)
@@ -23,15 +28,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--path", default=None, help="only paths matching this glob, e.g. 'src/**' or '*.md'")
     p.add_argument("--lang", default=None, help="only this language, e.g. python")
     p.add_argument("--source", default=None, choices=["code", "doc", "text"], help="only this source type")
-    p.add_argument("--json", action="store_true", help="print the search_result JSON")
+    add_format(p)
     add_common(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Search and print results."""
+    from sift.retrievers.search import check_request
+
+    # The query, then the knowledge base, then the indexes, and the embedding model last: a mistake is reported
+    # before anything heavy loads.
+    query, names = check_request(args.query, args.k, args.channel, args.index)
     from sift.db import open_database
-    from sift.embed import make_embedder
     from sift.models import Filters
     from sift.retrievers.base import IndexCache
     from sift.retrievers.search import Searcher
@@ -41,21 +50,42 @@ def run(args: argparse.Namespace) -> int:
     cache = IndexCache(engine, settings.resolved_index_dir())
     tenant = args.tenant or settings.tenant
     filters = Filters(kb=args.kb, tenant=tenant, path_glob=args.path, language=args.lang, source_type=args.source)
-    cache.get(args.kb, tenant)  # a clear error before the model loads
-    embedder = make_embedder(settings) if args.channel in ("vector", "all") else None
+    cache.get(args.kb, tenant)
+    embedder = None
+    if "vector" in names:
+        from sift.embed import make_embedder
+
+        embedder = make_embedder(settings)
     searcher = Searcher(engine, cache, embedder)
     try:
-        result = searcher.search(args.query, filters, k=args.k, channels=args.channel, index_type=args.index)
+        result = searcher.search(query, filters, k=args.k, channels=args.channel, index_type=args.index)
     finally:
         searcher.close()
-    if args.json:
-        print(json.dumps(result.as_dict(), indent=2))
-        return 0
-    if not result.hits:
-        print("no results")
-    for path, entries in result.as_dict()["files"].items():
-        print(path)
-        for e in entries:
-            print(f"  {path}:{e['start_line']}-{e['end_line']}  {e['type']} {e['name']}  {e['score']:.4f}  "
-                  f"[{','.join(e['channels'])}]")
+    _print(result.as_dict(), args.format)
     return 0
+
+
+def _hits_with_snippets(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The ranked hits, each with its snippet (``files`` holds them grouped by path)."""
+    snippets = {e["rank"]: e.get("snippet") or "" for entries in data["files"].values() for e in entries}
+    return [{**h, "snippet": snippets.get(h["rank"], "")} for h in data["hits"]]
+
+
+def _print(data: dict[str, Any], fmt: str) -> None:
+    if fmt == "json":
+        print_json(data)
+        return
+    if fmt == "jsonl":
+        print_jsonl(_hits_with_snippets(data))
+        return
+    if fmt == "grep":
+        for h in _hits_with_snippets(data):
+            echo(grep_line(h["path"], h["start_line"], first_line(h["snippet"]) or h["name"]))
+        return
+    if not data["hits"]:
+        echo("no results")
+    for path, entries in data["files"].items():
+        echo(escape(path))
+        for e in entries:
+            echo(f"  {escape(path)}:{e['start_line']}-{e['end_line']}  {e['type']} {escape(e['name'])}  "
+                 f"{e['score']:.4f}  [{','.join(e['channels'])}]")

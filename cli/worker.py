@@ -7,12 +7,13 @@ Each finished job is printed as one JSON line. SIGTERM/SIGINT let the current jo
 from __future__ import annotations
 
 import argparse
-import json
 import signal
+import sys
 import threading
 from typing import Any
 
 from sift.cli.common import add_common, settings_from
+from sift.cli.output import print_jsonl
 
 EXAMPLE = "example: SIFT_DATABASE_URL=postgresql+psycopg://sift@db/sift sift worker --poll 2"
 
@@ -45,7 +46,8 @@ def run(args: argparse.Namespace) -> int:
         signal.signal(sig, lambda *_: stop.set())
 
     def report(result: dict[str, Any]) -> None:
-        print(json.dumps(result, default=str), flush=True)
+        print_jsonl([result])
+        sys.stdout.flush()
 
     work(settings, engine, args.worker_id or default_worker_id(), once=args.once, poll_s=args.poll,
          stale_after_s=args.stale_after or DEFAULT_STALE_AFTER_S, stop=stop, on_result=report)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from typing import Any, Literal
@@ -30,6 +31,7 @@ from sift.graph.planner import plan_question
 from sift.graph.retrieval import (
     build_evidence,
     fuse_results,
+    in_daemon_thread,
     module_evidence,
     plan_tasks,
     run_task,
@@ -52,9 +54,21 @@ async def planner(state: AskState, runtime: Runtime[AskContext]) -> dict[str, An
     plan, tokens = rules, 0
     if ctx.chat_model is not None and rules.need_retrieval:
         plan, tokens = await llm.plan_with_llm(ctx, question, history, rules)
+    if plan.need_retrieval and hasattr(ctx.searcher, "warm"):
+        await _warm(ctx, kb, state.get("tenant") or "default", plan)
     return {"plan": plan, "results": reset(), "evidence": reset(), "draft": None, "verdict": None, "answer": None,
             "rounds": 0, "fallbacks": 0, "tokens": tokens, "tried": [], "idf": {}, "started": time.time(),
             "tenant": state.get("tenant") or "default"}
+
+
+async def _warm(ctx: AskContext, kb: str, tenant: str, plan: Any) -> None:
+    """Load the kb's indexes and the query encoder before the branches' time budgets start.
+
+    A cold process (the CLI) would otherwise spend a branch's budget loading, lose the vector channel and answer
+    differently from a warm server. Errors are left to the branches, which report them per channel.
+    """
+    with contextlib.suppress(SiftError):
+        await asyncio.to_thread(ctx.searcher.warm, kb, tenant, vector="vector" in plan.channels)
 
 
 def route_retrieve(state: AskState) -> list[Send] | Literal["generate"]:
@@ -82,10 +96,11 @@ async def retrieve(task: dict[str, Any], runtime: Runtime[AskContext]) -> dict[s
     started = time.time()
     limit = ctx.channel_timeout_ms / 1000
     try:
-        hits = await asyncio.wait_for(asyncio.to_thread(_run_with_delay, t, ctx), timeout=limit)
+        hits = await asyncio.wait_for(in_daemon_thread(_run_with_delay, t, ctx), timeout=limit)
         result = timed_result(t, started, hits, None)
     except TimeoutError:
         result = timed_result(t, started, [], f"timed out after {ctx.channel_timeout_ms} ms")
+        result = result.model_copy(update={"timed_out": True})
     except SiftError as exc:
         result = timed_result(t, started, [], exc.message)
     log.info("retrieve %s round %d: %d hits in %.0f ms", t.channel, t.round, len(result.hits), result.elapsed_ms)
@@ -220,6 +235,14 @@ def _files(citations: list[Citation], evidence: list[Evidence]) -> dict[str, lis
     return files
 
 
+def _degraded_reasons(state: AskState, draft: Draft) -> list[str]:
+    """Why the answer may differ from a full run: retrieve branches that timed out, an LLM that failed."""
+    reasons = [f"{r.channel} (round {r.round}): {r.error}" for r in state.get("results") or [] if r.timed_out]
+    if draft.degraded:
+        reasons.append(f"llm: {draft.note or 'failed'}")
+    return list(dict.fromkeys(reasons))
+
+
 def finish(state: AskState, draft: Draft, citations: list[Citation], grounded: bool) -> dict[str, Any]:
     """The final ``Answer`` and the thread turn it adds."""
     plan, evidence = state["plan"], state.get("evidence") or []
@@ -228,12 +251,13 @@ def finish(state: AskState, draft: Draft, citations: list[Citation], grounded: b
     subject = next((by_id[c.evidence_id].name.split(" (")[0].rsplit(".", 1)[-1] for c in citations
                     if c.evidence_id in by_id and by_id[c.evidence_id].kind not in ("doc", "file")), None)
     subject = subject or (plan.identifiers[0] if plan.identifiers else "")
+    reasons = _degraded_reasons(state, draft)
     answer = Answer(
         text=draft.text, citations=citations, files=_files(citations, evidence), grounded=grounded,
         rounds=state.get("rounds", 0) + (1 if plan.need_retrieval else 0), fallbacks=state.get("fallbacks", 0),
         plan=plan.summary(), tokens=state.get("tokens", 0),
         elapsed_ms=round((time.time() - state.get("started", time.time())) * 1000, 1), mode=draft.mode,
-        degraded=draft.degraded,
+        degraded=bool(reasons), degraded_reasons=reasons,
         evidence=[{"id": e.id, "path": e.path, "start_line": e.start_line, "end_line": e.end_line, "kind": e.kind,
                    "name": e.name, "score": e.score} for e in evidence],
     )

@@ -7,10 +7,14 @@ each file version and numbers the evidence ``[1]…[n]``.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import contextvars
 import math
+import threading
 import time
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from sqlalchemy import Engine, select
 
@@ -75,6 +79,37 @@ def _whole_file_hit(engine: Engine, task: RetrieveTask) -> Hit:
         raise SiftError(f"{task.query} is not in knowledge base {task.kb}")
     return Hit(chunk_id=None, node_id=None, path=task.query, start_line=1, end_line=max(1, row.line_count),
                kind="file", name=task.query, score=0.0, channel="file", rank=1, channels=("file",))
+
+
+T = TypeVar("T")
+
+
+async def in_daemon_thread(fn: Callable[..., T], *args: Any) -> T:
+    """``fn(*args)`` on a daemon thread of its own.
+
+    A branch that runs out of time is abandoned, not stopped. On the loop's default executor it would still hold
+    up ``asyncio.run`` and interpreter exit until it finished; a daemon thread holds up nothing.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[T] = loop.create_future()
+    context = contextvars.copy_context()
+
+    def deliver(setter: Callable[[Any], None], value: Any) -> None:
+        if not future.done():  # cancelled by the timeout
+            setter(value)
+
+    def work() -> None:
+        try:
+            result = context.run(fn, *args)
+        except BaseException as exc:  # noqa: BLE001 - handed to the awaiting coroutine
+            outcome: tuple[Callable[[Any], None], Any] = (future.set_exception, exc)
+        else:
+            outcome = (future.set_result, result)
+        with contextlib.suppress(RuntimeError):  # the loop closed while this branch was abandoned
+            loop.call_soon_threadsafe(deliver, *outcome)
+
+    threading.Thread(target=work, daemon=True, name="sift-retrieve").start()
+    return await future
 
 
 def timed_result(task: RetrieveTask, started: float, hits: list[dict[str, Any]] | None,

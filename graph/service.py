@@ -13,7 +13,6 @@ from sqlalchemy import Engine
 
 from sift.config import Settings
 from sift.errors import InvalidQuery, SiftError
-from sift.graph.build import RECURSION_LIMIT, compile_graph
 from sift.graph.context import AskContext
 from sift.graph.intake import MAX_QUESTION_CHARS
 from sift.graph.state import Answer
@@ -76,7 +75,7 @@ def make_serde() -> Any:
 
 
 def validate_question(question: str, kb: str) -> str:
-    """The question, stripped; ``InvalidQuery`` when it is empty or too long, or no kb is named."""
+    """The stripped question, or InvalidQuery (cheap: the CLI calls it before loading the graph and models)."""
     question = (question or "").strip()
     if not question:
         raise InvalidQuery("question is empty; ask something about the code or docs", field="question")
@@ -115,6 +114,9 @@ class AskService:
         self.searcher = searcher
         self.checkpointer = checkpointer
         self.chat_model = chat_model
+        # LangGraph is imported by the first service, not by importing this module (the CLI validates first).
+        from sift.graph.build import compile_graph
+
         self.graph = compile_graph(checkpointer)
 
     def context(self) -> AskContext:
@@ -124,6 +126,8 @@ class AskService:
 
     @staticmethod
     def _config(thread_id: str) -> dict[str, Any]:
+        from sift.graph.build import RECURSION_LIMIT
+
         return {"configurable": {"thread_id": thread_id}, "recursion_limit": RECURSION_LIMIT}
 
     async def ask(self, question: str, kb: str, tenant: str = "default", thread_id: str | None = None) -> Answer:

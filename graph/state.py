@@ -82,6 +82,7 @@ class ChannelResult(BaseModel):
     finished: float = 0.0
     elapsed_ms: float = 0.0
     error: str | None = None
+    timed_out: bool = False
 
     @property
     def key(self) -> str:
@@ -164,6 +165,8 @@ class Answer(BaseModel):
     mode: Literal["extractive", "llm"] = "extractive"
     thread_id: str | None = None
     degraded: bool = False
+    degraded_reasons: list[str] = Field(default_factory=list, description="What this answer had to do without: "
+                                        "a retrieve branch that ran out of time, an LLM that failed.")
     evidence: list[dict[str, Any]] = Field(default_factory=list)
 
 

@@ -39,6 +39,7 @@ MANIFEST_VERSION = 1
 
 #: progress(phase, done, total): phase "embed" while embedding, "index" while writing files.
 Progress = Callable[[str, int, int], None]
+EMBED_STEP = 128  # texts per embedding call: progress moves every few seconds even on two CPU cores
 
 
 @dataclass
@@ -95,13 +96,16 @@ def build_indexes(
     acc = _Accumulator()
     bm25 = BM25Builder()
     t_embed, done = 0.0, 0
+    if progress:
+        progress("embed", 0, total)
     for rows in _chunk_batches(engine, kb_id, generation, batch_size):
         ids = np.fromiter((r.id for r in rows), dtype=np.int64, count=len(rows))
         texts = [embedding_text(r.kind, r.path, r.name, r.heading_path, r.text) for r in rows]
         for chunk_id, text in zip(ids.tolist(), texts, strict=True):
             bm25.add(chunk_id, tokenize(text))
         t0 = time.perf_counter()
-        vectors = _vectors_for(rows, ids, texts, embedder, cache, previous, acc)
+        step = (lambda n, base=done: progress("embed", base + n, total)) if progress else None
+        vectors = _vectors_for(rows, ids, texts, embedder, cache, previous, acc, step)
         t_embed += time.perf_counter() - t0
         kinds = np.array([r.kind for r in rows])
         for kind in KINDS:
@@ -193,7 +197,10 @@ def _vectors_for(
     cache: EmbeddingCache,
     previous: dict[str, tuple[VectorIndex, np.ndarray]],
     acc: _Accumulator,
+    step: Callable[[int], None] | None = None,
 ) -> np.ndarray:
+    """Vectors of ``rows``: reused from the previous generation, from the cache, or embedded ``EMBED_STEP`` at a
+    time; ``step(n)`` is told how many of the rows are done after each embedding call."""
     out = np.zeros((len(rows), embedder.dim), dtype=np.float32)
     todo = np.ones(len(rows), dtype=bool)
     kinds = np.array([r.kind for r in rows])
@@ -204,12 +211,15 @@ def _vectors_for(
             todo[sel] = False
             acc.reused += len(sel)
     rest = np.flatnonzero(todo)
-    if len(rest):
-        items = [(rows[i].content_hash, texts[i]) for i in rest]
+    for start in range(0, len(rest), EMBED_STEP):
+        part = rest[start : start + EMBED_STEP]
+        items = [(rows[i].content_hash, texts[i]) for i in part]
         by_hash, cached, computed = embed_with_cache(embedder, cache, items)
         acc.cached += cached
         acc.computed += computed
-        out[rest] = np.stack([by_hash[h] for h, _ in items])
+        out[part] = np.stack([by_hash[h] for h, _ in items])
+        if step:
+            step(len(rows) - len(rest) + start + len(part))
     return out
 
 

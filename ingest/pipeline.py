@@ -47,7 +47,8 @@ from sift.text import split_lines
 
 log = logging.getLogger(__name__)
 
-#: progress(phase, done, total) — phase is "parse", "embed" or "index"; total may be None while walking.
+#: progress(phase, done, total) — phase is "walk", "parse", "model", "embed" or "index"; total is None while walking
+#: (files found so far) and while the embedding model loads.
 Progress = Callable[[str, int, int | None], None]
 
 
@@ -218,8 +219,13 @@ def _build(
     replaced: list[int] = []
     batch = store.new_batch()
     t_parse = time.perf_counter()
-    files = walk(root, max_file_bytes=settings.max_file_bytes, stats=walk_stats)
-    files = registry.prefetch(files, lambda wf: previous.get(wf.path, (0, None))[1] != wf.content_hash)
+    # Walked in full before parsing, so that parse progress has a total.
+    walked: list[WalkedFile] = []
+    for wf in walk(root, max_file_bytes=settings.max_file_bytes, stats=walk_stats):
+        walked.append(wf)
+        if progress:
+            progress("walk", len(walked), None)
+    files = registry.prefetch(walked, lambda wf: previous.get(wf.path, (0, None))[1] != wf.content_hash)
     for done, wf in enumerate(files, 1):
         seen.add(wf.path)
         old = previous.get(wf.path)
@@ -237,7 +243,7 @@ def _build(
             _flush(engine, batch, summary, job_id)
             batch = store.new_batch()
         if progress:
-            progress("parse", done, None)
+            progress("parse", done, len(walked))
     _flush(engine, batch, summary, job_id)
     deleted = [fid for path, (fid, _) in previous.items() if path not in seen]
     summary["deleted"] = len(deleted)
@@ -265,7 +271,11 @@ def _build(
         if embedder is None:
             from sift.embed import make_embedder
 
+            if progress:
+                progress("model", 0, None)
             embedder = make_embedder(settings)
+            if progress:
+                progress("model", 1, 1)
         index_dir = store.generation_dir(index_root, kb.id, number)
         prev_dir = store.generation_dir(index_root, kb.id, kb.generation) if kb.generation else None
         summary["index"] = build_indexes(

@@ -49,6 +49,24 @@ def identifiers_in(query: str) -> list[str]:
     return out
 
 
+def check_request(query: str, k: int, channels: tuple[str, ...] | str, index_type: str) -> tuple[str, tuple[str, ...]]:
+    """The stripped query and the channel names, or InvalidQuery: cheap, so callers check before loading."""
+    query = query.strip()
+    if not query:
+        raise InvalidQuery("query is empty", field="query")
+    if len(query) > MAX_QUERY_CHARS:
+        raise InvalidQuery(f"query is longer than {MAX_QUERY_CHARS} characters", field="query")
+    if k < 1 or k > 200:
+        raise InvalidQuery("k must be between 1 and 200", field="k")
+    if index_type not in INDEX_TYPES:
+        raise InvalidQuery(f"index must be one of {', '.join(INDEX_TYPES)}", field="index")
+    names = (CHANNELS if channels == "all" else (channels,)) if isinstance(channels, str) else tuple(channels)
+    for name in names:
+        if name not in CHANNELS:
+            raise InvalidQuery(f"unknown channel {name!r}; use one of {', '.join(CHANNELS)} or all", field="channel")
+    return query, names
+
+
 @dataclass
 class SearchResult:
     """Fused hits plus per-channel details; ``as_dict`` is the ``search_result`` JSON shape."""
@@ -86,10 +104,22 @@ class Searcher:
         self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="sift-channel")
         self._text_cache: OrderedDict[int, tuple[str, int]] = OrderedDict()
         self._text_lock = threading.Lock()
+        self._warm_lock = threading.Lock()
+        self._encoder_warm = False
 
     def close(self) -> None:
-        """Stop the worker threads."""
-        self._pool.shutdown(wait=False)
+        """Stop the worker threads; queued work is dropped (nothing waits for it at exit)."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def warm(self, kb: str, tenant: str = "default", *, vector: bool = True) -> None:
+        """Load ``kb``'s indexes and, once per searcher, run the query encoder, so that the first timed search
+        pays for neither (a cold vector channel would otherwise spend its time budget loading)."""
+        self.cache.get(kb, tenant)
+        if vector and self.embedder is not None and not self._encoder_warm:
+            with self._warm_lock:
+                if not self._encoder_warm:
+                    self.embedder.embed_query("warm up")
+                    self._encoder_warm = True
 
     def channel(self, name: str, query: str, filters: Filters, k: int, index_type: str = "all",
                 bundle: KbIndex | None = None) -> list[Hit]:
@@ -149,23 +179,7 @@ class Searcher:
         depth: int | None,
     ) -> Generator[Future[np.ndarray], np.ndarray, SearchResult]:
         """The search, yielding the query embedding's future when it needs the vector (sent back in)."""
-        query = query.strip()
-        if not query:
-            raise InvalidQuery("query is empty", field="query")
-        if len(query) > MAX_QUERY_CHARS:
-            raise InvalidQuery(f"query is longer than {MAX_QUERY_CHARS} characters", field="query")
-        if k < 1 or k > 200:
-            raise InvalidQuery("k must be between 1 and 200", field="k")
-        if index_type not in INDEX_TYPES:
-            raise InvalidQuery(f"index must be one of {', '.join(INDEX_TYPES)}", field="index")
-        if isinstance(channels, str):
-            names = CHANNELS if channels == "all" else (channels,)
-        else:
-            names = tuple(channels)
-        for name in names:
-            if name not in CHANNELS:
-                raise InvalidQuery(f"unknown channel {name!r}; use one of {', '.join(CHANNELS)} or all",
-                                   field="channel")
+        query, names = check_request(query, k, channels, index_type)
         # One lookup of the serving generation for every channel (NotFound / IndexNotReady fail fast here).
         bundle = self.cache.get(filters.kb, filters.tenant or "default")
         depth = depth or max(10 * k, 100)

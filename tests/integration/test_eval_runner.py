@@ -210,8 +210,8 @@ def test_cli_eval_strict_fails_on_the_first_bad_line(tmp_path: Path, capsys: pyt
     assert "line 2" in capsys.readouterr().err
 
 
-def test_cli_eval_missing_set_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["eval", str(tmp_path / "nope.jsonl"), "--kb", "demo"]) == 2
+def test_cli_eval_missing_set_is_a_user_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["eval", str(tmp_path / "nope.jsonl"), "--kb", "demo"]) == 1
     assert "does not exist" in capsys.readouterr().err
 
 

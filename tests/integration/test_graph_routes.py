@@ -6,6 +6,7 @@ import asyncio
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -80,7 +81,36 @@ def test_graph_falls_back_then_grounds(env) -> None:
     strategies = [d["strategy"] for e, d in events if e == "fallback"]
     assert "docql_by_name" in strategies and answer["fallbacks"] == len(strategies) >= 1
     assert answer["grounded"]
+    assert answer["degraded"] and "bm25 (round 0): timed out after 250 ms" in answer["degraded_reasons"]
     assert any(c["path"] == "pkg/auth.py" and c["start_line"] <= 17 <= c["end_line"] for c in answer["citations"])
+
+
+def test_graph_abandoned_branch_holds_up_nothing(env) -> None:
+    # A branch past its budget is abandoned; it must not keep the run (asyncio.run) waiting until it finishes.
+    started = time.perf_counter()
+    events, _ = _run(env, "Where is validate_token defined?", delay_ms={"smart": 20_000}, channel_timeout_ms=500,
+                     max_rounds=0)
+    assert time.perf_counter() - started < 10
+    answer = _answer(events)
+    assert answer["degraded_reasons"] == ["smart (round 0): timed out after 500 ms"]
+
+
+def test_graph_cold_searcher_is_warmed_before_the_budget(env) -> None:
+    # A fresh searcher and model, as in a new CLI process (cold indexes; the query encoder is built on first use,
+    # which takes longer than this budget): warming happens before the clock starts, so nothing times out.
+    from sift.embed import LocalEmbedder
+    from sift.retrievers.base import IndexCache
+    from sift.retrievers.search import Searcher
+
+    settings, engine, _ = env
+    cold = Searcher(engine, IndexCache(engine, settings.resolved_index_dir()), LocalEmbedder())
+    try:
+        events, _ = _run((settings, engine, cold), "Where is validate_token defined?", channel_timeout_ms=300)
+    finally:
+        cold.close()
+    answer = _answer(events)
+    assert not [d for e, d in events if e == "retrieve" and d["error"]]
+    assert answer["grounded"] and not answer["degraded"] and answer["degraded_reasons"] == []
 
 
 def test_graph_rounds_exhausted_forces_summary(env) -> None:

@@ -134,9 +134,9 @@ def test_ingest_empty_repo_publishes_empty_generation(tmp_path):
     assert (summary["files"], summary["chunks"], summary["status"]) == (0, 0, "published")
 
 
-def test_cli_ingest_missing_path_is_usage_error(tmp_path, capsys):
+def test_cli_ingest_missing_path_is_user_error(tmp_path, capsys):
     code = main(["ingest", str(tmp_path / "nope"), "--kb", "x", "--data-dir", str(tmp_path / "d")])
-    assert code == 2
+    assert code == 1
     assert "does not exist" in capsys.readouterr().err
 
 
@@ -145,7 +145,7 @@ def test_cli_console_script_exit_codes(tiny_repo, tmp_path):
     exe = Path(sys.executable).with_name("sift")
     bad = subprocess.run([str(exe), "ingest", str(tmp_path / "missing"), "--kb", "t"], env=env,
                          capture_output=True, text=True)
-    assert bad.returncode == 2 and "does not exist" in bad.stderr and "Traceback" not in bad.stderr
+    assert bad.returncode == 1 and "does not exist" in bad.stderr and "Traceback" not in bad.stderr
     ok = subprocess.run([str(exe), "ingest", str(tiny_repo), "--kb", "t", "--no-index", "--json"], env=env,
                         capture_output=True, text=True)
     assert ok.returncode == 0, ok.stderr
