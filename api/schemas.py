@@ -8,8 +8,8 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
 from sift.db.api_tables import THREAD_ID_MAX
-from sift.graph.intake import MAX_QUESTION_CHARS
 from sift.graph.threads import THREAD_ID
+from sift.models import MAX_QUESTION_CHARS
 from sift.names import NAME_PATTERN
 
 KB_NAME = NAME_PATTERN

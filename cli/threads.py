@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sift.cli.common import add_common, settings_from
-from sift.config import Settings
+from sift.cli.output import echo, escape, print_json
+
+if TYPE_CHECKING:
+    from sift.config import Settings
 
 EXAMPLE = """examples:
   sift threads list --kb myproject
@@ -54,12 +56,13 @@ def run_list(args: argparse.Namespace) -> int:
     _, engine, tenant = _open(args)
     rows = list_threads(engine, tenant, args.kb, args.limit)
     if args.json:
-        print(json.dumps(rows, indent=2, default=str))
+        print_json(rows)
         return 0
     if not rows:
-        print(f"no threads for tenant {tenant!r} yet; start one with `sift ask QUESTION --kb NAME --thread ID`")
+        echo(f"no threads for tenant {escape(tenant)!r} yet; start one with `sift ask QUESTION --kb NAME --thread ID`")
     for r in rows:
-        print(f"{r['thread_id']}  {r['kb']}  {r['turns']} turn(s)  {r['updated_at']:%Y-%m-%d %H:%M}  {r['title'] or ''}")
+        echo(f"{escape(r['thread_id'])}  {r['kb']}  {r['turns']} turn(s)  {r['updated_at']:%Y-%m-%d %H:%M}  "
+             f"{escape(r['title'] or '')}")
     return 0
 
 
@@ -70,16 +73,16 @@ def run_show(args: argparse.Namespace) -> int:
     _, engine, tenant = _open(args)
     thread = get_thread(engine, tenant, args.thread_id)
     if args.json:
-        print(json.dumps(thread, indent=2, default=str))
+        print_json(thread)
         return 0
-    print(f"{thread['thread_id']} on {thread['kb']}: {thread['turns']} turn(s)")
+    echo(f"{escape(thread['thread_id'])} on {thread['kb']}: {thread['turns']} turn(s)")
     for key, value in thread["metadata"].items():
-        print(f"  {key}: {value}")
+        echo(f"  {escape(key)}: {escape(value)}")
     for turn in thread["messages"]:
-        print(f"\n> {turn['question']}")
-        print(turn["answer"] if turn["answer"] is not None else f"({turn['status']}: {turn['error'] or 'no answer'})")
+        echo(f"\n> {turn['question']}")
+        echo(turn["answer"] if turn["answer"] is not None else f"({turn['status']}: {turn['error'] or 'no answer'})")
         for c in turn["citations"]:
-            print(f"  [{c.get('evidence_id')}] {c.get('path')}:{c.get('start_line')}-{c.get('end_line')}")
+            echo(f"  [{c.get('evidence_id')}] {escape(c.get('path'))}:{c.get('start_line')}-{c.get('end_line')}")
     return 0
 
 
@@ -91,9 +94,9 @@ def run_rm(args: argparse.Namespace) -> int:
     key = delete_thread(engine, tenant, args.thread_id)
     asyncio.run(_forget(settings, key))
     if args.json:
-        print(json.dumps({"deleted": args.thread_id}))
+        print_json({"deleted": args.thread_id}, indent=None)
     else:
-        print(f"deleted thread {args.thread_id}")
+        echo(f"deleted thread {escape(args.thread_id)}")
     return 0
 
 

@@ -19,8 +19,7 @@ from sift.db.tables import KnowledgeBase
 from sift.errors import InvalidQuery, NotFound
 from sift.graph.context import AskContext
 from sift.graph.state import AskState
-
-MAX_QUESTION_CHARS = 2000
+from sift.models import MAX_QUESTION_CHARS
 
 
 # LangGraph's server shows the message of a ValueError to the Studio user and hides other exceptions' messages;

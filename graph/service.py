@@ -7,15 +7,17 @@ import time
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine
 
 from sift.config import Settings
 from sift.errors import InvalidQuery, SiftError
 from sift.graph.context import AskContext
-from sift.graph.intake import MAX_QUESTION_CHARS
-from sift.graph.state import Answer
+from sift.models import MAX_QUESTION_CHARS
+
+if TYPE_CHECKING:  # the state module imports LangGraph, which the CLI loads only once a question is valid
+    from sift.graph.state import Answer
 
 SETUP_LOCK = 0x51F7C4EC  # advisory lock key for creating the PostgreSQL checkpoint tables
 STATE_TYPES = [("sift.graph.state", name) for name in

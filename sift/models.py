@@ -13,6 +13,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+MAX_QUESTION_CHARS = 2000
+"""The longest question the graph, the API and the CLI accept (characters)."""
+
 
 class SourceType(StrEnum):
     """What kind of source a file is: code, documentation, or other text."""
