@@ -64,8 +64,9 @@ def run_show(args: argparse.Namespace) -> int:
 
 def run_gc(args: argparse.Namespace) -> int:
     """Collect garbage for one knowledge base now (ingest runs it after every publish, too)."""
+    from sift.catalog import get_kb
     from sift.db import open_database
-    from sift.ingest.store import collect_garbage, get_kb
+    from sift.ingest.store import collect_garbage
 
     settings = settings_from(args)
     engine = open_database(settings)

@@ -20,7 +20,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from sift.graph.state import NOT_FOUND, Citation, Draft, Evidence, Plan
-from sift.retrievers.tokenize import prefix_variants, tokenize, word_parts
+from sift.tokenize import prefix_variants, tokenize, word_parts
 
 CODE_KINDS = frozenset({"function", "method", "class", "interface", "struct", "enum", "trait"})
 MIN_COVERAGE = 0.3  # below this share of the question's (idf-weighted) terms, evidence does not answer it

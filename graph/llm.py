@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from pydantic import BaseModel, Field, ValidationError
 
-from sift.config import Settings
+from sift.chat import is_transient
 from sift.errors import SiftError
 from sift.graph import prompts
 from sift.graph.context import AskContext
@@ -61,16 +61,6 @@ class LLMAnswer(BaseModel):
     not_found: bool = False
 
 
-def make_chat_model(settings: Settings) -> Any:
-    """A ``ChatOpenAI`` for the configured server, or None when no LLM is configured."""
-    if not (settings.llm_base_url and settings.llm_model):
-        return None
-    from langchain_openai import ChatOpenAI
-
-    return ChatOpenAI(base_url=settings.llm_base_url, api_key=settings.llm_api_key or "not-needed",
-                      model=settings.llm_model, timeout=settings.llm_timeout_s, max_retries=0, temperature=0)
-
-
 class InvalidOutput(ValueError):
     """The model's reply did not parse into the expected schema."""
 
@@ -93,11 +83,7 @@ async def with_retries(ctx: AskContext, call: Callable[[], Awaitable[T]]) -> T:
 def _retryable(exc: Exception) -> bool:
     if isinstance(exc, InvalidOutput | ValidationError | json.JSONDecodeError | TimeoutError):
         return True
-    status = getattr(exc, "status_code", None)
-    if status is not None:
-        return status == 429 or status >= 500
-    name = type(exc).__name__
-    return name in {"APITimeoutError", "APIConnectionError", "ReadTimeout", "ConnectError", "RemoteProtocolError"}
+    return is_transient(exc)
 
 
 def _tokens(msg: Any) -> int:

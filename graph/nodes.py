@@ -12,6 +12,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Send
 from sqlalchemy import select
 
+from sift.catalog import get_serving_kb
 from sift.db import visible_in
 from sift.db.tables import File
 from sift.errors import SiftError
@@ -37,7 +38,6 @@ from sift.graph.retrieval import (
     timed_result,
 )
 from sift.graph.state import NOT_FOUND, Answer, AskState, Citation, Draft, Evidence, RetrieveTask, reset
-from sift.ingest.store import get_serving_kb
 
 log = logging.getLogger(__name__)
 

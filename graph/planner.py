@@ -12,7 +12,7 @@ from typing import Any
 
 from sift.graph.state import Plan
 from sift.retrievers.search import identifiers_in
-from sift.retrievers.tokenize import STOPWORDS
+from sift.tokenize import STOPWORDS
 
 _CHIT_CHAT = re.compile(
     r"^\s*(hi|hello|hey|thanks|thank you|thx|good (morning|afternoon|evening)|who are you|what can you do|"

@@ -14,17 +14,17 @@ from typing import Any
 
 from sqlalchemy import Engine, select
 
+from sift.catalog import get_serving_kb
 from sift.db import visible_in
 from sift.db.tables import File, Node, Ref
 from sift.errors import SiftError
 from sift.graph.extractive import MODULE_CHANNEL
 from sift.graph.state import ChannelResult, Evidence, Plan, RetrieveTask
-from sift.ingest.store import get_serving_kb
 from sift.models import Filters, Hit
 from sift.retrievers.docql import DocQLChannel
 from sift.retrievers.fusion import dedup_overlaps, fuse, sort_hits
 from sift.retrievers.search import identifiers_in
-from sift.retrievers.tokenize import prefix_variants, tokenize
+from sift.tokenize import prefix_variants, tokenize
 
 MAX_EVIDENCE_CHARS = 4000
 MAX_CALLERS = 5

@@ -200,7 +200,7 @@ def ask_sync(settings: Settings, question: str, kb: str, tenant: str = "default"
              *, engine: Engine | None = None, searcher: Any = None, chat_model: Any = None,
              on_event: Any = None) -> Answer:
     """Blocking ask for the CLI and batch runs: opens the checkpointer, runs (streaming to ``on_event``), closes."""
-    from sift.graph.llm import make_chat_model
+    from sift.chat import make_chat_model
 
     if engine is None or searcher is None:
         engine, searcher = open_resources(settings)

@@ -30,7 +30,7 @@ class LazyContext:
     def __call__(self) -> AskContext:
         with self._lock:
             if self._ctx is None:
-                from sift.graph.llm import make_chat_model
+                from sift.chat import make_chat_model
                 from sift.graph.service import open_resources
 
                 engine, searcher = open_resources(self.settings)

@@ -19,6 +19,7 @@ from typing import Any
 
 from sqlalchemy import Engine, func, insert, select, update
 
+from sift.catalog import KbRef, generation_dir
 from sift.config import Settings
 from sift.db import advisory_key, is_postgres, open_database
 from sift.db.tables import Generation, IngestJob
@@ -196,8 +197,8 @@ def _run(
             from sift.embed import make_embedder
 
             embedder = make_embedder(settings)
-        index_dir = store.generation_dir(index_root, kb.id, number)
-        prev_dir = store.generation_dir(index_root, kb.id, kb.generation) if kb.generation else None
+        index_dir = generation_dir(index_root, kb.id, number)
+        prev_dir = generation_dir(index_root, kb.id, kb.generation) if kb.generation else None
         summary["index"] = build_indexes(
             engine, embedder, kb.id, number, index_dir,
             previous_dir=prev_dir if prev_dir and prev_dir.exists() else None,
@@ -213,7 +214,7 @@ def _run(
     return summary
 
 
-def _has_index(engine: Engine, kb: store.KbRef) -> bool:
+def _has_index(engine: Engine, kb: KbRef) -> bool:
     with engine.connect() as conn:
         path = conn.execute(
             select(Generation.index_path).where(Generation.kb_id == kb.id, Generation.number == kb.generation)
@@ -221,7 +222,7 @@ def _has_index(engine: Engine, kb: store.KbRef) -> bool:
     return bool(path)
 
 
-def _summary(kb: store.KbRef, number: int, job_id: int) -> dict[str, Any]:
+def _summary(kb: KbRef, number: int, job_id: int) -> dict[str, Any]:
     return {
         "kb": kb.name, "tenant": kb.tenant, "job_id": job_id, "generation": number, "status": "running",
         "files": 0, "added": 0, "changed": 0, "unchanged": 0, "deleted": 0, "lines": 0,
@@ -234,7 +235,7 @@ def _gen_stats(summary: dict[str, Any]) -> dict[str, Any]:
     return {k: summary[k] for k in keys}
 
 
-def _start_job(conn: Any, kb: store.KbRef, root: Path, number: int, job_id: int | None) -> int:
+def _start_job(conn: Any, kb: KbRef, root: Path, number: int, job_id: int | None) -> int:
     me = f"{socket.gethostname()}:{os.getpid()}"
     values = dict(status="running", generation=number, started_at=func.now(), heartbeat_at=func.now(),
                   worker=func.coalesce(IngestJob.worker, me) if job_id is not None else me)
@@ -285,7 +286,7 @@ def _add_file(
     batch: store.FileBatch,
     registry: ParserRegistry,
     limits: ChunkLimits,
-    kb: store.KbRef,
+    kb: KbRef,
     generation: int,
     wf: WalkedFile,
     summary: dict[str, Any],
@@ -326,7 +327,7 @@ def _add_file(
     ])
 
 
-def _node_rows(tree: DocumentTree, kb: store.KbRef) -> list[dict[str, Any]]:
+def _node_rows(tree: DocumentTree, kb: KbRef) -> list[dict[str, Any]]:
     st = tree.source_type.value
     return [
         dict(

@@ -17,17 +17,20 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 from sqlalchemy import Engine, select
 from sqlalchemy.exc import SQLAlchemyError
 
+from sift.catalog import KbRef, generation_dir, get_serving_kb, touch_lease
 from sift.db import visible_in
 from sift.db.tables import Chunk, File, Generation
 from sift.errors import IndexNotReady
-from sift.ingest.store import KbRef, generation_dir, get_serving_kb, touch_lease
 from sift.models import Filters, Hit
+
+if TYPE_CHECKING:  # faiss and scipy load with the first index, not with this module
+    from sift.index.generation import LoadedIndexes
 
 log = logging.getLogger(__name__)
 
@@ -142,7 +145,7 @@ class KbIndex:
 
     kb: KbRef
     chunks: ChunkTable
-    indexes: Any  # ingest.index.LoadedIndexes
+    indexes: LoadedIndexes
     directory: Path
     loaded_at: float
 
@@ -205,7 +208,7 @@ class IndexCache:
             log.warning("could not record the lease on kb %d generation %d: %s", kb.id, kb.generation, exc)
 
     def _load(self, ref: KbRef) -> KbIndex:
-        from sift.ingest.index import load_indexes
+        from sift.index.generation import load_indexes
 
         with self.engine.connect() as conn:
             path = conn.execute(

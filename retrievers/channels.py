@@ -14,7 +14,7 @@ from sift.errors import InvalidQuery
 from sift.models import Filters, Hit
 from sift.retrievers.base import IndexCache, KbIndex
 from sift.retrievers.smart import SmartMatcher, SmartResult
-from sift.retrievers.tokenize import tokenize
+from sift.tokenize import tokenize
 
 INDEX_TYPES = ("file", "function", "doc", "all")
 

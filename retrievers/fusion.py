@@ -76,7 +76,7 @@ def path_prior(path: str, query_words: set[str], weights: CompositeWeights = Com
 @lru_cache(maxsize=65536)
 def _name_parts(name: str) -> tuple[str, frozenset[str]]:
     """A chunk name's last component (lower case) and its tokens, without " (part 2)" / " (module code)"."""
-    from sift.retrievers.tokenize import tokenize
+    from sift.tokenize import tokenize
 
     short = name.split(" (", 1)[0]
     return short.rsplit(".", 1)[-1].rsplit(" > ", 1)[-1].lower(), frozenset(tokenize(short))

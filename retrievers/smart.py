@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sift.retrievers.tokenize import STOPWORDS, stem, tokenize
+from sift.tokenize import STOPWORDS, stem, tokenize
 
 SYNONYMS: tuple[frozenset[str], ...] = tuple(frozenset(g) for g in (
     {"auth", "authentication", "authenticate", "login", "logon", "signin", "credential", "token", "password"},

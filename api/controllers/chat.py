@@ -18,8 +18,8 @@ from sift.api.errors import ChatUnavailable
 from sift.api.records import delete_thread, get_thread, list_threads, open_thread, record_turn
 from sift.api.schemas import KB_NAME, THREAD_ID, Answer, ChatRequest, ThreadDetail, ThreadList
 from sift.api.sse import chat_events
+from sift.catalog import get_serving_kb
 from sift.errors import SiftError
-from sift.ingest.store import get_serving_kb
 
 ThreadParam = Parameter(pattern=THREAD_ID, description="thread id")
 

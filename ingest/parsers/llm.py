@@ -30,6 +30,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from sift.chat import is_transient
 from sift.ingest.parsers.text import line_count
 from sift.models import CONTAINER_KINDS, DocumentTree, NodeKind, ParsedEntity, ParsedNode, SourceType
 
@@ -471,7 +472,7 @@ def make_llm_parser(settings: Any, engine: Any = None,
         if options.mode == "llm":
             raise ValueError("the LLM parser needs a model: set SIFT_LLM_BASE_URL and SIFT_LLM_MODEL")
         return None
-    from sift.graph.llm import make_chat_model
+    from sift.chat import make_chat_model
 
     return LLMBoundaryParser(make_chat_model(settings), settings.llm_model, engine=engine, options=options)
 
@@ -494,9 +495,4 @@ def _is_timeout(exc: BaseException) -> bool:
 
 
 def _retryable(exc: Exception) -> bool:
-    if isinstance(exc, InvalidAnswer) or _is_timeout(exc):
-        return True
-    status = getattr(exc, "status_code", None)
-    if status is not None:
-        return status == 429 or status >= 500
-    return type(exc).__name__ in {"APIConnectionError", "ConnectError", "RemoteProtocolError", "ReadError"}
+    return isinstance(exc, InvalidAnswer) or _is_timeout(exc) or is_transient(exc)

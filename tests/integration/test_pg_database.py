@@ -10,12 +10,12 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import func, inspect, select
 
+from sift.catalog import get_kb
 from sift.config import Settings
 from sift.db import make_engine, open_database, upgrade
 from sift.db.tables import Base, File, KnowledgeBase, Node
 from sift.errors import Conflict
 from sift.ingest.pipeline import ingest, ingest_lock
-from sift.ingest.store import get_kb
 from sift.retrievers.base import IndexCache
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from sift.retrievers.bm25 import BM25Index, idf_okapi, term_scores
+from sift.index.bm25 import BM25Index, idf_okapi, term_scores
 
 DOCS = {
     10: ["auth", "token", "token"],
