@@ -11,6 +11,11 @@ SIFT_PG_BIN="$(bash scripts/pg.sh)"
 export SIFT_PG_BIN
 python -c "import psycopg" 2>/dev/null || python -m pip install -q "psycopg[binary]>=3.2,<4"
 ruff check .
+# Static checks run on the package as a wheel lays it out (see scripts/stage_package.py); paths map back.
+stage="$(mktemp -d)"
+trap 'rm -rf "$stage"' EXIT
+python scripts/stage_package.py "$stage"
+(cd "$stage" && PYTHONPATH="$stage" lint-imports --config "$OLDPWD/pyproject.toml")
 # pytest exits 5 when it collects no test: that is a failure here, never a pass.
 python -m pytest -n 2 --dist loadfile -q "$@"
 if [ "${SIFT_TEST_POSTGRES:-1}" != "0" ]; then
