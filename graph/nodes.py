@@ -230,7 +230,7 @@ def finish(state: AskState, draft: Draft, citations: list[Citation], grounded: b
     plan, evidence = state["plan"], state.get("evidence") or []
     citations = [c for c in citations if c.valid]
     by_id = {e.id: e for e in evidence}
-    subject = next((by_id[c.evidence_id].name.split(" (")[0].rsplit(".", 1)[-1] for c in citations
+    subject = next((by_id[c.evidence_id].symbol.rsplit(".", 1)[-1] for c in citations
                     if c.evidence_id in by_id and by_id[c.evidence_id].kind not in ("doc", "file")), None)
     subject = subject or (plan.identifiers[0] if plan.identifiers else "")
     answer = Answer(

@@ -147,7 +147,7 @@ def build_evidence(engine: Engine, kb: str, tenant: str, hits: Sequence[Hit], li
             callers = _callers(engine, ref.id, ref.generation, node.name)
         out.append(Evidence(
             id=len(out) + 1, path=h.path, start_line=h.start_line, end_line=end, kind=h.kind, name=h.name,
-            score=h.score, channels=list(h.channels or (h.channel,)), text=text,
+            symbol=h.symbol, part=h.part, module_code=h.module_code, score=h.score, channels=list(h.channels or (h.channel,)), text=text,
             signature=node.signature if node is not None else None,
             docstring=node.docstring if node is not None else None,
             heading_path=h.name if h.kind == "doc" else None, content_hash=row.content_hash, callers=callers,
@@ -178,7 +178,7 @@ def module_evidence(engine: Engine, kb: str, tenant: str, path: str, evidence: S
             .where(Node.file_id == row.id, Node.parent_id == top, Node.kind.in_(("class", "function")))
             .order_by(Node.start_line).limit(MAX_MODULE_DEFS)
         ).all()
-    have = {(e.path, e.name.split(" (", 1)[0]) for e in evidence}
+    have = {(e.path, e.symbol) for e in evidence}
     lines = row.content.splitlines()
     out: list[Evidence] = []
     for n in nodes:

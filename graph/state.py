@@ -10,7 +10,9 @@ from __future__ import annotations
 import operator
 from typing import Annotated, Any, Literal, TypedDict
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from sift.models import symbol_defaults_to_name
 
 QuestionType = Literal["locate", "explain", "list", "doc", "follow-up", "chit-chat"]
 NOT_FOUND = "Not found in the indexed sources."
@@ -95,12 +97,20 @@ class Evidence(BaseModel):
     name: str
     score: float
     channels: list[str] = Field(default_factory=list)
+    symbol: str = ""
+    part: int | None = None
+    module_code: bool = False
     text: str = ""
     signature: str | None = None
     docstring: str | None = None
     heading_path: str | None = None
     content_hash: str = ""
     callers: list[dict[str, Any]] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_symbol(cls, data: Any) -> Any:
+        return symbol_defaults_to_name(data)
 
     @property
     def key(self) -> str:

@@ -307,7 +307,8 @@ def _add_file(
     batch.chunks.append([
         dict(
             _node=d.node, kb_id=kb.id, tenant=kb.tenant, kind=d.kind.value, source_type=st, path=wf.path,
-            language=language, name=d.name, heading_path=d.heading_path, start_line=d.start_line,
+            language=language, name=d.name, symbol=d.symbol, part=d.part, module_code=d.module_code,
+            heading_path=d.heading_path, start_line=d.start_line,
             end_line=d.end_line, public=kb.public, text=d.text,
             content_hash=content_hash(d.kind, wf.path, d.name, d.heading_path, d.text),
         )

@@ -74,12 +74,11 @@ def path_prior(path: str, query_words: set[str], weights: CompositeWeights = Com
 
 
 @lru_cache(maxsize=65536)
-def _name_parts(name: str) -> tuple[str, frozenset[str]]:
-    """A chunk name's last component (lower case) and its tokens, without " (part 2)" / " (module code)"."""
+def _name_parts(symbol: str) -> tuple[str, frozenset[str]]:
+    """A chunk symbol's last component (lower case) and its tokens."""
     from sift.tokenize import tokenize
 
-    short = name.split(" (", 1)[0]
-    return short.rsplit(".", 1)[-1].rsplit(" > ", 1)[-1].lower(), frozenset(tokenize(short))
+    return symbol.rsplit(".", 1)[-1].rsplit(" > ", 1)[-1].lower(), frozenset(tokenize(symbol))
 
 
 def composite_score(
@@ -92,7 +91,7 @@ def composite_score(
         score *= weights.code_entity
     elif hit.kind == "file":
         score *= weights.file_level
-    last, tokens = _name_parts(hit.name)
+    last, tokens = _name_parts(hit.symbol)
     if identifiers and last in identifiers:
         score *= weights.definition
     elif query_tokens and not tokens.isdisjoint(query_tokens):

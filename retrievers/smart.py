@@ -97,12 +97,12 @@ class SmartResult:
 class SmartMatcher:
     """Inverted indexes over chunk names and (via BM25 postings) content for one generation."""
 
-    def __init__(self, names: np.ndarray, bm25_ids: np.ndarray, chunk_ids: np.ndarray, bm25: object) -> None:
-        self.n = len(names)
+    def __init__(self, symbols: np.ndarray, bm25_ids: np.ndarray, chunk_ids: np.ndarray, bm25: object) -> None:
+        self.n = len(symbols)
         self.name_index: dict[str, np.ndarray] = {}
         buckets: dict[str, list[int]] = {}
-        for pos, name in enumerate(names):
-            for tok in set(tokenize(str(name).split(" (", 1)[0])):
+        for pos, symbol in enumerate(symbols):
+            for tok in set(tokenize(str(symbol))):
                 buckets.setdefault(tok, []).append(pos)
         self.name_index = {t: np.array(v, dtype=np.int64) for t, v in buckets.items()}
         # BM25 documents are positions in bm25.ids; map them to chunk-table positions.

@@ -2,7 +2,7 @@
 
 The repository's layer folders become ``sift.*`` through setuptools' package-dir mapping, which static tools
 (import-linter's grimp, mypy) cannot follow: they find a package's modules by walking its directory. This
-mirrors the mapping in pyproject.toml into ``DEST/sift/...`` (directories created, ``.py`` files symlinked), so
+mirrors the mapping in pyproject.toml into ``DEST/sift/...`` (directories created, files symlinked), so
 they can run on ``DEST`` and report paths that map back to the repository by prefix.
 
 Usage: python scripts/stage_package.py DEST
@@ -25,8 +25,8 @@ def stage(dest: Path) -> None:
     for package, folder in sorted(mapping.items(), key=lambda item: item[0].count(".")):
         source = ROOT / folder
         target = dest.joinpath(*package.split("."))
-        for path in sorted(source.rglob("*.py")):
-            if "__pycache__" in path.parts:
+        for path in sorted(source.rglob("*")):
+            if "__pycache__" in path.parts or path.is_dir():
                 continue
             link = target / path.relative_to(source)
             link.parent.mkdir(parents=True, exist_ok=True)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
 
 class SourceType(StrEnum):
@@ -113,17 +113,46 @@ class DocumentTree:
     parser: str = ""
 
 
+def display_name(symbol: str, part: int | None = None, module_code: bool = False) -> str:
+    """How a chunk is named to readers and the embedder: ``Schema.load (part 2)``, ``fields.py (module code)``.
+
+    The name is computed from the identity fields, never parsed back: code reads ``symbol``, ``part`` and
+    ``module_code`` themselves.
+    """
+    name = f"{symbol} (module code)" if module_code else symbol
+    return f"{name} (part {part})" if part is not None else name
+
+
 @dataclass(slots=True)
 class ChunkDraft:
-    """A chunk before it is stored: what gets embedded and keyword-indexed."""
+    """A chunk before it is stored: what gets embedded and keyword-indexed.
+
+    ``symbol`` is what the chunk is about: a definition's name inside its file (``Schema.Meta``), a doc section's
+    heading, a file's path, or the file's root name for code outside every definition (``module_code``). A
+    definition or stretch of code too long for one chunk is split into windows numbered by ``part`` from 1.
+    """
 
     kind: ChunkKind
     node: int | None  # index into DocumentTree.nodes
-    name: str
+    symbol: str
     start_line: int
     end_line: int
     text: str
     heading_path: str | None = None
+    part: int | None = None
+    module_code: bool = False
+
+    @property
+    def name(self) -> str:
+        """The display name (see :func:`display_name`)."""
+        return display_name(self.symbol, self.part, self.module_code)
+
+
+def symbol_defaults_to_name(data: Any) -> Any:
+    """Model input with ``symbol`` set to ``name`` when it is missing: a span that is not a chunk is its name."""
+    if isinstance(data, dict) and not data.get("symbol") and "name" in data:
+        return {**data, "symbol": data["name"]}
+    return data
 
 
 class Frozen(BaseModel):
@@ -145,6 +174,9 @@ class Chunk(Frozen):
     path: str
     language: str
     name: str
+    symbol: str
+    part: int | None = None
+    module_code: bool = False
     heading_path: str | None = None
     start_line: int
     end_line: int
@@ -165,7 +197,11 @@ class Filters(Frozen):
 
 
 class Hit(Frozen):
-    """One ranked, located piece of evidence from a channel (or from fusion)."""
+    """One ranked, located piece of evidence from a channel (or from fusion).
+
+    ``name`` is for display; ``symbol``, ``part`` and ``module_code`` are a chunk's identity (see
+    :class:`ChunkDraft`). A hit that is not a chunk (a file read, a DocQL row) is its name alone.
+    """
 
     chunk_id: int | None
     node_id: int | None
@@ -179,3 +215,11 @@ class Hit(Frozen):
     rank: int
     snippet: str = ""
     channels: tuple[str, ...] = ()
+    symbol: str = ""
+    part: int | None = None
+    module_code: bool = False
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_symbol(cls, data: Any) -> Any:
+        return symbol_defaults_to_name(data)
