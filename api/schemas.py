@@ -172,26 +172,6 @@ class FileContent(BaseModel):
     lines: list[str]
 
 
-class Answer(BaseModel):
-    """The graph's final answer, as returned by ``POST /v1/chat``."""
-
-    model_config = ConfigDict(extra="allow")
-
-    text: str
-    citations: list[dict[str, Any]]
-    files: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
-    grounded: bool
-    rounds: int = 0
-    fallbacks: int = 0
-    plan: dict[str, Any] = Field(default_factory=dict)
-    tokens: int = 0
-    elapsed_ms: float = 0.0
-    mode: Literal["extractive", "llm"] = "extractive"
-    thread_id: str
-    degraded: bool = False
-    evidence: list[dict[str, Any]] = Field(default_factory=list)
-
-
 class Turn(BaseModel):
     id: int
     question: str

@@ -23,9 +23,6 @@ from sift.api.records import record_turn
 
 log = logging.getLogger(__name__)
 
-EVENTS = ("plan", "retrieve", "fuse", "check", "fallback", "token", "answer", "error", "done")
-
-
 def encode(event: str, data: Any) -> ServerSentEventMessage:
     """One SSE message with a JSON payload."""
     return ServerSentEventMessage(event=event, data=json.dumps(to_jsonable_python(data), ensure_ascii=False))

@@ -20,9 +20,10 @@ import re
 from collections.abc import Mapping, Sequence
 
 from sift.graph.state import NOT_FOUND, Citation, Draft, Evidence, Plan
+from sift.models import CODE_KINDS
+from sift.retrievers.paths import is_notes_path, is_stub_path, is_test_path
 from sift.tokenize import prefix_variants, tokenize, word_parts
 
-CODE_KINDS = frozenset({"function", "method", "class", "interface", "struct", "enum", "trait"})
 MIN_COVERAGE = 0.3  # below this share of the question's (idf-weighted) terms, evidence does not answer it
 CONFIDENT_COVERAGE = 0.45
 CITED_COVERAGE = 0.4  # below this, cited evidence missing two rare question words does not answer it
@@ -102,9 +103,6 @@ def joined_compounds(question: str) -> dict[str, list[str]]:
 
 
 _QUALIFIED = re.compile(r"\b([A-Za-z_]\w*)\.([A-Za-z_]\w*)\b")
-_TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)(test_[^/]*|[^/]*_test\.\w+|conftest\.py)$")
-_NOTES_PATH = re.compile(r"(^|/)(changelog|changes|history|news|upgrading|pkg-info|authors|contributing)"
-                         r"([._-][^/]*)?$|(^|/)\.github/", re.I)
 _ASKS_TESTS = re.compile(r"\b(tests?|tested|testing)\b", re.I)
 _ASKS_NOTES = re.compile(r"\b(changelog|changed|versions?|releases?|upgrad\w*|deprecat\w*|history)\b", re.I)
 _HOW_TO = re.compile(r"^\s*(how (do|can|should|would) (i|we|you)|can i|should i|is there a way|what should)\b",
@@ -163,12 +161,12 @@ def support(plan: Plan, e: Evidence, tokens: Sequence[str], idf: Mapping[str, fl
             score -= W_PRIVATE  # how-to questions are answered by public API, not private helpers
     elif _WHERE.search(question) and code:
         score += W_KIND
-    if _TEST_PATH.search(e.path) and not _ASKS_TESTS.search(question):
+    if is_test_path(e.path) and not _ASKS_TESTS.search(question):
         score -= 0.5
-    if _NOTES_PATH.search(e.path) and not _ASKS_NOTES.search(question):
+    if is_notes_path(e.path) and not _ASKS_NOTES.search(question):
         score -= 0.3
     module_level = e.module_code or (code and e.symbol == e.path.rsplit("/", 1)[-1])
-    if e.path.endswith(".pyi") or module_level:
+    if is_stub_path(e.path) or module_level:
         score -= 0.3  # a stub repeats a definition; module-level code is imports and settings
     return score
 
@@ -207,7 +205,7 @@ def _file_stem(path: str) -> str:
 
 
 def _plain_code(e: Evidence) -> bool:
-    return e.kind in CODE_KINDS and not _TEST_PATH.search(e.path) and not e.path.endswith(".pyi")
+    return e.kind in CODE_KINDS and not is_test_path(e.path) and not is_stub_path(e.path)
 
 
 _AUX = frozenset({
@@ -648,8 +646,8 @@ def _code_sentences(e: Evidence, plan: Plan, tokens: Sequence[str]) -> list[str]
         return ", ".join(f"{c['path']}:{c['line']}" + (f" (in {c['caller']})" if c.get("caller") else "")
                          for c in calls[:3])
 
-    code_calls = [c for c in e.callers if not _TEST_PATH.search(c["path"])]
-    test_calls = [c for c in e.callers if _TEST_PATH.search(c["path"])]
+    code_calls = [c for c in e.callers if not is_test_path(c["path"])]
+    test_calls = [c for c in e.callers if is_test_path(c["path"])]
     if code_calls:
         out.append(f"It is called from {sites(code_calls)} [{n}].")
     elif test_calls:
@@ -683,7 +681,7 @@ def named_definitions(text: str, chosen: Sequence[Evidence], evidence: Sequence[
     found: list[Evidence] = []
     for name in dict.fromkeys(n for n in named if len(n) > 3):
         defs = [e for e in evidence if id(e) not in cited and e.kind in CODE_KINDS and _last_name(e) == name
-                and not _TEST_PATH.search(e.path) and not e.path.endswith(".pyi")]
+                and not is_test_path(e.path) and not is_stub_path(e.path)]
         if defs:  # the first retrieved definition, at its first retrieved part (where its signature is)
             found.append(min((e for e in defs if e.path == defs[0].path), key=lambda e: e.start_line))
     return found[:MAX_DEFINITIONS]

@@ -61,7 +61,7 @@ def route_retrieve(state: AskState) -> list[Send] | Literal["generate"]:
     plan = state["plan"]
     if not plan.need_retrieval:
         return "generate"
-    tasks = plan_tasks(plan, state["kb"], state.get("tenant") or "default", state.get("rounds", 0), 0)
+    tasks = plan_tasks(plan, state["kb"], state.get("tenant") or "default", state.get("rounds", 0))
     if not tasks:
         return "generate"
     return [Send("retrieve", t.model_dump()) for t in tasks]

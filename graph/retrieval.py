@@ -7,7 +7,6 @@ each file version and numbers the evidence ``[1]…[n]``.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -18,8 +17,9 @@ from sift.catalog import get_serving_kb
 from sift.db import visible_in
 from sift.db.tables import File, Node, Ref
 from sift.errors import SiftError
-from sift.graph.extractive import MODULE_CHANNEL
+from sift.graph.extractive import CEILING_KEY, MODULE_CHANNEL
 from sift.graph.state import ChannelResult, Evidence, Plan, RetrieveTask
+from sift.index.bm25 import idf_plus_one
 from sift.models import Filters, Hit
 from sift.retrievers.docql import DocQLChannel
 from sift.retrievers.fusion import dedup_overlaps, fuse, sort_hits
@@ -31,21 +31,18 @@ MAX_CALLERS = 5
 CHANNEL_DEPTH = 100  # candidates per channel: fusion's composite score re-orders deep lists (bench/retrieval.py)
 
 
-def plan_tasks(plan: Plan, kb: str, tenant: str, round_no: int, timeout_ms: int) -> list[RetrieveTask]:
+def plan_tasks(plan: Plan, kb: str, tenant: str, round_no: int) -> list[RetrieveTask]:
     """One task per channel × sub-query, then one per DocQL query and per file to read."""
     tasks: list[RetrieveTask] = []
     queries = plan.subqueries or [plan.standalone]
     for query in queries:
         for channel in plan.channels:
             tasks.append(RetrieveTask(channel=channel, query=query, kb=kb, tenant=tenant, index_type=plan.index_type,
-                                      source_type=plan.source_type, k=CHANNEL_DEPTH, timeout_ms=timeout_ms,
-                                      round=round_no))
+                                      source_type=plan.source_type, k=CHANNEL_DEPTH, round=round_no))
     for q in plan.docql:
-        tasks.append(RetrieveTask(channel="docql", query=q, kb=kb, tenant=tenant, k=10, timeout_ms=timeout_ms,
-                                  round=round_no))
+        tasks.append(RetrieveTask(channel="docql", query=q, kb=kb, tenant=tenant, k=10, round=round_no))
     for path in plan.read_files:
-        tasks.append(RetrieveTask(channel="file", query=path, kb=kb, tenant=tenant, k=1, timeout_ms=timeout_ms,
-                                  round=round_no))
+        tasks.append(RetrieveTask(channel="file", query=path, kb=kb, tenant=tenant, k=1, round=round_no))
     return tasks
 
 
@@ -150,7 +147,7 @@ def build_evidence(engine: Engine, kb: str, tenant: str, hits: Sequence[Hit], li
             symbol=h.symbol, part=h.part, module_code=h.module_code, score=h.score, channels=list(h.channels or (h.channel,)), text=text,
             signature=node.signature if node is not None else None,
             docstring=node.docstring if node is not None else None,
-            heading_path=h.name if h.kind == "doc" else None, content_hash=row.content_hash, callers=callers,
+            content_hash=row.content_hash, callers=callers,
         ))
     return out
 
@@ -203,16 +200,10 @@ def term_idf(searcher: Any, kb: str, tenant: str, terms: Sequence[str]) -> dict[
         return {}
     bm25 = bundle.indexes.bm25
     n = max(1, len(bm25.ids))
-    indptr = bm25.matrix.indptr
-    out: dict[str, float] = {"\x00absent": math.log((n + 0.5) / 0.5 + 1.0)}
-
-    def df(tok: str) -> int:
-        row = bm25.vocab.get(tok)
-        return 0 if row is None else int(indptr[row + 1] - indptr[row])
-
+    out: dict[str, float] = {CEILING_KEY: idf_plus_one(n, 0)}
     for term in terms:
         for tok in tokenize(term):
             # A word the corpus only has without its prefix ("recomputed": "computed") counts as that word.
-            count = df(tok) or next((c for c in map(df, prefix_variants(tok)) if c), 0)
-            out[tok] = math.log((n - count + 0.5) / (count + 0.5) + 1.0)
+            count = bm25.doc_freq(tok) or next((c for c in map(bm25.doc_freq, prefix_variants(tok)) if c), 0)
+            out[tok] = idf_plus_one(n, count)
     return out

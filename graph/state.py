@@ -29,14 +29,12 @@ class Plan(BaseModel):
     identifiers: list[str] = Field(default_factory=list)
     key_terms: list[str] = Field(default_factory=list)
     intent: Literal["code", "doc", "both"] = "both"
-    kbs: list[str] = Field(default_factory=list)
     channels: list[str] = Field(default_factory=lambda: ["bm25", "vector", "smart"])
     index_type: Literal["file", "function", "doc", "all"] = "all"
     source_type: Literal["code", "doc"] | None = None
     docql: list[str] = Field(default_factory=list)
     subqueries: list[str] = Field(default_factory=list)
     read_files: list[str] = Field(default_factory=list, description="Paths whose whole text joins the evidence.")
-    budget_tokens: int = 4000
     budget_ms: int = 1500
     k_citations: int = 1
     top_k: int = 8
@@ -47,9 +45,9 @@ class Plan(BaseModel):
         return {
             "question_type": self.question_type, "need_retrieval": self.need_retrieval,
             "standalone": self.standalone, "identifiers": self.identifiers, "key_terms": self.key_terms,
-            "intent": self.intent, "kbs": self.kbs, "channels": self.channels, "index_type": self.index_type,
+            "intent": self.intent, "channels": self.channels, "index_type": self.index_type,
             "source_type": self.source_type, "docql": self.docql, "subqueries": self.subqueries,
-            "k_citations": self.k_citations, "budget_ms": self.budget_ms, "budget_tokens": self.budget_tokens,
+            "k_citations": self.k_citations, "budget_ms": self.budget_ms,
             "strategy": self.strategy,
         }
 
@@ -64,7 +62,6 @@ class RetrieveTask(BaseModel):
     index_type: str = "all"
     source_type: str | None = None
     k: int = 20
-    timeout_ms: int = 1500
     round: int = 0
 
 
@@ -103,7 +100,6 @@ class Evidence(BaseModel):
     text: str = ""
     signature: str | None = None
     docstring: str | None = None
-    heading_path: str | None = None
     content_hash: str = ""
     callers: list[dict[str, Any]] = Field(default_factory=list)
 

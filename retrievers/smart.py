@@ -14,10 +14,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from sift.tokenize import STOPWORDS, stem, tokenize
+
+if TYPE_CHECKING:
+    from sift.index.bm25 import BM25Index
 
 SYNONYMS: tuple[frozenset[str], ...] = tuple(frozenset(g) for g in (
     {"auth", "authentication", "authenticate", "login", "logon", "signin", "credential", "token", "password"},
@@ -97,7 +101,7 @@ class SmartResult:
 class SmartMatcher:
     """Inverted indexes over chunk names and (via BM25 postings) content for one generation."""
 
-    def __init__(self, symbols: np.ndarray, bm25_ids: np.ndarray, chunk_ids: np.ndarray, bm25: object) -> None:
+    def __init__(self, symbols: np.ndarray, bm25_ids: np.ndarray, chunk_ids: np.ndarray, bm25: BM25Index) -> None:
         self.n = len(symbols)
         self.name_index: dict[str, np.ndarray] = {}
         buckets: dict[str, list[int]] = {}
@@ -112,11 +116,9 @@ class SmartMatcher:
         self.bm25 = bm25
 
     def _content(self, token: str) -> np.ndarray:
-        row = self.bm25.vocab.get(token)  # type: ignore[attr-defined]
-        if row is None:
+        if token not in self.bm25.vocab:
             return np.empty(0, dtype=np.int64)
-        m = self.bm25.matrix  # type: ignore[attr-defined]
-        pos = self.bm25_to_pos[m.indices[m.indptr[row] : m.indptr[row + 1]]]
+        pos = self.bm25_to_pos[self.bm25.postings(token)]
         return pos[pos >= 0]
 
     def _term_scores(self, term: Term, level: int) -> np.ndarray:

@@ -48,6 +48,8 @@ class ChunkKind(StrEnum):
 
 CONTAINER_KINDS = frozenset({NodeKind.CLASS, NodeKind.INTERFACE, NodeKind.STRUCT, NodeKind.ENUM, NodeKind.TRAIT})
 CALLABLE_KINDS = frozenset({NodeKind.FUNCTION, NodeKind.METHOD})
+#: Node kinds that are code definitions (what a function chunk or a code hit can be about).
+CODE_KINDS = CONTAINER_KINDS | CALLABLE_KINDS
 
 
 @dataclass(slots=True)

@@ -11,15 +11,15 @@ from litestar.datastructures import State
 from litestar.di import NamedDependency
 from litestar.params import JSONBody, Parameter
 from litestar.response import ServerSentEvent
-from pydantic_core import to_jsonable_python
 
 from sift.api.controllers.common import errors
 from sift.api.errors import ChatUnavailable
 from sift.api.records import delete_thread, get_thread, list_threads, open_thread, record_turn
-from sift.api.schemas import KB_NAME, THREAD_ID, Answer, ChatRequest, ThreadDetail, ThreadList
+from sift.api.schemas import KB_NAME, THREAD_ID, ChatRequest, ThreadDetail, ThreadList
 from sift.api.sse import chat_events
 from sift.catalog import get_serving_kb
 from sift.errors import SiftError
+from sift.graph.state import Answer
 
 ThreadParam = Parameter(pattern=THREAD_ID, description="thread id")
 
@@ -55,12 +55,12 @@ class ChatController(Controller):
             await anyio.to_thread.run_sync(lambda: record_turn(
                 state.engine, tenant, data.kb, thread_id, data.message, None, status="error", error=message))
             raise
-        body = to_jsonable_python(answer)
-        body["thread_id"] = thread_id
+        answer = answer.model_copy(update={"thread_id": thread_id})
+        body = answer.model_dump(mode="json")
         timings = {"request_ms": round((time.perf_counter() - started) * 1000, 1)}
         await anyio.to_thread.run_sync(lambda: record_turn(
             state.engine, tenant, data.kb, thread_id, data.message, body, timings=timings))
-        return Answer.model_validate(body)
+        return answer
 
     @post("/chat/stream", status_code=200, responses=errors(404, 409, 503))
     async def chat_stream(self, state: State, tenant: NamedDependency[str], data: JSONBody[ChatRequest]) -> ServerSentEvent:

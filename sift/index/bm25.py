@@ -40,6 +40,15 @@ def idf_okapi(n_docs: int, doc_freqs: Sequence[int], epsilon: float) -> np.ndarr
     return out
 
 
+def idf_plus_one(n_docs: int, doc_freq: int) -> float:
+    """Lucene's BM25 idf ``log(1 + (N - n + 0.5) / (n + 0.5))``: never negative, highest for an absent term.
+
+    Source: Lucene ``BM25Similarity.idf``. Used to weigh question terms by how distinctive they are in a
+    knowledge base (not for scoring, which keeps rank_bm25's ``idf_okapi``).
+    """
+    return math.log((n_docs - doc_freq + 0.5) / (doc_freq + 0.5) + 1.0)
+
+
 def term_scores(
     tf: np.ndarray, doc_len: np.ndarray, avgdl: float, idf: np.ndarray, k1: float, b: float
 ) -> np.ndarray:
@@ -122,6 +131,18 @@ class BM25Index:
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    def postings(self, term: str) -> np.ndarray:
+        """Positions (in ``ids`` order) of the documents containing ``term``."""
+        row = self.vocab.get(term)
+        if row is None:
+            return np.empty(0, dtype=np.int32)
+        return self.matrix.indices[self.matrix.indptr[row] : self.matrix.indptr[row + 1]]
+
+    def doc_freq(self, term: str) -> int:
+        """How many documents contain ``term``."""
+        row = self.vocab.get(term)
+        return 0 if row is None else int(self.matrix.indptr[row + 1] - self.matrix.indptr[row])
 
     def mask_for(self, allowed_ids: Iterable[int]) -> np.ndarray:
         """Boolean mask over this index's documents that is True for the given ids."""
