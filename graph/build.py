@@ -23,7 +23,7 @@ def _with_context(fn: Callable[..., Any], provide: Callable[[], AskContext] | No
     is_async = inspect.iscoroutinefunction(fn)
 
     def usable(runtime: Runtime[AskContext]) -> bool:
-        return isinstance(runtime.context, AskContext) and runtime.context.engine is not None
+        return isinstance(runtime.context, AskContext)
 
     def resolve(runtime: Runtime[AskContext]) -> Runtime[AskContext]:
         return runtime if usable(runtime) else runtime.override(context=provide())
@@ -46,7 +46,10 @@ def build_graph(provide: Callable[[], AskContext] | None = None) -> StateGraph:
     ``provide`` supplies the run context when the caller cannot pass one (Studio sends only JSON).
     """
     w = lambda fn: _with_context(fn, provide)  # noqa: E731
-    g = StateGraph(AskState, context_schema=AskContext, input_schema=AskInput, output_schema=AskOutput)
+    # Studio sends a JSON context (often ``{}``) that LangGraph would coerce into the schema; AskContext holds
+    # live resources and has no defaults for them, so a provided graph declares none and uses ``provide()``'s.
+    schema = AskContext if provide is None else None
+    g = StateGraph(AskState, context_schema=schema, input_schema=AskInput, output_schema=AskOutput)
     g.add_node("planner", w(nodes.planner))
     g.add_node("retrieve", w(nodes.retrieve))
     g.add_node("fuse", w(nodes.fuse))

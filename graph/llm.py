@@ -72,10 +72,10 @@ async def with_retries(ctx: AskContext, call: Callable[[], Awaitable[T]]) -> T:
         try:
             return await asyncio.wait_for(call(), timeout=ctx.settings.llm_timeout_s + 1)
         except Exception as exc:  # noqa: BLE001 - any upstream failure is retried, then degraded by the caller
-            if not _retryable(exc) or attempt >= ctx.llm_retries:
+            if not _retryable(exc) or attempt >= ctx.limits.llm_retries:
                 raise
             attempt += 1
-            delay = ctx.llm_backoff_s * (2 ** (attempt - 1))
+            delay = ctx.limits.llm_backoff_s * (2 ** (attempt - 1))
             log.warning("llm call failed (%s); retry %d in %.2fs", type(exc).__name__, attempt, delay)
             await asyncio.sleep(delay)
 

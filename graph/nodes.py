@@ -67,24 +67,17 @@ def route_retrieve(state: AskState) -> list[Send] | Literal["generate"]:
     return [Send("retrieve", t.model_dump()) for t in tasks]
 
 
-def _run_with_delay(task: RetrieveTask, ctx: AskContext) -> list[dict[str, Any]]:
-    delay = ctx.delay_ms.get(task.channel, 0)
-    if delay:
-        time.sleep(delay / 1000)
-    return run_task(task, ctx.engine, ctx.searcher)
-
-
 async def retrieve(task: dict[str, Any], runtime: Runtime[AskContext]) -> dict[str, Any]:
     """One channel over one query, bounded by the context's per-branch timeout; failures become empty results."""
     ctx = runtime.context
     t = RetrieveTask(**task)
     started = time.time()
-    limit = ctx.channel_timeout_ms / 1000
+    limit = ctx.limits.channel_timeout_ms / 1000
     try:
-        hits = await asyncio.wait_for(asyncio.to_thread(_run_with_delay, t, ctx), timeout=limit)
+        hits = await asyncio.wait_for(asyncio.to_thread(run_task, t, ctx.engine, ctx.searcher), timeout=limit)
         result = timed_result(t, started, hits, None)
     except TimeoutError:
-        result = timed_result(t, started, [], f"timed out after {ctx.channel_timeout_ms} ms")
+        result = timed_result(t, started, [], f"timed out after {ctx.limits.channel_timeout_ms} ms")
     except SiftError as exc:
         result = timed_result(t, started, [], exc.message)
     log.info("retrieve %s round %d: %d hits in %.0f ms", t.channel, t.round, len(result.hits), result.elapsed_ms)
@@ -165,7 +158,7 @@ def route_check(state: AskState, runtime: Runtime[AskContext]) -> Literal["fallb
         return END
     rounds = state.get("rounds", 0)
     elapsed_ms = (time.time() - state.get("started", time.time())) * 1000
-    if rounds >= runtime.context.max_rounds or elapsed_ms >= plan.budget_ms or not plan.need_retrieval:
+    if rounds >= runtime.context.limits.max_rounds or elapsed_ms >= plan.budget_ms or not plan.need_retrieval:
         return "summarize"
     if draft is not None and draft.not_found and draft.note == "absent-terms" and rounds >= 1:
         return "summarize"  # the corpus lacks the question's distinctive words: more rounds will not add them
