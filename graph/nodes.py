@@ -64,13 +64,13 @@ def route_retrieve(state: AskState) -> list[Send] | Literal["generate"]:
     tasks = plan_tasks(plan, state["kb"], state.get("tenant") or "default", state.get("rounds", 0))
     if not tasks:
         return "generate"
-    return [Send("retrieve", t.model_dump()) for t in tasks]
+    return [Send("retrieve", t) for t in tasks]
 
 
-async def retrieve(task: dict[str, Any], runtime: Runtime[AskContext]) -> dict[str, Any]:
+async def retrieve(task: RetrieveTask, runtime: Runtime[AskContext]) -> dict[str, Any]:
     """One channel over one query, bounded by the context's per-branch timeout; failures become empty results."""
     ctx = runtime.context
-    t = RetrieveTask(**task)
+    t = task
     started = time.time()
     limit = ctx.limits.channel_timeout_ms / 1000
     try:
@@ -80,7 +80,7 @@ async def retrieve(task: dict[str, Any], runtime: Runtime[AskContext]) -> dict[s
         result = timed_result(t, started, [], f"timed out after {ctx.limits.channel_timeout_ms} ms")
     except SiftError as exc:
         result = timed_result(t, started, [], exc.message)
-    log.info("retrieve %s round %d: %d hits in %.0f ms", t.channel, t.round, len(result.hits), result.elapsed_ms)
+    log.info("retrieve %s round %d: %d hits in %.0f ms", t.channel, t.round, result.size, result.elapsed_ms)
     return {"results": [result]}
 
 
@@ -90,11 +90,12 @@ async def fuse(state: AskState, runtime: Runtime[AskContext]) -> dict[str, Any]:
     plan, rounds = state["plan"], state.get("rounds", 0)
     kb, tenant = state["kb"], state.get("tenant") or "default"
     results = [r for r in state.get("results") or [] if r.round == rounds]
-    hits = fuse_results(results, plan.standalone)
     previous = state.get("evidence") or []
     limit = min(16, len(previous) + plan.top_k)
 
     def work() -> tuple[list[Evidence], dict[str, float]]:
+        index = ctx.searcher.cache.get(kb, tenant) if any(r.ranked for r in results) else None
+        hits = fuse_results(results, plan.standalone, index)
         ev = build_evidence(ctx.engine, kb, tenant, hits, limit, previous)
         idf = state.get("idf") or term_idf(ctx.searcher, kb, tenant, [plan.standalone, *plan.identifiers])
         anchor = list_anchor(plan, ev, idf)

@@ -18,9 +18,10 @@ from sift.db import visible_in
 from sift.db.tables import File, Node, Ref
 from sift.errors import SiftError
 from sift.graph.extractive import CEILING_KEY, MODULE_CHANNEL
-from sift.graph.state import ChannelResult, Evidence, Plan, RetrieveTask
+from sift.graph.state import ChannelResult, Evidence, Plan, RankedChunk, RetrieveTask
 from sift.index.bm25 import idf_plus_one
 from sift.models import Filters, Hit
+from sift.retrievers.base import KbIndex
 from sift.retrievers.docql import DocQLChannel
 from sift.retrievers.fusion import dedup_overlaps, fuse, sort_hits
 from sift.retrievers.search import identifiers_in
@@ -46,12 +47,8 @@ def plan_tasks(plan: Plan, kb: str, tenant: str, round_no: int) -> list[Retrieve
     return tasks
 
 
-def _hit_dict(h: Hit) -> dict[str, Any]:
-    return h.model_dump(mode="json")
-
-
-def run_task(task: RetrieveTask, engine: Engine, searcher: Any) -> list[dict[str, Any]]:
-    """Run one branch and return its hits as dicts (an empty list is a result, not an error)."""
+def run_task(task: RetrieveTask, engine: Engine, searcher: Any) -> list[Hit]:
+    """Run one branch and return its hits (an empty list is a result, not an error)."""
     filters = Filters(kb=task.kb, tenant=task.tenant, source_type=task.source_type)
     if task.channel == "docql":
         hits = DocQLChannel(engine).search(task.query, filters, task.k)
@@ -59,7 +56,7 @@ def run_task(task: RetrieveTask, engine: Engine, searcher: Any) -> list[dict[str
         hits = [_whole_file_hit(engine, task)]
     else:
         hits = searcher.channel(task.channel, task.query, filters, task.k, task.index_type)
-    return [_hit_dict(h) for h in hits if h is not None]
+    return [h for h in hits if h is not None]
 
 
 def _whole_file_hit(engine: Engine, task: RetrieveTask) -> Hit:
@@ -73,20 +70,34 @@ def _whole_file_hit(engine: Engine, task: RetrieveTask) -> Hit:
                kind="file", name=task.query, score=0.0, channel="file", rank=1, channels=("file",))
 
 
-def timed_result(task: RetrieveTask, started: float, hits: list[dict[str, Any]] | None,
-                 error: str | None) -> ChannelResult:
-    """A ``ChannelResult`` stamped with wall-clock start and finish."""
+def timed_result(task: RetrieveTask, started: float, hits: Sequence[Hit], error: str | None) -> ChannelResult:
+    """A ``ChannelResult`` stamped with wall-clock start and finish; chunk hits are kept as ids and scores."""
     finished = time.time()
-    return ChannelResult(channel=task.channel, query=task.query, round=task.round, hits=hits or [],
+    ranked = [RankedChunk(chunk_id=h.chunk_id, rank=h.rank, score=h.score) for h in hits if h.chunk_id is not None]
+    spans = [h.model_dump(mode="json") for h in hits if h.chunk_id is None]
+    return ChannelResult(channel=task.channel, query=task.query, round=task.round, ranked=ranked, spans=spans,
                          started=started, finished=finished, elapsed_ms=round((finished - started) * 1000, 2),
                          error=error)
 
 
-def fuse_results(results: Sequence[ChannelResult], question: str) -> list[Hit]:
-    """RRF over every branch of the round (DocQL and file reads count as rankings too), deduplicated."""
-    rankings = [[Hit(**h) for h in r.hits] for r in results if r.hits and r.channel != "file"]
+def result_hits(result: ChannelResult, index: KbIndex | None) -> list[Hit]:
+    """The branch's hits again: chunks rebuilt from the generation's index (one no longer in it is dropped)."""
+    hits = [Hit(**h) for h in result.spans]
+    if result.ranked and index is not None:
+        rebuilt = (index.hit(r.chunk_id, r.score, result.channel, r.rank) for r in result.ranked)
+        hits = [h for h in rebuilt if h is not None] + hits
+    return hits
+
+
+def fuse_results(results: Sequence[ChannelResult], question: str, index: KbIndex | None) -> list[Hit]:
+    """RRF over every branch of the round (DocQL and file reads count as rankings too), deduplicated.
+
+    ``index`` is the knowledge base's serving bundle, to rebuild the search channels' hits from their ids.
+    """
+    branches = [(r.channel, result_hits(r, index)) for r in results]
+    rankings = [hits for channel, hits in branches if hits and channel != "file"]
     fused = fuse(rankings, tokenize(question), identifiers_in(question)) if rankings else []
-    reads = [Hit(**h) for r in results if r.channel == "file" for h in r.hits]
+    reads = [h for channel, hits in branches if channel == "file" for h in hits]
     if reads:
         top = fused[0].score if fused else 1.0
         reads = [h.model_copy(update={"score": top * 0.5}) for h in reads]

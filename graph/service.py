@@ -20,7 +20,7 @@ from sift.graph.state import Answer
 MAX_QUESTION_CHARS = 2000
 SETUP_LOCK = 0x51F7C4EC  # advisory lock key for creating the PostgreSQL checkpoint tables
 STATE_TYPES = [("sift.graph.state", name) for name in
-               ("Plan", "ChannelResult", "Evidence", "Citation", "Draft", "Verdict", "Answer", "Reset", "RetrieveTask")]
+               ("Plan", "ChannelResult", "RankedChunk", "Evidence", "Citation", "Draft", "Verdict", "Answer", "Reset", "RetrieveTask")]
 
 
 @asynccontextmanager
@@ -91,7 +91,7 @@ def _event(node: str, update: dict[str, Any]) -> list[tuple[str, dict[str, Any]]
     if node == "planner" and update.get("plan") is not None:
         return [("plan", update["plan"].summary())]
     if node == "retrieve":
-        return [("retrieve", {"channel": r.channel, "query": r.query, "round": r.round, "hits": len(r.hits),
+        return [("retrieve", {"channel": r.channel, "query": r.query, "round": r.round, "hits": r.size,
                               "elapsed_ms": r.elapsed_ms, "error": r.error}) for r in update.get("results") or []]
     if node == "fuse":
         items = getattr(update.get("evidence"), "items", None) or []

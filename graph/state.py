@@ -7,7 +7,6 @@ nothing grows silently across rounds or across the turns of one thread.
 
 from __future__ import annotations
 
-import operator
 from typing import Annotated, Any, Literal, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -65,13 +64,26 @@ class RetrieveTask(BaseModel):
     round: int = 0
 
 
+class RankedChunk(BaseModel):
+    """A chunk a search channel ranked: all a checkpoint keeps, the fuse node rebuilds its Hit from the index."""
+
+    chunk_id: int
+    rank: int
+    score: float
+
+
 class ChannelResult(BaseModel):
-    """What one retrieve branch returned, with its timing (used to show the branches ran concurrently)."""
+    """What one retrieve branch returned, with its timing (used to show the branches ran concurrently).
+
+    A search channel's hits are chunks, kept as ids, ranks and scores (``ranked``); DocQL rows and file reads
+    are no chunks, so their few hits are kept whole (``spans``).
+    """
 
     channel: str
     query: str
     round: int = 0
-    hits: list[dict[str, Any]] = Field(default_factory=list)
+    ranked: list[RankedChunk] = Field(default_factory=list)
+    spans: list[dict[str, Any]] = Field(default_factory=list)
     started: float = 0.0
     finished: float = 0.0
     elapsed_ms: float = 0.0
@@ -81,6 +93,11 @@ class ChannelResult(BaseModel):
     def key(self) -> str:
         """Identity of the branch within a round."""
         return f"{self.round}:{self.channel}:{self.query}"
+
+    @property
+    def size(self) -> int:
+        """How many hits the branch returned."""
+        return len(self.ranked) + len(self.spans)
 
 
 class Evidence(BaseModel):
@@ -204,25 +221,52 @@ def merge_items(current: list[Any] | None, update: list[Any] | Reset | None) -> 
     return base
 
 
+#: How many turns a thread keeps in its state: enough for follow-ups, bounded so a long thread's checkpoints do not
+#: grow without end (the full history is in ``qa_records``).
+MAX_TURNS = 20
+
+
+def keep_last_turns(current: list[dict[str, Any]] | None, update: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    """Reducer: append the new turns and keep the last ``MAX_TURNS``."""
+    return [*(current or []), *(update or [])][-MAX_TURNS:]
+
+
 class AskState(TypedDict, total=False):
-    """Graph state. ``turns`` persists across the questions of a thread; the rest is reset per question."""
+    """Graph state. ``turns`` persists across the questions of a thread (the last ``MAX_TURNS``); the rest is
+    reset per question."""
 
     question: str
+    """The question as asked."""
     kb: str
+    """The knowledge base it is asked about."""
     tenant: str
+    """The tenant that owns the knowledge base."""
     started: float
+    """Wall-clock start of the run (seconds since the epoch), for the time budget."""
     plan: Plan
+    """The current plan: the planner's, or the last fallback round's."""
     results: Annotated[list[ChannelResult], merge_items]
+    """The retrieve branches' results (ids and scores of chunks), reset per question."""
     evidence: Annotated[list[Evidence], merge_items]
+    """The numbered evidence the answer may cite, reset per question."""
     draft: Draft | None
+    """The answer before checking."""
     verdict: Verdict | None
+    """The checker's decision over the draft."""
     rounds: int
+    """Retrieval rounds run for this question."""
     fallbacks: int
+    """Fallback strategies tried for this question."""
     tokens: int
+    """Model tokens spent on this question."""
     tried: list[str]
+    """Fallback strategies already used, so none repeats."""
     idf: dict[str, float]
+    """The question terms' idf in the knowledge base (with the absent-term ceiling)."""
     answer: Answer | None
-    turns: Annotated[list[dict[str, Any]], operator.add]
+    """The final answer."""
+    turns: Annotated[list[dict[str, Any]], keep_last_turns]
+    """The thread's last ``MAX_TURNS`` questions with their answers, for follow-ups."""
 
 
 class AskInput(TypedDict, total=False):
