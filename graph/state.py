@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, TypedDict
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
-from sift.models import symbol_defaults_to_name
+from sift.models import ChunkIdentity
 
 QuestionType = Literal["locate", "explain", "list", "doc", "follow-up", "chit-chat"]
 NOT_FOUND = "Not found in the indexed sources."
@@ -100,7 +100,7 @@ class ChannelResult(BaseModel):
         return len(self.ranked) + len(self.spans)
 
 
-class Evidence(BaseModel):
+class Evidence(ChunkIdentity):
     """A numbered piece of evidence: exact lines of one file version, with the text the answer may quote."""
 
     id: int
@@ -111,19 +111,11 @@ class Evidence(BaseModel):
     name: str
     score: float
     channels: list[str] = Field(default_factory=list)
-    symbol: str = ""
-    part: int | None = None
-    module_code: bool = False
     text: str = ""
     signature: str | None = None
     docstring: str | None = None
     content_hash: str = ""
     callers: list[dict[str, Any]] = Field(default_factory=list)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _default_symbol(cls, data: Any) -> Any:
-        return symbol_defaults_to_name(data)
 
     @property
     def key(self) -> str:

@@ -150,17 +150,28 @@ class ChunkDraft:
         return display_name(self.symbol, self.part, self.module_code)
 
 
-def symbol_defaults_to_name(data: Any) -> Any:
-    """Model input with ``symbol`` set to ``name`` when it is missing: a span that is not a chunk is its name."""
-    if isinstance(data, dict) and not data.get("symbol") and "name" in data:
-        return {**data, "symbol": data["name"]}
-    return data
-
-
 class Frozen(BaseModel):
     """Base for immutable pydantic domain models."""
 
     model_config = ConfigDict(frozen=True)
+
+
+class ChunkIdentity(BaseModel):
+    """What a located span is about: a chunk's ``symbol``, ``part`` and ``module_code`` (see :class:`ChunkDraft`).
+
+    A span that is not a chunk (a file read, a DocQL row) is its ``name`` alone: ``symbol`` defaults to it.
+    """
+
+    symbol: str = ""
+    part: int | None = None
+    module_code: bool = False
+
+    @model_validator(mode="before")
+    @classmethod
+    def _symbol_defaults_to_name(cls, data: Any) -> Any:
+        if isinstance(data, dict) and not data.get("symbol") and "name" in data:
+            return {**data, "symbol": data["name"]}
+        return data
 
 
 class Chunk(Frozen):
@@ -198,12 +209,8 @@ class Filters(Frozen):
     public_only: bool = False
 
 
-class Hit(Frozen):
-    """One ranked, located piece of evidence from a channel (or from fusion).
-
-    ``name`` is for display; ``symbol``, ``part`` and ``module_code`` are a chunk's identity (see
-    :class:`ChunkDraft`). A hit that is not a chunk (a file read, a DocQL row) is its name alone.
-    """
+class Hit(Frozen, ChunkIdentity):
+    """One ranked, located piece of evidence from a channel (or from fusion); ``name`` is for display."""
 
     chunk_id: int | None
     node_id: int | None
@@ -217,11 +224,3 @@ class Hit(Frozen):
     rank: int
     snippet: str = ""
     channels: tuple[str, ...] = ()
-    symbol: str = ""
-    part: int | None = None
-    module_code: bool = False
-
-    @model_validator(mode="before")
-    @classmethod
-    def _default_symbol(cls, data: Any) -> Any:
-        return symbol_defaults_to_name(data)
