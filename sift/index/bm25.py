@@ -181,7 +181,8 @@ class BM25Index:
             sums = np.bincount(idx, weights=vals, minlength=len(self.ids))
             cand = np.flatnonzero(np.bincount(idx, minlength=len(self.ids)))
             return cand.astype(np.int64), sums[cand]
-        cand, inverse = np.unique(idx, return_inverse=True)
+        unique = np.unique(idx, return_inverse=True)  # indexed, not unpacked: mypy 1.20 crashes on the unpacking
+        cand, inverse = unique[0], unique[1]
         return cand.astype(np.int64), np.bincount(inverse, weights=vals, minlength=len(cand))
 
     def search(
