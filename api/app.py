@@ -44,7 +44,7 @@ log = logging.getLogger(__name__)
 def _make_service(settings: ApiSettings, engine: Any, searcher: Searcher, checkpointer: Any) -> Any:
     """The chat service, or None when the graph package does not provide one."""
     try:
-        from sift.graph.llm import make_chat_model
+        from sift.chat import make_chat_model
         from sift.graph.service import AskService
     except ImportError as exc:
         log.warning("chat disabled: %s", exc)

@@ -8,9 +8,9 @@ import time
 
 from sqlalchemy import Engine, select
 
+from sift.catalog import KbRef, get_serving_kb
 from sift.db.tables import KnowledgeBase
 from sift.errors import SiftError
-from sift.ingest.store import KbRef, get_serving_kb
 from sift.retrievers.base import IndexCache, KbIndex
 
 log = logging.getLogger(__name__)

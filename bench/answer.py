@@ -40,10 +40,10 @@ SOURCES = {"attrs": "attrs", "marshmallow": "marshmallow", "click": "click"}
 
 def ensure_kbs(settings: Settings, embedder: Any, names: set[str]) -> None:
     """Ingest each kb's sdist once (skipped when the kb already serves a generation)."""
+    from sift.catalog import get_serving_kb
     from sift.db import open_database
     from sift.errors import SiftError
     from sift.ingest.pipeline import ingest
-    from sift.ingest.store import get_serving_kb
     from tests.conftest import fetch_sdist
 
     engine = open_database(settings)
@@ -91,8 +91,8 @@ def pooled(q: Any, citations: list[Any], judged: list[Any]) -> tuple[float | Non
 
 async def run(sets: list[Path], dump: Path | None = None) -> dict[str, Any]:
     """Ask every question and aggregate the answer metrics."""
+    from sift.chat import make_chat_model
     from sift.embed import make_embedder
-    from sift.graph.llm import make_chat_model
     from sift.graph.service import AskService, open_checkpointer, open_resources
 
     settings = Settings(data_dir=DATA)

@@ -21,8 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from rank_bm25 import BM25Okapi  # noqa: E402
 
 from sift.embed import LocalEmbedder  # noqa: E402
-from sift.retrievers.bm25 import BM25Index  # noqa: E402
-from sift.retrievers.tokenize import tokenize  # noqa: E402
+from sift.index.bm25 import BM25Index  # noqa: E402
+from sift.tokenize import tokenize  # noqa: E402
 from tests.conftest import fetch_sdist  # noqa: E402
 from tests.integration.test_bm25_parity import QUERIES  # noqa: E402
 

@@ -226,7 +226,7 @@ def _compare_bm25(index, corpus: list[list[str]], ids: list[int], queries: list[
     """Time ``index.search`` against ``BM25Okapi.get_scores`` on the same corpus; print the ratio and agreement."""
     from rank_bm25 import BM25Okapi
 
-    from sift.retrievers.tokenize import tokenize
+    from sift.tokenize import tokenize
 
     ref = BM25Okapi(corpus)
     toks = [tokenize(q) for q in queries]
@@ -250,7 +250,7 @@ def _bm25_speed(searcher, filters, queries: list[str]) -> None:
 
     from sift.db.tables import Chunk
     from sift.ingest.chunk import embedding_text
-    from sift.retrievers.tokenize import tokenize
+    from sift.tokenize import tokenize
 
     bm25 = searcher.cache.get(filters.kb).indexes.bm25
     ids = [int(i) for i in bm25.ids]
@@ -267,13 +267,13 @@ def run_bm25_corpus(root: Path, queries: list[str]) -> None:
     Walk, parse and chunk in memory exactly as ingestion does (no database, no embeddings), then time the same
     queries on both scorers and check that their top-10 ids agree.
     """
+    from sift.index.bm25 import BM25Index
     from sift.ingest.chunk import chunk_tree, embedding_text
     from sift.ingest.languages import classify
     from sift.ingest.parsers import ParserRegistry
     from sift.ingest.walk import walk
-    from sift.retrievers.bm25 import BM25Index
-    from sift.retrievers.tokenize import tokenize
     from sift.text import split_lines
+    from sift.tokenize import tokenize
 
     registry, corpus, files = ParserRegistry(), [], 0
     for f in walk(root):

@@ -6,7 +6,7 @@ For each size: build time, resident memory added by the index, single-query late
 per query as the vector channel issues them) and recall@10 of the approximate indexes against exact flat search.
 The vectors are clustered (2,000 Gaussian centres on the unit sphere plus noise, normalised), which is closer to
 real embeddings than uniform noise; queries are fresh draws from the same mixture. HNSW uses the parameters of
-``retrievers.vector`` (M=32, efConstruction=80, efSearch=128); its build is the slow part, so sizes above
+``sift.index.vector`` (M=32, efConstruction=80, efSearch=128); its build is the slow part, so sizes above
 ``--hnsw-max`` are skipped (say so in the output) unless raised.
 """
 
@@ -25,7 +25,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sift.retrievers.vector import HNSW_EF_CONSTRUCTION, HNSW_EF_SEARCH, HNSW_M  # noqa: E402
+from sift.index.vector import HNSW_EF_CONSTRUCTION, HNSW_EF_SEARCH, HNSW_M  # noqa: E402
 
 DIM = 384
 K = 10

@@ -48,10 +48,10 @@ def _step(event: str, data: dict[str, Any]) -> None:
 def _ask(settings: Any, question: str, kb: str, tenant: str, thread_id: str | None, on_event: Any) -> Any:
     """Answer in the tenant's thread ``thread_id`` (new when None, or when the id is unused), kept in the thread
     store the API reads, and record the question in ``qa_records`` as the API does."""
+    from sift.catalog import get_serving_kb
     from sift.errors import SiftError
     from sift.graph.service import ask_sync, open_resources, validate_question
     from sift.graph.threads import check_thread_id, open_thread, record_turn
-    from sift.ingest.store import get_serving_kb
 
     validate_question(question, kb)
     if thread_id is not None:

@@ -147,8 +147,8 @@ def _single_kb(questions: list[Any]) -> str:
 
 
 def _kb_generation(settings: Settings, kb: str) -> int:
+    from sift.catalog import get_serving_kb
     from sift.db import open_database
-    from sift.ingest.store import get_serving_kb
 
     return get_serving_kb(open_database(settings), kb, settings.tenant).generation
 

@@ -15,7 +15,7 @@ def make_answerer(settings: Settings, tenant: str = "default") -> tuple[Callable
     Each call runs on a fresh thread id, so batch questions never see each other's history; calls may come
     from several threads at once.
     """
-    from sift.graph.llm import make_chat_model
+    from sift.chat import make_chat_model
 
     engine, searcher = open_resources(settings)
     chat_model = make_chat_model(settings)

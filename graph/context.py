@@ -3,29 +3,41 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine
 
 from sift.config import Settings
 
+if TYPE_CHECKING:  # the searcher's and chat model's modules load with the resources, not with the graph
+    from langchain_core.language_models import BaseChatModel
+
+    from sift.retrievers.search import Searcher
+
 MAX_ROUNDS = 6
 
 
-@dataclass
-class AskContext:
-    """What every node may use: the database, the fused searcher, settings and an optional chat model.
+@dataclass(frozen=True)
+class RunLimits:
+    """The tunables of one run: ``max_rounds`` bounds fallback rounds, ``channel_timeout_ms`` each parallel
+    retrieve branch, ``llm_retries`` and ``llm_backoff_s`` the retries of a failed model call."""
 
-    ``chat_model`` is a LangChain chat model (``ChatOpenAI``); without one the extractive answerer is used.
-    ``max_rounds`` bounds fallback rounds; ``channel_timeout_ms`` bounds each parallel retrieve branch.
-    """
-
-    engine: Engine | None = None
-    searcher: Any = None
-    settings: Settings = field(default_factory=Settings)
-    chat_model: Any = None
     max_rounds: int = MAX_ROUNDS
     channel_timeout_ms: int = 1500
     llm_retries: int = 2
     llm_backoff_s: float = 0.2
-    delay_ms: dict[str, int] = field(default_factory=dict)  # per-channel artificial delay (timing tests, demos)
+
+
+@dataclass
+class AskContext:
+    """What every node may use: the database, the fused searcher, settings and an optional chat model
+    (a LangChain ``ChatOpenAI``; without one the extractive answerer is used), and the run's limits.
+
+    The entry point builds the settings and opens the resources; nothing here reads the environment.
+    """
+
+    engine: Engine
+    searcher: Searcher
+    settings: Settings
+    chat_model: BaseChatModel | None = None
+    limits: RunLimits = field(default_factory=RunLimits)

@@ -20,10 +20,11 @@ import re
 from collections.abc import Mapping, Sequence
 
 from sift.graph.state import NOT_FOUND, Citation, Draft, Evidence, Plan
-from sift.retrievers.tokenize import prefix_variants, tokenize, word_parts
+from sift.models import CODE_KINDS
+from sift.retrievers.paths import is_notes_path, is_stub_path, is_test_path
 from sift.text import split_lines
+from sift.tokenize import prefix_variants, tokenize, word_parts
 
-CODE_KINDS = frozenset({"function", "method", "class", "interface", "struct", "enum", "trait"})
 MIN_COVERAGE = 0.3  # below this share of the question's (idf-weighted) terms, evidence does not answer it
 CONFIDENT_COVERAGE = 0.45
 CITED_COVERAGE = 0.4  # below this, cited evidence missing two rare question words does not answer it
@@ -103,9 +104,6 @@ def joined_compounds(question: str) -> dict[str, list[str]]:
 
 
 _QUALIFIED = re.compile(r"\b([A-Za-z_]\w*)\.([A-Za-z_]\w*)\b")
-_TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)(test_[^/]*|[^/]*_test\.\w+|conftest\.py)$")
-_NOTES_PATH = re.compile(r"(^|/)(changelog|changes|history|news|upgrading|pkg-info|authors|contributing)"
-                         r"([._-][^/]*)?$|(^|/)\.github/", re.I)
 _ASKS_TESTS = re.compile(r"\b(tests?|tested|testing)\b", re.I)
 _ASKS_NOTES = re.compile(r"\b(changelog|changed|versions?|releases?|upgrad\w*|deprecat\w*|history)\b", re.I)
 _HOW_TO = re.compile(r"^\s*(how (do|can|should|would) (i|we|you)|can i|should i|is there a way|what should)\b",
@@ -114,8 +112,8 @@ _WHERE = re.compile(r"^\s*(where|which (file|module|function|class|method))\b|\b
 
 
 def _last_name(e: Evidence) -> str:
-    """The symbol or heading an evidence item is about: ``Schema.Meta (part 2)`` → ``Meta``."""
-    short = _short_name(e)
+    """The last component of the symbol or heading an evidence item is about: ``Schema.Meta`` → ``Meta``."""
+    short = e.symbol
     return short.rsplit(" > ", 1)[-1].rsplit(".", 1)[-1]
 
 
@@ -137,7 +135,7 @@ def support(plan: Plan, e: Evidence, tokens: Sequence[str], idf: Mapping[str, fl
     question = plan.standalone
     score = W_PRIOR * ((e.score / top_score) if top_score > 0 else 0.0)
     score += W_COVER * coverage(e, tokens, idf)
-    name_terms = set(tokenize(f"{_short_name(e)} {_file_stem(e.path)}"))
+    name_terms = set(tokenize(f"{e.symbol} {_file_stem(e.path)}"))
     for joined, parts in joined_compounds(question).items():
         if joined in name_terms:  # `from_iso_datetime` is named after the question's "date-time"
             name_terms.update(parts)
@@ -147,7 +145,7 @@ def support(plan: Plan, e: Evidence, tokens: Sequence[str], idf: Mapping[str, fl
     if last and last.lower() in names and len(last) > 2:
         score += 0.5
         stem = _file_stem(e.path).lower()
-        owner = _short_name(e).rsplit(".", 2)[-2].lower() if "." in _short_name(e) else ""
+        owner = e.symbol.rsplit(".", 2)[-2].lower() if "." in e.symbol else ""
         for qual, name in _QUALIFIED.findall(question):
             if name.lower() == last.lower() and qual.lower() in (stem, owner):
                 score += 0.5  # `validate.Email` is the Email in validate.py, not fields.Email
@@ -160,22 +158,22 @@ def support(plan: Plan, e: Evidence, tokens: Sequence[str], idf: Mapping[str, fl
     if _HOW_TO.search(question):
         if e.kind == "doc":
             score += W_KIND
-        elif code and re.search(r"(^|\.)_[a-z]", _short_name(e)):
+        elif code and re.search(r"(^|\.)_[a-z]", e.symbol):
             score -= W_PRIVATE  # how-to questions are answered by public API, not private helpers
     elif _WHERE.search(question) and code:
         score += W_KIND
-    if _TEST_PATH.search(e.path) and not _ASKS_TESTS.search(question):
+    if is_test_path(e.path) and not _ASKS_TESTS.search(question):
         score -= 0.5
-    if _NOTES_PATH.search(e.path) and not _ASKS_NOTES.search(question):
+    if is_notes_path(e.path) and not _ASKS_NOTES.search(question):
         score -= 0.3
-    module_level = "(module code)" in e.name or (code and _short_name(e) == e.path.rsplit("/", 1)[-1])
-    if e.path.endswith(".pyi") or module_level:
+    module_level = e.module_code or (code and e.symbol == e.path.rsplit("/", 1)[-1])
+    if is_stub_path(e.path) or module_level:
         score -= 0.3  # a stub repeats a definition; module-level code is imports and settings
     return score
 
 
 def _twin(e: Evidence, functions: set[str], named: set[str]) -> bool:
-    short = _short_name(e)
+    short = e.symbol
     owner, _, leaf = short.rpartition(".")
     return bool(owner) and e.kind in CODE_KINDS and leaf in functions and owner.rsplit(".", 1)[-1].lower() not in named
 
@@ -187,7 +185,7 @@ def rank_evidence(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, fl
     scored = [(support(plan, e, tokens, idf, top), i, e) for i, e in enumerate(evidence)]
     # A method named like a module-level function in the evidence (``Attribute.evolve`` beside ``evolve``) is
     # usually a thin wrapper or an internal twin; unless the question names its class, the function is the API.
-    functions = {_short_name(e) for e in evidence if e.kind in CODE_KINDS and "." not in _short_name(e)}
+    functions = {e.symbol for e in evidence if e.kind in CODE_KINDS and "." not in e.symbol}
     named = {i.strip("`()@").lower() for i in plan.identifiers}
     scored = [(s - W_TWIN if _twin(e, functions, named) else s, i, e) for s, i, e in scored]
     scored.sort(key=lambda t: (-t[0], t[1]))
@@ -208,7 +206,7 @@ def _file_stem(path: str) -> str:
 
 
 def _plain_code(e: Evidence) -> bool:
-    return e.kind in CODE_KINDS and not _TEST_PATH.search(e.path) and not e.path.endswith(".pyi")
+    return e.kind in CODE_KINDS and not is_test_path(e.path) and not is_stub_path(e.path)
 
 
 _AUX = frozenset({
@@ -264,8 +262,8 @@ def module_listing(plan: Plan, anchor: Evidence, evidence: Sequence[Evidence],
     fields. At most ``MAX_MODULE_ITEMS`` of the best supported."""
     cands: dict[str, Evidence] = {}
     for e in evidence:
-        short = _short_name(e)
-        if e.path != anchor.path or not _plain_code(e) or "(module code)" in e.name or short.startswith("_"):
+        short = e.symbol
+        if e.path != anchor.path or not _plain_code(e) or e.module_code or short.startswith("_"):
             continue
         if MODULE_CHANNEL in e.channels or "." not in short:
             cands.setdefault(short, e)
@@ -333,9 +331,9 @@ def select_evidence(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, 
     return chosen
 
 
-def _whole_name(e: Evidence) -> str:
-    """The name without a `` (part n)`` suffix: the parts of one long section or definition share it."""
-    return re.sub(r" \(part \d+\)$", "", e.name)
+def _whole_name(e: Evidence) -> tuple[str, bool]:
+    """What the parts of one long section or definition share: their symbol (and whether it is module code)."""
+    return e.symbol, e.module_code
 
 
 def _derives_from(e: Evidence, base: Evidence) -> bool:
@@ -352,7 +350,7 @@ def _siblings(a: Evidence, b: Evidence) -> bool:
         return a.kind == b.kind
     if (a.kind in CODE_KINDS) != (b.kind in CODE_KINDS):
         return False
-    pa, pb = (_short_name(x).rpartition(".")[0] for x in (a, b))
+    pa, pb = (x.symbol.rpartition(".")[0] for x in (a, b))
     return pa == pb
 
 
@@ -534,7 +532,7 @@ def _units(text: str, code: bool = False) -> list[str]:
 
 def doc_sentences(evidence: Evidence, tokens: Sequence[str], limit: int = 5) -> list[str]:
     """The section's sentences, list items and code examples with the most question terms, in reading order."""
-    heading = " ".join(_short_name(evidence).rsplit(" > ", 1)[-1].split()).casefold()
+    heading = " ".join(evidence.symbol.rsplit(" > ", 1)[-1].split()).casefold()
     sentences = [u for u in _units(evidence.text, code=True) if u.casefold() != heading]  # not its own title
     wanted = set(tokens)
     # A sentence that names an API (backticks, a call, a dotted or snake_case name) usually holds the answer.
@@ -545,13 +543,9 @@ def doc_sentences(evidence: Evidence, tokens: Sequence[str], limit: int = 5) -> 
     return [s if s.startswith(CODE) else plain(s if len(s) <= 400 else s[:397].rstrip() + "…") for _, _, s in top]
 
 
-def _short_name(e: Evidence) -> str:
-    return e.name.split(" (", 1)[0]
-
-
 def _signature(e: Evidence) -> str:
     """The definition's header as written (joined when it spans lines), at most 300 characters."""
-    if re.search(r"\(part (?!1\))\d+\)", e.name):
+    if e.part is not None and e.part > 1:
         return ""  # a later part of a long definition starts mid-body: its first line is no signature
     lines = split_lines(e.text)
     head: list[str] = []
@@ -627,7 +621,7 @@ def members(e: Evidence) -> list[str]:
 
 
 def _code_sentences(e: Evidence, plan: Plan, tokens: Sequence[str]) -> list[str]:
-    n, name = e.id, _short_name(e)
+    n, name = e.id, e.symbol
     simple = name.rsplit(".", 1)[-1]
     defined = simple and re.search(rf"(?<![A-Za-z0-9_]){re.escape(simple)}(?![A-Za-z0-9_])", e.text)
     label = f"`{simple}`" if defined else name
@@ -653,8 +647,8 @@ def _code_sentences(e: Evidence, plan: Plan, tokens: Sequence[str]) -> list[str]
         return ", ".join(f"{c['path']}:{c['line']}" + (f" (in {c['caller']})" if c.get("caller") else "")
                          for c in calls[:3])
 
-    code_calls = [c for c in e.callers if not _TEST_PATH.search(c["path"])]
-    test_calls = [c for c in e.callers if _TEST_PATH.search(c["path"])]
+    code_calls = [c for c in e.callers if not is_test_path(c["path"])]
+    test_calls = [c for c in e.callers if is_test_path(c["path"])]
     if code_calls:
         out.append(f"It is called from {sites(code_calls)} [{n}].")
     elif test_calls:
@@ -688,7 +682,7 @@ def named_definitions(text: str, chosen: Sequence[Evidence], evidence: Sequence[
     found: list[Evidence] = []
     for name in dict.fromkeys(n for n in named if len(n) > 3):
         defs = [e for e in evidence if id(e) not in cited and e.kind in CODE_KINDS and _last_name(e) == name
-                and not _TEST_PATH.search(e.path) and not e.path.endswith(".pyi")]
+                and not is_test_path(e.path) and not is_stub_path(e.path)]
         if defs:  # the first retrieved definition, at its first retrieved part (where its signature is)
             found.append(min((e for e in defs if e.path == defs[0].path), key=lambda e: e.start_line))
     return found[:MAX_DEFINITIONS]
@@ -698,7 +692,7 @@ def _doc_sentences(e: Evidence, tokens: Sequence[str], part: bool = False, after
     """What a documentation section says, as cited sentences and code blocks; ``[]`` for a ``part`` of an
     answer's section with nothing to quote. A part that goes on from the previous one (``after``) says so."""
     where = f"{e.path} (lines {e.start_line}-{e.end_line})"
-    section = _short_name(e).split(" > ")[-1] if e.kind == "doc" else ""
+    section = e.symbol.split(" > ")[-1] if e.kind == "doc" else ""
     intro = f'The section "{section}" of {where} says' if section and section != e.path else f"{where} says"
     if after is not None and after.path == e.path and _whole_name(after) == _whole_name(e):
         intro = f"It goes on at lines {e.start_line}-{e.end_line}"

@@ -8,7 +8,6 @@ from collections.abc import Sequence
 from sift.graph.state import Evidence, Plan
 
 STRATEGIES = ("widen", "switch_level", "docql_by_name", "read_files", "narrow_domain", "other_domain")
-MAX_READ_LINES = 400
 
 
 def _widen(plan: Plan, evidence: Sequence[Evidence]) -> Plan | None:

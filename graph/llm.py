@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, ValidationError
 
-from sift.config import Settings
+from sift.chat import is_transient
 from sift.graph import prompts
 from sift.graph.context import AskContext
 from sift.graph.state import Citation, Draft, Evidence, Plan
@@ -59,16 +59,6 @@ class LLMAnswer(BaseModel):
     not_found: bool = Field(False, description="True when the evidence does not answer the question.")
 
 
-def make_chat_model(settings: Settings) -> Any:
-    """A ``ChatOpenAI`` for the configured server, or None when no LLM is configured."""
-    if not (settings.llm_base_url and settings.llm_model):
-        return None
-    from langchain_openai import ChatOpenAI
-
-    return ChatOpenAI(base_url=settings.llm_base_url, api_key=settings.llm_api_key or "not-needed",
-                      model=settings.llm_model, timeout=settings.llm_timeout_s, max_retries=0, temperature=0)
-
-
 class InvalidOutput(ValueError):
     """The model's reply did not parse into the expected schema."""
 
@@ -80,10 +70,10 @@ async def with_retries(ctx: AskContext, call: Callable[[], Awaitable[T]]) -> T:
         try:
             return await asyncio.wait_for(call(), timeout=ctx.settings.llm_timeout_s + 1)
         except Exception as exc:  # noqa: BLE001 - any upstream failure is retried, then degraded by the caller
-            if not _retryable(exc) or attempt >= ctx.llm_retries:
+            if not _retryable(exc) or attempt >= ctx.limits.llm_retries:
                 raise
             attempt += 1
-            delay = ctx.llm_backoff_s * (2 ** (attempt - 1))
+            delay = ctx.limits.llm_backoff_s * (2 ** (attempt - 1))
             log.warning("llm call failed (%s); retry %d in %.2fs", type(exc).__name__, attempt, delay)
             await asyncio.sleep(delay)
 
@@ -91,11 +81,7 @@ async def with_retries(ctx: AskContext, call: Callable[[], Awaitable[T]]) -> T:
 def _retryable(exc: Exception) -> bool:
     if isinstance(exc, InvalidOutput | ValidationError | json.JSONDecodeError | TimeoutError):
         return True
-    status = getattr(exc, "status_code", None)
-    if status is not None:
-        return status == 429 or status >= 500
-    name = type(exc).__name__
-    return name in {"APITimeoutError", "APIConnectionError", "ReadTimeout", "ConnectError", "RemoteProtocolError"}
+    return is_transient(exc)
 
 
 def token_count(msg: Any) -> int:

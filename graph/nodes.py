@@ -13,6 +13,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Send
 from sqlalchemy import select
 
+from sift.catalog import get_serving_kb
 from sift.db import visible_in
 from sift.db.tables import File
 from sift.errors import SiftError
@@ -39,7 +40,6 @@ from sift.graph.retrieval import (
     timed_result,
 )
 from sift.graph.state import NOT_FOUND, Answer, AskState, Citation, Draft, Evidence, RetrieveTask, reset
-from sift.ingest.store import get_serving_kb
 from sift.text import split_lines
 
 log = logging.getLogger(__name__)
@@ -76,34 +76,27 @@ def route_retrieve(state: AskState) -> list[Send] | Literal["generate"]:
     plan = state["plan"]
     if not plan.need_retrieval:
         return "generate"
-    tasks = plan_tasks(plan, state["kb"], state.get("tenant") or "default", state.get("rounds", 0), 0)
+    tasks = plan_tasks(plan, state["kb"], state.get("tenant") or "default", state.get("rounds", 0))
     if not tasks:
         return "generate"
-    return [Send("retrieve", t.model_dump()) for t in tasks]
+    return [Send("retrieve", t) for t in tasks]
 
 
-def _run_with_delay(task: RetrieveTask, ctx: AskContext) -> list[dict[str, Any]]:
-    delay = ctx.delay_ms.get(task.channel, 0)
-    if delay:
-        time.sleep(delay / 1000)
-    return run_task(task, ctx.engine, ctx.searcher)
-
-
-async def retrieve(task: dict[str, Any], runtime: Runtime[AskContext]) -> dict[str, Any]:
+async def retrieve(task: RetrieveTask, runtime: Runtime[AskContext]) -> dict[str, Any]:
     """One channel over one query, bounded by the context's per-branch timeout; failures become empty results."""
     ctx = runtime.context
-    t = RetrieveTask(**task)
+    t = task
     started = time.time()
-    limit = ctx.channel_timeout_ms / 1000
+    limit = ctx.limits.channel_timeout_ms / 1000
     try:
-        hits = await asyncio.wait_for(in_daemon_thread(_run_with_delay, t, ctx), timeout=limit)
+        hits = await asyncio.wait_for(in_daemon_thread(run_task, t, ctx.engine, ctx.searcher), timeout=limit)
         result = timed_result(t, started, hits, None)
     except TimeoutError:
-        result = timed_result(t, started, [], f"timed out after {ctx.channel_timeout_ms} ms")
+        result = timed_result(t, started, [], f"timed out after {ctx.limits.channel_timeout_ms} ms")
         result = result.model_copy(update={"timed_out": True})
     except SiftError as exc:
         result = timed_result(t, started, [], exc.message)
-    log.info("retrieve %s round %d: %d hits in %.0f ms", t.channel, t.round, len(result.hits), result.elapsed_ms)
+    log.info("retrieve %s round %d: %d hits in %.0f ms", t.channel, t.round, result.size, result.elapsed_ms)
     return {"results": [result]}
 
 
@@ -113,11 +106,12 @@ async def fuse(state: AskState, runtime: Runtime[AskContext]) -> dict[str, Any]:
     plan, rounds = state["plan"], state.get("rounds", 0)
     kb, tenant = state["kb"], state.get("tenant") or "default"
     results = [r for r in state.get("results") or [] if r.round == rounds]
-    hits = fuse_results(results, plan.standalone)
     previous = state.get("evidence") or []
     limit = min(16, len(previous) + plan.top_k)
 
     def work() -> tuple[list[Evidence], dict[str, float]]:
+        index = ctx.searcher.cache.get(kb, tenant) if any(r.ranked for r in results) else None
+        hits = fuse_results(results, plan.standalone, index)
         ev = build_evidence(ctx.engine, kb, tenant, hits, limit, previous)
         idf = state.get("idf") or term_idf(ctx.searcher, kb, tenant, [plan.standalone, *plan.identifiers])
         anchor = list_anchor(plan, ev, idf)
@@ -175,7 +169,7 @@ def route_check(state: AskState, runtime: Runtime[AskContext]) -> Literal["fallb
         return END
     rounds = state.get("rounds", 0)
     elapsed_ms = (time.time() - state.get("started", time.time())) * 1000
-    if rounds >= runtime.context.max_rounds or elapsed_ms >= plan.budget_ms or not plan.need_retrieval:
+    if rounds >= runtime.context.limits.max_rounds or elapsed_ms >= plan.budget_ms or not plan.need_retrieval:
         return "summarize"
     if draft is not None and draft.not_found and draft.note == "absent-terms" and rounds >= 1:
         return "summarize"  # the corpus lacks the question's distinctive words: more rounds will not add them
@@ -248,7 +242,7 @@ def finish(state: AskState, draft: Draft, citations: list[Citation], grounded: b
     plan, evidence = state["plan"], state.get("evidence") or []
     citations = [c for c in citations if c.valid]
     by_id = {e.id: e for e in evidence}
-    subject = next((by_id[c.evidence_id].name.split(" (")[0].rsplit(".", 1)[-1] for c in citations
+    subject = next((by_id[c.evidence_id].symbol.rsplit(".", 1)[-1] for c in citations
                     if c.evidence_id in by_id and by_id[c.evidence_id].kind not in ("doc", "file")), None)
     subject = subject or (plan.identifiers[0] if plan.identifiers else "")
     reasons = _degraded_reasons(state, draft)

@@ -12,7 +12,7 @@ from typing import Any
 
 from sift.graph.state import Plan
 from sift.retrievers.search import identifiers_in
-from sift.retrievers.tokenize import STOPWORDS
+from sift.tokenize import STOPWORDS
 
 _CHIT_CHAT = re.compile(
     r"^\s*(hi|hello|hey|thanks|thank you|thx|good (morning|afternoon|evening)|who are you|what can you do|"
@@ -114,8 +114,8 @@ def plan_question(
     """The rule-based plan for ``question`` against knowledge base ``kb``."""
     qtype = question_type(question, bool(history))
     if qtype == "chit-chat":
-        return Plan(question_type="chit-chat", need_retrieval=False, standalone=question, kbs=[kb], channels=[],
-                    k_citations=0, budget_ms=200, budget_tokens=0)
+        return Plan(question_type="chit-chat", need_retrieval=False, standalone=question, channels=[],
+                    k_citations=0, budget_ms=200)
     standalone = rewrite_follow_up(question, history) if qtype == "follow-up" else question
     base_type = question_type(standalone, False) if qtype == "follow-up" else qtype
     idents = identifiers_in(standalone)
@@ -137,8 +137,8 @@ def plan_question(
     return Plan(
         question_type=qtype,  # type: ignore[arg-type]
         standalone=standalone, identifiers=idents, key_terms=key_terms(standalone), intent=intent,
-        kbs=[kb], channels=["bm25", "vector", "smart"], index_type=index_type,  # type: ignore[arg-type]
+        channels=["bm25", "vector", "smart"], index_type=index_type,  # type: ignore[arg-type]
         docql=docql_queries(idents, standalone), subqueries=subqueries,
-        budget_ms=20000 if llm else 1500, budget_tokens=8000 if llm else 0,
+        budget_ms=20000 if llm else 1500,
         k_citations=1, top_k=8,
     )

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import math
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -18,48 +17,43 @@ from typing import Any, TypeVar
 
 from sqlalchemy import Engine, select
 
+from sift.catalog import get_serving_kb
 from sift.db import visible_in
 from sift.db.tables import File, Node, Ref
 from sift.errors import SiftError
-from sift.graph.extractive import MODULE_CHANNEL
-from sift.graph.state import ChannelResult, Evidence, Plan, RetrieveTask
-from sift.ingest.store import get_serving_kb
+from sift.graph.extractive import CEILING_KEY, MODULE_CHANNEL
+from sift.graph.state import ChannelResult, Evidence, Plan, RankedChunk, RetrieveTask
+from sift.index.bm25 import idf_plus_one
 from sift.models import Filters, Hit
+from sift.retrievers.base import KbIndex
 from sift.retrievers.docql import DocQLChannel
 from sift.retrievers.fusion import dedup_overlaps, fuse, sort_hits
 from sift.retrievers.search import identifiers_in
-from sift.retrievers.tokenize import prefix_variants, tokenize
 from sift.text import split_lines
+from sift.tokenize import prefix_variants, tokenize
 
 MAX_EVIDENCE_CHARS = 4000
 MAX_CALLERS = 5
 CHANNEL_DEPTH = 100  # candidates per channel: fusion's composite score re-orders deep lists (bench/retrieval.py)
 
 
-def plan_tasks(plan: Plan, kb: str, tenant: str, round_no: int, timeout_ms: int) -> list[RetrieveTask]:
+def plan_tasks(plan: Plan, kb: str, tenant: str, round_no: int) -> list[RetrieveTask]:
     """One task per channel × sub-query, then one per DocQL query and per file to read."""
     tasks: list[RetrieveTask] = []
     queries = plan.subqueries or [plan.standalone]
     for query in queries:
         for channel in plan.channels:
             tasks.append(RetrieveTask(channel=channel, query=query, kb=kb, tenant=tenant, index_type=plan.index_type,
-                                      source_type=plan.source_type, k=CHANNEL_DEPTH, timeout_ms=timeout_ms,
-                                      round=round_no))
+                                      source_type=plan.source_type, k=CHANNEL_DEPTH, round=round_no))
     for q in plan.docql:
-        tasks.append(RetrieveTask(channel="docql", query=q, kb=kb, tenant=tenant, k=10, timeout_ms=timeout_ms,
-                                  round=round_no))
+        tasks.append(RetrieveTask(channel="docql", query=q, kb=kb, tenant=tenant, k=10, round=round_no))
     for path in plan.read_files:
-        tasks.append(RetrieveTask(channel="file", query=path, kb=kb, tenant=tenant, k=1, timeout_ms=timeout_ms,
-                                  round=round_no))
+        tasks.append(RetrieveTask(channel="file", query=path, kb=kb, tenant=tenant, k=1, round=round_no))
     return tasks
 
 
-def _hit_dict(h: Hit) -> dict[str, Any]:
-    return h.model_dump(mode="json")
-
-
-def run_task(task: RetrieveTask, engine: Engine, searcher: Any) -> list[dict[str, Any]]:
-    """Run one branch and return its hits as dicts (an empty list is a result, not an error)."""
+def run_task(task: RetrieveTask, engine: Engine, searcher: Any) -> list[Hit]:
+    """Run one branch and return its hits (an empty list is a result, not an error)."""
     filters = Filters(kb=task.kb, tenant=task.tenant, source_type=task.source_type)
     if task.channel == "docql":
         hits = DocQLChannel(engine).search(task.query, filters, task.k)
@@ -67,7 +61,7 @@ def run_task(task: RetrieveTask, engine: Engine, searcher: Any) -> list[dict[str
         hits = [_whole_file_hit(engine, task)]
     else:
         hits = searcher.channel(task.channel, task.query, filters, task.k, task.index_type)
-    return [_hit_dict(h) for h in hits if h is not None]
+    return [h for h in hits if h is not None]
 
 
 def _whole_file_hit(engine: Engine, task: RetrieveTask) -> Hit:
@@ -112,20 +106,34 @@ async def in_daemon_thread(fn: Callable[..., T], *args: Any) -> T:
     return await future
 
 
-def timed_result(task: RetrieveTask, started: float, hits: list[dict[str, Any]] | None,
-                 error: str | None) -> ChannelResult:
-    """A ``ChannelResult`` stamped with wall-clock start and finish."""
+def timed_result(task: RetrieveTask, started: float, hits: Sequence[Hit], error: str | None) -> ChannelResult:
+    """A ``ChannelResult`` stamped with wall-clock start and finish; chunk hits are kept as ids and scores."""
     finished = time.time()
-    return ChannelResult(channel=task.channel, query=task.query, round=task.round, hits=hits or [],
+    ranked = [RankedChunk(chunk_id=h.chunk_id, rank=h.rank, score=h.score) for h in hits if h.chunk_id is not None]
+    spans = [h.model_dump(mode="json") for h in hits if h.chunk_id is None]
+    return ChannelResult(channel=task.channel, query=task.query, round=task.round, ranked=ranked, spans=spans,
                          started=started, finished=finished, elapsed_ms=round((finished - started) * 1000, 2),
                          error=error)
 
 
-def fuse_results(results: Sequence[ChannelResult], question: str) -> list[Hit]:
-    """RRF over every branch of the round (DocQL and file reads count as rankings too), deduplicated."""
-    rankings = [[Hit(**h) for h in r.hits] for r in results if r.hits and r.channel != "file"]
+def result_hits(result: ChannelResult, index: KbIndex | None) -> list[Hit]:
+    """The branch's hits again: chunks rebuilt from the generation's index (one no longer in it is dropped)."""
+    hits = [Hit(**h) for h in result.spans]
+    if result.ranked and index is not None:
+        rebuilt = (index.hit(r.chunk_id, r.score, result.channel, r.rank) for r in result.ranked)
+        hits = [h for h in rebuilt if h is not None] + hits
+    return hits
+
+
+def fuse_results(results: Sequence[ChannelResult], question: str, index: KbIndex | None) -> list[Hit]:
+    """RRF over every branch of the round (DocQL and file reads count as rankings too), deduplicated.
+
+    ``index`` is the knowledge base's serving bundle, to rebuild the search channels' hits from their ids.
+    """
+    branches = [(r.channel, result_hits(r, index)) for r in results]
+    rankings = [hits for channel, hits in branches if hits and channel != "file"]
     fused = fuse(rankings, tokenize(question), identifiers_in(question)) if rankings else []
-    reads = [Hit(**h) for r in results if r.channel == "file" for h in r.hits]
+    reads = [h for channel, hits in branches if channel == "file" for h in hits]
     if reads:
         top = fused[0].score if fused else 1.0
         reads = [h.model_copy(update={"score": top * 0.5}) for h in reads]
@@ -183,10 +191,10 @@ def build_evidence(engine: Engine, kb: str, tenant: str, hits: Sequence[Hit], li
             callers = _callers(engine, ref.id, ref.generation, node.name)
         out.append(Evidence(
             id=len(out) + 1, path=h.path, start_line=h.start_line, end_line=end, kind=h.kind, name=h.name,
-            score=h.score, channels=list(h.channels or (h.channel,)), text=text,
+            symbol=h.symbol, part=h.part, module_code=h.module_code, score=h.score, channels=list(h.channels or (h.channel,)), text=text,
             signature=node.signature if node is not None else None,
             docstring=node.docstring if node is not None else None,
-            heading_path=h.name if h.kind == "doc" else None, content_hash=row.content_hash, callers=callers,
+            content_hash=row.content_hash, callers=callers,
         ))
     return out
 
@@ -214,7 +222,7 @@ def module_evidence(engine: Engine, kb: str, tenant: str, path: str, evidence: S
             .where(Node.file_id == row.id, Node.parent_id == top, Node.kind.in_(("class", "function")))
             .order_by(Node.start_line).limit(MAX_MODULE_DEFS)
         ).all()
-    have = {(e.path, e.name.split(" (", 1)[0]) for e in evidence}
+    have = {(e.path, e.symbol) for e in evidence}
     lines = split_lines(row.content)
     out: list[Evidence] = []
     for n in nodes:
@@ -239,16 +247,10 @@ def term_idf(searcher: Any, kb: str, tenant: str, terms: Sequence[str]) -> dict[
         return {}
     bm25 = bundle.indexes.bm25
     n = max(1, len(bm25.ids))
-    indptr = bm25.matrix.indptr
-    out: dict[str, float] = {"\x00absent": math.log((n + 0.5) / 0.5 + 1.0)}
-
-    def df(tok: str) -> int:
-        row = bm25.vocab.get(tok)
-        return 0 if row is None else int(indptr[row + 1] - indptr[row])
-
+    out: dict[str, float] = {CEILING_KEY: idf_plus_one(n, 0)}
     for term in terms:
         for tok in tokenize(term):
             # A word the corpus only has without its prefix ("recomputed": "computed") counts as that word.
-            count = df(tok) or next((c for c in map(df, prefix_variants(tok)) if c), 0)
-            out[tok] = math.log((n - count + 0.5) / (count + 0.5) + 1.0)
+            count = bm25.doc_freq(tok) or next((c for c in map(bm25.doc_freq, prefix_variants(tok)) if c), 0)
+            out[tok] = idf_plus_one(n, count)
     return out

@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # the state module imports LangGraph, which the CLI loads onl
 
 SETUP_LOCK = 0x51F7C4EC  # advisory lock key for creating the PostgreSQL checkpoint tables
 STATE_TYPES = [("sift.graph.state", name) for name in
-               ("Plan", "ChannelResult", "Evidence", "Citation", "Draft", "Verdict", "Answer", "Reset", "RetrieveTask")]
+               ("Plan", "ChannelResult", "RankedChunk", "Evidence", "Citation", "Draft", "Verdict", "Answer", "Reset", "RetrieveTask")]
 
 
 @asynccontextmanager
@@ -93,7 +93,7 @@ def _event(node: str, update: dict[str, Any]) -> list[tuple[str, dict[str, Any]]
     if node == "planner" and update.get("plan") is not None:
         return [("plan", update["plan"].summary())]
     if node == "retrieve":
-        return [("retrieve", {"channel": r.channel, "query": r.query, "round": r.round, "hits": len(r.hits),
+        return [("retrieve", {"channel": r.channel, "query": r.query, "round": r.round, "hits": r.size,
                               "elapsed_ms": r.elapsed_ms, "error": r.error}) for r in update.get("results") or []]
     if node == "fuse":
         items = getattr(update.get("evidence"), "items", None) or []
@@ -207,7 +207,7 @@ def ask_sync(settings: Settings, question: str, kb: str, tenant: str = "default"
              *, engine: Engine | None = None, searcher: Any = None, chat_model: Any = None,
              on_event: Any = None) -> Answer:
     """Blocking ask for the CLI and batch runs: opens the checkpointer, runs (streaming to ``on_event``), closes."""
-    from sift.graph.llm import make_chat_model
+    from sift.chat import make_chat_model
 
     if engine is None or searcher is None:
         engine, searcher = open_resources(settings)

@@ -7,7 +7,6 @@ nothing grows silently across rounds or across the turns of one thread.
 
 from __future__ import annotations
 
-import operator
 from typing import Annotated, Any, Literal, NotRequired, Required
 
 from langchain_core.messages import AnyMessage
@@ -16,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 # LangGraph reads input/output schemas with pydantic, which needs typing_extensions' TypedDict on Python < 3.12
 from typing_extensions import TypedDict
+
+from sift.models import ChunkIdentity
 
 QuestionType = Literal["locate", "explain", "list", "doc", "follow-up", "chit-chat"]
 NOT_FOUND = "Not found in the indexed sources."
@@ -32,14 +33,12 @@ class Plan(BaseModel):
     identifiers: list[str] = Field(default_factory=list)
     key_terms: list[str] = Field(default_factory=list)
     intent: Literal["code", "doc", "both"] = "both"
-    kbs: list[str] = Field(default_factory=list)
     channels: list[str] = Field(default_factory=lambda: ["bm25", "vector", "smart"])
     index_type: Literal["file", "function", "doc", "all"] = "all"
     source_type: Literal["code", "doc"] | None = None
     docql: list[str] = Field(default_factory=list)
     subqueries: list[str] = Field(default_factory=list)
     read_files: list[str] = Field(default_factory=list, description="Paths whose whole text joins the evidence.")
-    budget_tokens: int = 4000
     budget_ms: int = 1500
     k_citations: int = 1
     top_k: int = 8
@@ -50,9 +49,9 @@ class Plan(BaseModel):
         return {
             "question_type": self.question_type, "need_retrieval": self.need_retrieval,
             "standalone": self.standalone, "identifiers": self.identifiers, "key_terms": self.key_terms,
-            "intent": self.intent, "kbs": self.kbs, "channels": self.channels, "index_type": self.index_type,
+            "intent": self.intent, "channels": self.channels, "index_type": self.index_type,
             "source_type": self.source_type, "docql": self.docql, "subqueries": self.subqueries,
-            "k_citations": self.k_citations, "budget_ms": self.budget_ms, "budget_tokens": self.budget_tokens,
+            "k_citations": self.k_citations, "budget_ms": self.budget_ms,
             "strategy": self.strategy,
         }
 
@@ -67,17 +66,29 @@ class RetrieveTask(BaseModel):
     index_type: str = "all"
     source_type: str | None = None
     k: int = 20
-    timeout_ms: int = 1500
     round: int = 0
 
 
+class RankedChunk(BaseModel):
+    """A chunk a search channel ranked: all a checkpoint keeps, the fuse node rebuilds its Hit from the index."""
+
+    chunk_id: int
+    rank: int
+    score: float
+
+
 class ChannelResult(BaseModel):
-    """What one retrieve branch returned, with its timing (used to show the branches ran concurrently)."""
+    """What one retrieve branch returned, with its timing (used to show the branches ran concurrently).
+
+    A search channel's hits are chunks, kept as ids, ranks and scores (``ranked``); DocQL rows and file reads
+    are no chunks, so their few hits are kept whole (``spans``).
+    """
 
     channel: str
     query: str
     round: int = 0
-    hits: list[dict[str, Any]] = Field(default_factory=list)
+    ranked: list[RankedChunk] = Field(default_factory=list)
+    spans: list[dict[str, Any]] = Field(default_factory=list)
     started: float = 0.0
     finished: float = 0.0
     elapsed_ms: float = 0.0
@@ -89,8 +100,13 @@ class ChannelResult(BaseModel):
         """Identity of the branch within a round."""
         return f"{self.round}:{self.channel}:{self.query}"
 
+    @property
+    def size(self) -> int:
+        """How many hits the branch returned."""
+        return len(self.ranked) + len(self.spans)
 
-class Evidence(BaseModel):
+
+class Evidence(ChunkIdentity):
     """A numbered piece of evidence: exact lines of one file version, with the text the answer may quote."""
 
     id: int
@@ -104,7 +120,6 @@ class Evidence(BaseModel):
     text: str = ""
     signature: str | None = None
     docstring: str | None = None
-    heading_path: str | None = None
     content_hash: str = ""
     callers: list[dict[str, Any]] = Field(default_factory=list)
 
@@ -206,28 +221,58 @@ def merge_items(current: list[Any] | None, update: list[Any] | Reset | None) -> 
     return base
 
 
+#: How many turns a thread keeps in its state: enough for follow-ups, bounded so a long thread's checkpoints do not
+#: grow without end (the full history is in ``qa_records``).
+MAX_TURNS = 20
+
+
+def keep_last_turns(current: list[dict[str, Any]] | None, update: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    """Reducer: append the new turns and keep the last ``MAX_TURNS``."""
+    return [*(current or []), *(update or [])][-MAX_TURNS:]
+
+
 class AskState(TypedDict, total=False):
-    """Graph state. ``turns`` persists across the questions of a thread; the rest is reset per question."""
+    """Graph state. ``turns`` persists across the questions of a thread (the last ``MAX_TURNS``); the rest is
+    reset per question."""
 
     question: str
+    """The question as asked."""
     kb: str
+    """The knowledge base it is asked about."""
     tenant: str
+    """The tenant that owns the knowledge base."""
     started: float
+    """Wall-clock start of the run (seconds since the epoch), for the time budget."""
     plan: Plan
+    """The current plan: the planner's, or the last fallback round's."""
     results: Annotated[list[ChannelResult], merge_items]
+    """The retrieve branches' results (ids and scores of chunks), reset per question."""
     evidence: Annotated[list[Evidence], merge_items]
+    """The numbered evidence the answer may cite, reset per question."""
     draft: Draft | None
+    """The answer before checking."""
     verdict: Verdict | None
+    """The checker's decision over the draft."""
     rounds: int
+    """Retrieval rounds run for this question."""
     fallbacks: int
+    """Fallback strategies tried for this question."""
     tokens: int
+    """Model tokens spent on this question."""
     tried: list[str]
+    """Fallback strategies already used, so none repeats."""
     idf: dict[str, float]
+    """The question terms' idf in the knowledge base (with the absent-term ceiling)."""
     answer: Answer | None
-    turns: Annotated[list[dict[str, Any]], operator.add]
-    messages: Annotated[list[AnyMessage], add_messages]  # the LLM agent's transcript of the current round
-    agent_steps: int  # model calls the agent made in the current round
-    agent_round: int  # the round ``messages`` belongs to (-1: none yet this question)
+    """The final answer."""
+    turns: Annotated[list[dict[str, Any]], keep_last_turns]
+    """The thread's last ``MAX_TURNS`` questions with their answers, for follow-ups."""
+    messages: Annotated[list[AnyMessage], add_messages]
+    """The LLM agent's transcript of the current round."""
+    agent_steps: int
+    """Model calls the agent made in the current round."""
+    agent_round: int
+    """The round ``messages`` belongs to (-1: none yet this question)."""
 
 
 class AskInput(TypedDict, total=False):

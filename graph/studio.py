@@ -56,7 +56,7 @@ class LazyContext:
         """The ``AskContext`` for one run: the shared dependencies with the run's tunables applied."""
         with self._lock:
             if self._ctx is None:
-                from sift.graph.llm import make_chat_model
+                from sift.chat import make_chat_model
                 from sift.graph.service import open_resources
 
                 engine, searcher = open_resources(self.settings)

@@ -85,7 +85,7 @@ def _file_chunk(tree: DocumentTree, lines: list[str], limits: ChunkLimits) -> Ch
     return ChunkDraft(
         kind=ChunkKind.FILE,
         node=0,
-        name=tree.path,
+        symbol=tree.path,
         start_line=1,
         end_line=max(1, len(lines)),
         text="\n\n".join(parts),
@@ -125,7 +125,7 @@ def _module_gaps(tree: DocumentTree, lines: list[str], top: list[int]) -> list[C
     if cursor <= len(lines):
         gaps.append((cursor, len(lines)))
     out: list[ChunkDraft] = []
-    name = f"{tree.nodes[0].name} (module code)"
+    name = tree.nodes[0].name
     for start, end in gaps:
         while start <= end and not lines[start - 1].strip():
             start += 1
@@ -135,7 +135,7 @@ def _module_gaps(tree: DocumentTree, lines: list[str], top: list[int]) -> list[C
             continue
         nonblank = sum(1 for ln in lines[start - 1 : end] if ln.strip())
         if nonblank >= MODULE_GAP_MIN_LINES:
-            out.extend(_windows(tree, lines, start, end, FLAT_CODE_WINDOW, name, 0))
+            out.extend(_windows(tree, lines, start, end, FLAT_CODE_WINDOW, name, 0, module_code=True))
     return out
 
 
@@ -148,20 +148,24 @@ def _windows(
     name: str,
     node: int,
     signature: str | None = None,
+    *,
+    module_code: bool = False,
 ) -> list[ChunkDraft]:
-    """One chunk for ``start..end``, or windows of ``max_lines`` with the signature repeated in each."""
+    """One chunk for ``start..end``, or windows of ``max_lines`` (parts 1, 2, …) with the signature repeated."""
     end = min(end, len(lines))
     if end < start:
         return []
     if end - start + 1 <= max_lines:
-        return [ChunkDraft(ChunkKind.FUNCTION, node, name, start, end, _slice(lines, start, end))]
+        return [ChunkDraft(ChunkKind.FUNCTION, node, name, start, end, _slice(lines, start, end),
+                           module_code=module_code)]
     out = []
     for s in range(start, end + 1, max_lines):
         e = min(end, s + max_lines - 1)
         body = _slice(lines, s, e)
         if s != start and signature:
             body = f"{signature}  # (continued)\n{body}"
-        out.append(ChunkDraft(ChunkKind.FUNCTION, node, f"{name} (part {len(out) + 1})", s, e, body))
+        out.append(ChunkDraft(ChunkKind.FUNCTION, node, name, s, e, body, part=len(out) + 1,
+                              module_code=module_code))
     return out
 
 

@@ -1,9 +1,7 @@
-"""Build and load the search indexes of one knowledge-base generation.
+"""Build the search indexes of one knowledge-base generation (the layout is ``sift.index.generation``'s).
 
-A generation directory holds three FAISS indexes (``file.faiss``, ``function.faiss``, ``doc.faiss``, one per
-chunk kind), a BM25 index over all chunks (``bm25.npz`` + ``bm25.vocab.json``) and ``manifest.json``. It is
-built in a hidden sibling directory and renamed into place after the manifest is written, so a directory that
-exists under its final name is always complete.
+The directory is built in a hidden sibling directory and renamed into place after the manifest is written, so
+a directory that exists under its final name is always complete.
 """
 
 from __future__ import annotations
@@ -25,36 +23,17 @@ from sift.db import visible_in
 from sift.db.tables import Chunk, File
 from sift.embed import Embedder, EmbeddingCache, embed_with_cache
 from sift.errors import IndexNotReady
+from sift.index.bm25 import BM25Builder, BM25Index
+from sift.index.generation import KINDS, MANIFEST, MANIFEST_VERSION, load_indexes, vector_file
+from sift.index.vector import VectorIndex, VectorKind
 from sift.ingest.chunk import embedding_text
-from sift.models import ChunkKind
-from sift.retrievers.bm25 import BM25Builder, BM25Index
-from sift.retrievers.tokenize import tokenize
-from sift.retrievers.vector import VectorIndex, VectorKind
+from sift.tokenize import tokenize
 
 log = logging.getLogger(__name__)
-
-KINDS: tuple[str, ...] = tuple(k.value for k in ChunkKind)
-MANIFEST = "manifest.json"
-MANIFEST_VERSION = 1
 
 #: progress(phase, done, total): phase "embed" while embedding, "index" while writing files.
 Progress = Callable[[str, int, int], None]
 EMBED_STEP = 128  # texts per embedding call: progress moves every few seconds even on two CPU cores
-
-
-@dataclass
-class LoadedIndexes:
-    """One generation's indexes, loaded once and shared by the retrieval channels."""
-
-    directory: Path
-    manifest: dict[str, Any]
-    vectors: dict[str, VectorIndex]
-    bm25: BM25Index
-
-    @property
-    def model_id(self) -> str:
-        """The embedding model the vectors were made with (queries must use the same)."""
-        return str(self.manifest["model_id"])
 
 
 @dataclass
@@ -137,20 +116,6 @@ def build_indexes(
     }
     log.info("kb %d generation %d indexed: %s", kb_id, generation, stats)
     return stats
-
-
-def load_indexes(directory: Path, *, mmap: bool = False, ef_search: int | None = None) -> LoadedIndexes:
-    """Load a generation written by ``build_indexes``; raises IndexNotReady when it is missing or partial."""
-    directory = Path(directory)
-    try:
-        manifest = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise IndexNotReady(
-            f"no complete index at {directory}; run `sift ingest` for this knowledge base"
-        ) from exc
-    kwargs = {"ef_search": ef_search} if ef_search else {}
-    vectors = {k: VectorIndex.load(directory / f"{k}.faiss", mmap=mmap, **kwargs) for k in KINDS}
-    return LoadedIndexes(directory, manifest, vectors, BM25Index.load(directory))
 
 
 def _count_chunks(engine: Engine, kb_id: int, generation: int) -> int:
@@ -237,7 +202,7 @@ def _write(
     for step, kind in enumerate(KINDS, 1):
         ids = np.concatenate(acc.ids[kind]) if acc.ids[kind] else np.zeros(0, dtype=np.int64)
         vecs = np.vstack(acc.vectors[kind]) if acc.vectors[kind] else np.zeros((0, embedder.dim), np.float32)
-        VectorIndex.build(ids, vecs, vector_kind, dim=embedder.dim).save(tmp_dir / f"{kind}.faiss")
+        VectorIndex.build(ids, vecs, vector_kind, dim=embedder.dim).save(vector_file(tmp_dir, kind))
         chunk_ids[kind] = ids.tolist()
         if progress:
             progress("index", step, len(KINDS) + 1)

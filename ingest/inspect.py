@@ -7,10 +7,10 @@ from typing import Any
 
 from sqlalchemy import Engine, func, select
 
+from sift.catalog import generation_dir, get_kb
 from sift.config import Settings
 from sift.db import visible_in
 from sift.db.tables import Chunk, File, Generation, IngestJob, KnowledgeBase, Node
-from sift.ingest.store import generation_dir, get_kb
 
 
 def _counts(conn: Any, kb_id: int, generation: int) -> dict[str, Any]:

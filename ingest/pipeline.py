@@ -22,6 +22,7 @@ from typing import Any
 
 from sqlalchemy import Engine, func, insert, select, update
 
+from sift.catalog import KbRef, generation_dir
 from sift.config import Settings
 from sift.db import advisory_key, is_postgres, open_database
 from sift.db.tables import Generation, IngestJob
@@ -198,7 +199,7 @@ def _build(
     settings: Settings,
     engine: Engine,
     root: Path,
-    kb: store.KbRef,
+    kb: KbRef,
     number: int,
     previous: dict[str, tuple[int, str]],
     job_id: int,
@@ -276,8 +277,8 @@ def _build(
             embedder = make_embedder(settings)
             if progress:
                 progress("model", 1, 1)
-        index_dir = store.generation_dir(index_root, kb.id, number)
-        prev_dir = store.generation_dir(index_root, kb.id, kb.generation) if kb.generation else None
+        index_dir = generation_dir(index_root, kb.id, number)
+        prev_dir = generation_dir(index_root, kb.id, kb.generation) if kb.generation else None
         summary["index"] = build_indexes(
             engine, embedder, kb.id, number, index_dir,
             previous_dir=prev_dir if prev_dir and prev_dir.exists() else None,
@@ -293,7 +294,7 @@ def _build(
     return summary
 
 
-def _has_index(engine: Engine, kb: store.KbRef) -> bool:
+def _has_index(engine: Engine, kb: KbRef) -> bool:
     with engine.connect() as conn:
         path = conn.execute(
             select(Generation.index_path).where(Generation.kb_id == kb.id, Generation.number == kb.generation)
@@ -301,7 +302,7 @@ def _has_index(engine: Engine, kb: store.KbRef) -> bool:
     return bool(path)
 
 
-def _summary(kb: store.KbRef, number: int, job_id: int) -> dict[str, Any]:
+def _summary(kb: KbRef, number: int, job_id: int) -> dict[str, Any]:
     return {
         "kb": kb.name, "tenant": kb.tenant, "job_id": job_id, "generation": number, "status": "running",
         "files": 0, "added": 0, "changed": 0, "unchanged": 0, "deleted": 0, "lines": 0,
@@ -326,7 +327,7 @@ def _claim_job(conn: Any, job_id: int, me: ProcessId) -> None:
                            "nothing was ingested")
 
 
-def _start_job(conn: Any, kb: store.KbRef, root: Path, number: int, job_id: int | None, me: ProcessId) -> int:
+def _start_job(conn: Any, kb: KbRef, root: Path, number: int, job_id: int | None, me: ProcessId) -> int:
     worker = f"{me.host}:{me.pid}"
     values = dict(status="running", generation=number, started_at=func.now(), heartbeat_at=func.now(),
                   worker=func.coalesce(IngestJob.worker, worker) if job_id is not None else worker, **me.values())
@@ -377,7 +378,7 @@ def _add_file(
     batch: store.FileBatch,
     registry: ParserRegistry,
     limits: ChunkLimits,
-    kb: store.KbRef,
+    kb: KbRef,
     generation: int,
     wf: WalkedFile,
     summary: dict[str, Any],
@@ -398,7 +399,8 @@ def _add_file(
     batch.chunks.append([
         dict(
             _node=d.node, kb_id=kb.id, tenant=kb.tenant, kind=d.kind.value, source_type=st, path=wf.path,
-            language=language, name=d.name, heading_path=d.heading_path, start_line=d.start_line,
+            language=language, name=d.name, symbol=d.symbol, part=d.part, module_code=d.module_code,
+            heading_path=d.heading_path, start_line=d.start_line,
             end_line=d.end_line, public=kb.public, text=d.text,
             content_hash=content_hash(d.kind, wf.path, d.name, d.heading_path, d.text),
         )
@@ -418,7 +420,7 @@ def _add_file(
     ])
 
 
-def _node_rows(tree: DocumentTree, kb: store.KbRef) -> list[dict[str, Any]]:
+def _node_rows(tree: DocumentTree, kb: KbRef) -> list[dict[str, Any]]:
     st = tree.source_type.value
     return [
         dict(

@@ -1,6 +1,6 @@
-"""Writes and reads ingestion state: knowledge bases, generations, file versions and their rows.
+"""Writes ingestion state: knowledge bases, generations, file versions and their rows.
 
-See ``sift.db.tables`` for the generation visibility rule this module maintains.
+See ``sift.db.tables`` for the generation visibility rule this module maintains; readers use ``sift.catalog``.
 """
 
 from __future__ import annotations
@@ -8,56 +8,17 @@ from __future__ import annotations
 import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, delete, func, insert, select, update
+from sqlalchemy import Connection, delete, func, insert, select, update
 
+from sift.catalog import KbRef, generation_dir, get_kb, kb_index_dir, oldest_needed
 from sift.db import advisory_key, is_postgres, visible_in
 from sift.db.tables import Chunk, Entity, File, Generation, GenerationLease, KnowledgeBase, Node, Ref
-from sift.errors import IndexNotReady, NotFound
-from sift.text import split_lines
 
 #: PostgreSQL advisory lock held while a transaction allocates node ids (max(id) + 1 … + n).
 NODE_ID_LOCK = advisory_key("sift", "nodes.id")
-
-
-@dataclass(frozen=True, slots=True)
-class KbRef:
-    """The identity and serving generation of a knowledge base."""
-
-    id: int
-    name: str
-    tenant: str
-    root_path: str
-    public: bool
-    generation: int
-
-
-def _kb_ref(row: Any) -> KbRef:
-    return KbRef(row.id, row.name, row.tenant, row.root_path, row.public, row.current_generation)
-
-
-def get_kb(engine: Engine | Connection, name: str, tenant: str = "default") -> KbRef:
-    """The knowledge base ``name`` of ``tenant``; NotFound if there is none."""
-    stmt = select(KnowledgeBase).where(KnowledgeBase.name == name, KnowledgeBase.tenant == tenant)
-    if isinstance(engine, Connection):
-        row = engine.execute(stmt).first()
-    else:
-        with engine.connect() as conn:
-            row = conn.execute(stmt).first()
-    if row is None:
-        raise NotFound(f"knowledge base {name!r} does not exist; create it with `sift ingest PATH --kb {name}`")
-    return _kb_ref(row)
-
-
-def get_serving_kb(engine: Engine, name: str, tenant: str = "default") -> KbRef:
-    """Like :func:`get_kb`, but IndexNotReady while no generation has been published."""
-    kb = get_kb(engine, name, tenant)
-    if kb.generation < 1:
-        raise IndexNotReady(f"knowledge base {name!r} has no published index yet; wait for its ingest to finish")
-    return kb
 
 
 def ensure_kb(conn: Connection, name: str, tenant: str, root: Path, public: bool = False) -> KbRef:
@@ -90,7 +51,7 @@ def discard_unpublished(conn: Connection, kb: KbRef, index_root: Path) -> int:
     for number in numbers:
         shutil.rmtree(generation_dir(index_root, kb.id, number), ignore_errors=True)
     # Half-built index directories of killed runs (the kb lock guarantees no builder is alive).
-    for partial in generation_dir(index_root, kb.id, 0).parent.glob(".g*.building-*"):
+    for partial in kb_index_dir(index_root, kb.id).glob(".g*.building-*"):
         shutil.rmtree(partial, ignore_errors=True)
     conn.execute(
         update(Generation)
@@ -111,11 +72,6 @@ def next_generation(conn: Connection, kb: KbRef) -> int:
 def drop_generation(conn: Connection, kb_id: int, number: int) -> None:
     """Forget a generation that was started but turned out to have nothing to publish."""
     conn.execute(delete(Generation).where(Generation.kb_id == kb_id, Generation.number == number))
-
-
-def generation_dir(index_root: Path, kb_id: int, number: int) -> Path:
-    """Where the index files of one generation live."""
-    return index_root / f"kb{kb_id}" / f"g{number}"
 
 
 def visible_files(conn: Connection, kb_id: int, generation: int) -> dict[str, tuple[int, str]]:
@@ -228,44 +184,6 @@ def publish(conn: Connection, kb: KbRef, number: int, index_path: Path | None, s
     )
 
 
-def touch_lease(conn: Connection, kb_id: int, generation: int, replica: str, now: datetime | None = None) -> None:
-    """Record that ``replica`` is serving ``generation`` of ``kb_id`` (an upsert)."""
-    now = now or utcnow()
-    where = (GenerationLease.kb_id == kb_id, GenerationLease.generation == generation,
-             GenerationLease.replica == replica)
-    if conn.execute(update(GenerationLease).where(*where).values(last_used_at=now)).rowcount == 0:
-        conn.execute(insert(GenerationLease).values(kb_id=kb_id, generation=generation, replica=replica,
-                                                    last_used_at=now))
-
-
-def utcnow() -> datetime:
-    """Naive UTC now, as lease timestamps are stored."""
-    return datetime.now(UTC).replace(tzinfo=None)
-
-
-def previous_published(conn: Connection, kb_id: int, serving: int) -> int | None:
-    """The generation that served before ``serving`` (numbers of abandoned runs in between are skipped)."""
-    return conn.execute(
-        select(func.max(Generation.number)).where(Generation.kb_id == kb_id, Generation.number < serving,
-                                                  Generation.published_at.is_not(None))
-    ).scalar()
-
-
-def oldest_needed(conn: Connection, kb_id: int, serving: int, grace_s: float, now: datetime | None = None) -> int:
-    """The oldest generation someone may still read: the serving one, any generation a replica used within
-    ``grace_s``, and — when no replica keeps leases at all — the previously published one (in-flight reads)."""
-    rows = conn.execute(
-        select(GenerationLease.generation, func.max(GenerationLease.last_used_at))
-        .where(GenerationLease.kb_id == kb_id).group_by(GenerationLease.generation)
-    ).all()
-    if not rows:
-        previous = previous_published(conn, kb_id, serving)
-        return serving if previous is None else previous
-    cutoff = (now or utcnow()) - timedelta(seconds=grace_s)
-    fresh = [g for g, last in rows if last >= cutoff and g < serving]
-    return min([serving, *fresh])
-
-
 def collect_garbage(conn: Connection, kb_id: int, serving: int, index_root: Path, grace_s: float = 300.0) -> int:
     """Drop file versions, index dirs and leases that no generation anyone may still read needs.
 
@@ -294,14 +212,3 @@ def collect_garbage(conn: Connection, kb_id: int, serving: int, index_root: Path
     conn.execute(delete(GenerationLease).where(GenerationLease.kb_id == kb_id,
                                                GenerationLease.generation < keep_from))
     return len(dead)
-
-
-def read_lines(engine: Engine, kb: KbRef, path: str) -> list[str]:
-    """The stored lines of ``path`` in the serving generation (NotFound when it is not in the knowledge base)."""
-    with engine.connect() as conn:
-        content = conn.execute(
-            select(File.content).where(File.kb_id == kb.id, File.path == path, visible_in(File, kb.generation))
-        ).scalar()
-    if content is None:
-        raise NotFound(f"{path!r} is not in knowledge base {kb.name!r}; list files with `sift docql '$.files' --kb {kb.name}`")
-    return split_lines(content)

@@ -17,17 +17,20 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 import numpy as np
 from sqlalchemy import Engine, select
 from sqlalchemy.exc import SQLAlchemyError
 
+from sift.catalog import KbRef, generation_dir, get_serving_kb, touch_lease
 from sift.db import visible_in
 from sift.db.tables import Chunk, File, Generation
 from sift.errors import IndexNotReady
-from sift.ingest.store import KbRef, generation_dir, get_serving_kb, touch_lease
 from sift.models import Filters, Hit
+
+if TYPE_CHECKING:  # faiss and scipy load with the first index, not with this module
+    from sift.index.generation import LoadedIndexes
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +45,20 @@ class Channel(Protocol):
         ...
 
 
+class ChunkRow(NamedTuple):
+    """One chunk's metadata as plain Python values."""
+
+    node_id: int | None
+    path: str
+    start_line: int
+    end_line: int
+    kind: str
+    name: str
+    symbol: str
+    part: int | None
+    module_code: bool
+
+
 @dataclass
 class ChunkTable:
     """Columnar metadata of a generation's chunks, sorted by id."""
@@ -52,28 +69,33 @@ class ChunkTable:
     end_line: np.ndarray
     kind: np.ndarray
     name: np.ndarray
+    symbol: np.ndarray
+    part: np.ndarray  # 0 when the chunk is not one of several parts
+    module_code: np.ndarray
     heading_path: np.ndarray
     language: np.ndarray
     source_type: np.ndarray
     node_id: np.ndarray
     public: np.ndarray
     _pos: dict[int, int] = field(default_factory=dict)
-    _rows: list[tuple[int | None, str, int, int, str, str]] = field(default_factory=list)
+    _rows: list[ChunkRow] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._pos = {int(i): p for p, i in enumerate(self.ids)}
         # Plain Python values per row: a search turns hundreds of rows into Hits, and numpy scalars are slow there.
         self._rows = [
-            (None if n < 0 else n, p, s, e, k, nm)
-            for n, p, s, e, k, nm in zip(self.node_id.tolist(), self.path.tolist(), self.start_line.tolist(),
-                                         self.end_line.tolist(), self.kind.tolist(), self.name.tolist(), strict=True)
+            ChunkRow(None if n < 0 else n, p, s, e, k, nm, sym, part or None, mc)
+            for n, p, s, e, k, nm, sym, part, mc in zip(
+                self.node_id.tolist(), self.path.tolist(), self.start_line.tolist(), self.end_line.tolist(),
+                self.kind.tolist(), self.name.tolist(), self.symbol.tolist(), self.part.tolist(),
+                self.module_code.tolist(), strict=True)
         ]
 
     def __len__(self) -> int:
         return len(self.ids)
 
-    def row(self, pos: int) -> tuple[int | None, str, int, int, str, str]:
-        """(node id, path, start line, end line, kind, name) of row ``pos``."""
+    def row(self, pos: int) -> ChunkRow:
+        """The metadata of row ``pos``."""
         return self._rows[pos]
 
     def position(self, chunk_id: int) -> int | None:
@@ -119,7 +141,8 @@ def _glob_match(path: str, pattern: str) -> bool:
 def load_chunk_table(engine: Engine, kb_id: int, generation: int) -> ChunkTable:
     """Read the metadata (not the text) of every chunk visible in ``generation``."""
     cols = (Chunk.id, Chunk.path, Chunk.start_line, Chunk.end_line, Chunk.kind, Chunk.name, Chunk.heading_path,
-            Chunk.language, Chunk.source_type, Chunk.node_id, Chunk.public)
+            Chunk.language, Chunk.source_type, Chunk.node_id, Chunk.public, Chunk.symbol, Chunk.part,
+            Chunk.module_code)
     with engine.connect() as conn:
         rows = conn.execute(
             select(*cols).join(File, Chunk.file_id == File.id)
@@ -132,7 +155,8 @@ def load_chunk_table(engine: Engine, kb_id: int, generation: int) -> ChunkTable:
         start_line=np.array(data[2], dtype=np.int32), end_line=np.array(data[3], dtype=np.int32),
         kind=obj(data[4]), name=obj(data[5]), heading_path=obj(data[6]), language=obj(data[7]),
         source_type=obj(data[8]), node_id=np.array([-1 if x is None else x for x in data[9]], dtype=np.int64),
-        public=np.array(data[10], dtype=bool),
+        public=np.array(data[10], dtype=bool), symbol=obj(data[11]),
+        part=np.array([x or 0 for x in data[12]], dtype=np.int32), module_code=np.array(data[13], dtype=bool),
     )
 
 
@@ -142,7 +166,7 @@ class KbIndex:
 
     kb: KbRef
     chunks: ChunkTable
-    indexes: Any  # ingest.index.LoadedIndexes
+    indexes: LoadedIndexes
     directory: Path
     loaded_at: float
 
@@ -151,9 +175,10 @@ class KbIndex:
         pos = self.chunks.position(chunk_id)
         if pos is None:
             return None
-        node_id, path, start_line, end_line, kind, name = self.chunks.row(pos)
-        return Hit(chunk_id=int(chunk_id), node_id=node_id, path=path, start_line=start_line, end_line=end_line,
-                   kind=kind, name=name, score=float(score), channel=channel, rank=rank, channels=(channel,))
+        r = self.chunks.row(pos)
+        return Hit(chunk_id=int(chunk_id), node_id=r.node_id, path=r.path, start_line=r.start_line,
+                   end_line=r.end_line, kind=r.kind, name=r.name, symbol=r.symbol, part=r.part,
+                   module_code=r.module_code, score=float(score), channel=channel, rank=rank, channels=(channel,))
 
 
 class IndexCache:
@@ -205,7 +230,7 @@ class IndexCache:
             log.warning("could not record the lease on kb %d generation %d: %s", kb.id, kb.generation, exc)
 
     def _load(self, ref: KbRef) -> KbIndex:
-        from sift.ingest.index import load_indexes
+        from sift.index.generation import load_indexes
 
         with self.engine.connect() as conn:
             path = conn.execute(

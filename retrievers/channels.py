@@ -14,7 +14,7 @@ from sift.errors import InvalidQuery
 from sift.models import Filters, Hit
 from sift.retrievers.base import IndexCache, KbIndex
 from sift.retrievers.smart import SmartMatcher, SmartResult
-from sift.retrievers.tokenize import tokenize
+from sift.tokenize import tokenize
 
 INDEX_TYPES = ("file", "function", "doc", "all")
 
@@ -100,7 +100,7 @@ class SmartChannel:
     def matcher(self, bundle: KbIndex) -> SmartMatcher:
         """The bundle's matcher, built once per generation."""
         return _derived(bundle, "smart", lambda: SmartMatcher(
-            bundle.chunks.name, bundle.indexes.bm25.ids, bundle.chunks.ids, bundle.indexes.bm25))
+            bundle.chunks.symbol, bundle.indexes.bm25.ids, bundle.chunks.ids, bundle.indexes.bm25))
 
     def search(self, query: str, filters: Filters, k: int, bundle: KbIndex | None = None) -> list[Hit]:
         """Top ``k`` chunks by expanded keyword matches."""

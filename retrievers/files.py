@@ -11,8 +11,8 @@ from pathlib import PurePosixPath
 
 from sqlalchemy import Engine
 
+from sift.catalog import KbRef, get_serving_kb, read_lines
 from sift.errors import InvalidQuery, OutsideRoot
-from sift.ingest.store import KbRef, get_serving_kb, read_lines
 
 MAX_LINES = 2000
 

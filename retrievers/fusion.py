@@ -5,19 +5,13 @@ Pure functions, no I/O; ties break deterministically by score, then path, then s
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from sift.models import Hit
+from sift.models import CODE_KINDS, Hit
+from sift.retrievers.paths import is_changelog_path, is_stub_path, is_test_path
 
-CODE_KINDS = frozenset({"function", "method", "class", "interface", "struct", "enum", "trait"})
-
-_TEST_PATH = re.compile(r"(^|/)(tests?|spec|specs|__tests__|testing)/|(^|/)(test_[^/]*|[^/]*_test\.\w+|[^/]*\.(test|spec)\.\w+|conftest\.py)$")
-_CHANGELOG_PATH = re.compile(
-    r"(^|/)(changelog|changes|history|news|releases?|upgrading|migrating|migrations?)([._-][^/]*)?(\.\w+)?$"
-    r"|(^|/)changelog\.d/", re.I)
 _TEST_WORDS = frozenset({"test", "tested", "testing", "spec", "fixture", "conftest", "unittest", "pytest", "assert"})
 _CHANGE_WORDS = frozenset({"change", "changed", "changelog", "version", "release", "released", "history",
                            "deprecate", "deprecated", "deprecation", "upgrade", "upgrading", "migrate", "migration",
@@ -54,32 +48,24 @@ class CompositeWeights:
     stub: float = 0.8  # a type stub repeats a definition that lives elsewhere
 
 
-@lru_cache(maxsize=65536)
-def _path_kind(path: str) -> tuple[bool, bool, bool]:
-    """(test code, changelog, type stub) for a path; paths repeat across queries, so this is remembered."""
-    return bool(_TEST_PATH.search(path)), bool(_CHANGELOG_PATH.search(path)), path.endswith(".pyi")
-
-
 def path_prior(path: str, query_words: set[str], weights: CompositeWeights = CompositeWeights()) -> float:
     """Multiplier for where a hit lives: tests, changelogs and stubs rank lower unless the query asks for them."""
-    test, changelog, stub = _path_kind(path)
     prior = 1.0
-    if test and not (query_words & _TEST_WORDS):
+    if is_test_path(path) and not (query_words & _TEST_WORDS):
         prior *= weights.test_code
-    if changelog and not (query_words & _CHANGE_WORDS):
+    if is_changelog_path(path) and not (query_words & _CHANGE_WORDS):
         prior *= weights.changelog
-    if stub:
+    if is_stub_path(path):
         prior *= weights.stub
     return prior
 
 
 @lru_cache(maxsize=65536)
-def _name_parts(name: str) -> tuple[str, frozenset[str]]:
-    """A chunk name's last component (lower case) and its tokens, without " (part 2)" / " (module code)"."""
-    from sift.retrievers.tokenize import tokenize
+def _name_parts(symbol: str) -> tuple[str, frozenset[str]]:
+    """A chunk symbol's last component (lower case) and its tokens."""
+    from sift.tokenize import tokenize
 
-    short = name.split(" (", 1)[0]
-    return short.rsplit(".", 1)[-1].rsplit(" > ", 1)[-1].lower(), frozenset(tokenize(short))
+    return symbol.rsplit(".", 1)[-1].rsplit(" > ", 1)[-1].lower(), frozenset(tokenize(symbol))
 
 
 def composite_score(
@@ -92,7 +78,7 @@ def composite_score(
         score *= weights.code_entity
     elif hit.kind == "file":
         score *= weights.file_level
-    last, tokens = _name_parts(hit.name)
+    last, tokens = _name_parts(hit.symbol)
     if identifiers and last in identifiers:
         score *= weights.definition
     elif query_tokens and not tokens.isdisjoint(query_tokens):
@@ -139,24 +125,19 @@ def fuse(
     ``limit`` caps how many Hits are built (the ranking and dedup still see every candidate).
     """
     qt, ids = set(query_tokens), {i.lower() for i in identifiers}
-    # RRF (as ``rrf``: a key repeated within one ranking counts at its best rank), the first Hit seen per key and
-    # the union of contributing channels, in one pass.
-    fused: dict[str | int, float] = {}
+    keys = [[_key(h) for h in ranking] for ranking in rankings]
+    fused = rrf(keys, k)
+    # The first Hit seen per key, and the union of the channels that found it.
     best: dict[str | int, Hit] = {}
     channels: dict[str | int, set[str]] = {}
-    for ranking in rankings:
-        seen: set[str | int] = set()
-        for rank, h in enumerate(ranking, 1):
-            key = h.chunk_id if h.chunk_id is not None else _key(h)
+    for ranking, ranking_keys in zip(rankings, keys, strict=True):
+        for h, key in zip(ranking, ranking_keys, strict=True):
             chans = h.channels or (h.channel,)
             if key in best:
                 channels[key].update(chans)
             else:
                 best[key] = h
                 channels[key] = set(chans)
-            if key not in seen:
-                seen.add(key)
-                fused[key] = fused.get(key, 0.0) + 1.0 / (k + rank)
     candidates = [
         _Candidate(composite_score(h, fused[key], qt, ids, weights), h.path, h.start_line, h.end_line, h.kind,
                    tuple(sorted(channels[key])), h)
@@ -209,11 +190,6 @@ def dedup_overlaps(hits: Sequence[Hit], tighter_ratio: float = 0.7) -> list[Hit]
             by_path.setdefault(h.path, []).append(len(kept))
             kept.append(h)
     return kept
-
-
-def rerank(hits: Sequence[Hit]) -> list[Hit]:
-    """Sort and renumber ranks from 1."""
-    return [h.model_copy(update={"rank": r}) for r, h in enumerate(sort_hits(hits), 1)]
 
 
 def duplicate_rate(hits: Sequence[Hit]) -> float:

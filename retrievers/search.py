@@ -25,8 +25,8 @@ from sift.models import Filters, Hit
 from sift.retrievers.base import IndexCache, KbIndex
 from sift.retrievers.channels import INDEX_TYPES, BM25Channel, SmartChannel, VectorChannel
 from sift.retrievers.fusion import fuse, group_by_file
-from sift.retrievers.tokenize import tokenize
 from sift.text import split_lines
+from sift.tokenize import tokenize
 
 CHANNELS = ("bm25", "vector", "smart")
 MAX_QUERY_CHARS = 2000

@@ -14,10 +14,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from sift.retrievers.tokenize import STOPWORDS, stem, tokenize
+from sift.tokenize import STOPWORDS, stem, tokenize
+
+if TYPE_CHECKING:
+    from sift.index.bm25 import BM25Index
 
 SYNONYMS: tuple[frozenset[str], ...] = tuple(frozenset(g) for g in (
     {"auth", "authentication", "authenticate", "login", "logon", "signin", "credential", "token", "password"},
@@ -97,12 +101,12 @@ class SmartResult:
 class SmartMatcher:
     """Inverted indexes over chunk names and (via BM25 postings) content for one generation."""
 
-    def __init__(self, names: np.ndarray, bm25_ids: np.ndarray, chunk_ids: np.ndarray, bm25: object) -> None:
-        self.n = len(names)
+    def __init__(self, symbols: np.ndarray, bm25_ids: np.ndarray, chunk_ids: np.ndarray, bm25: BM25Index) -> None:
+        self.n = len(symbols)
         self.name_index: dict[str, np.ndarray] = {}
         buckets: dict[str, list[int]] = {}
-        for pos, name in enumerate(names):
-            for tok in set(tokenize(str(name).split(" (", 1)[0])):
+        for pos, symbol in enumerate(symbols):
+            for tok in set(tokenize(str(symbol))):
                 buckets.setdefault(tok, []).append(pos)
         self.name_index = {t: np.array(v, dtype=np.int64) for t, v in buckets.items()}
         # BM25 documents are positions in bm25.ids; map them to chunk-table positions.
@@ -112,11 +116,9 @@ class SmartMatcher:
         self.bm25 = bm25
 
     def _content(self, token: str) -> np.ndarray:
-        row = self.bm25.vocab.get(token)  # type: ignore[attr-defined]
-        if row is None:
+        if token not in self.bm25.vocab:
             return np.empty(0, dtype=np.int64)
-        m = self.bm25.matrix  # type: ignore[attr-defined]
-        pos = self.bm25_to_pos[m.indices[m.indptr[row] : m.indptr[row + 1]]]
+        pos = self.bm25_to_pos[self.bm25.postings(token)]
         return pos[pos >= 0]
 
     def _term_scores(self, term: Term, level: int) -> np.ndarray:

@@ -16,6 +16,11 @@ export SIFT_CHROMIUM
 ruff check .
 # The built wheel, installed non-editable into a fresh virtualenv outside the checkout, ingests, asks and serves.
 bash scripts/wheel_check.sh
+# Static checks run on the package as a wheel lays it out (see scripts/stage_package.py); paths map back.
+stage="$(mktemp -d)"
+trap 'rm -rf "$stage"' EXIT
+python scripts/stage_package.py "$stage"
+(cd "$stage" && PYTHONPATH="$stage" lint-imports --config "$OLDPWD/pyproject.toml")
 # pytest exits 5 when it collects no test: that is a failure here, never a pass.
 python -m pytest -n 2 --dist loadfile -q "$@"
 if [ "${SIFT_TEST_POSTGRES:-1}" != "0" ]; then

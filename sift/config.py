@@ -46,6 +46,13 @@ class Settings(BaseSettings):
     llm_api_key: str | None = None
     llm_model: str | None = None
     llm_timeout_s: float = 30.0
+    llm_parser_concurrency: int = Field(default=4, description="Parallel LLM parser calls during an ingest.")
+    llm_parser_token_budget: int = Field(
+        default=1_000_000, description="Tokens the LLM parser may spend in one ingest (0: no limit)."
+    )
+    llm_parser_cost_per_1k: float = Field(
+        default=0.0, description="Price per 1,000 tokens, for the ingest summary's cost (0: tokens only)."
+    )
 
     def resolved_database_url(self) -> str:
         """The database URL in effect."""

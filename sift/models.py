@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
 MAX_QUESTION_CHARS = 2000
 """The longest question the graph, the API and the CLI accept (characters)."""
@@ -51,6 +51,8 @@ class ChunkKind(StrEnum):
 
 CONTAINER_KINDS = frozenset({NodeKind.CLASS, NodeKind.INTERFACE, NodeKind.STRUCT, NodeKind.ENUM, NodeKind.TRAIT})
 CALLABLE_KINDS = frozenset({NodeKind.FUNCTION, NodeKind.METHOD})
+#: Node kinds that are code definitions (what a function chunk or a code hit can be about).
+CODE_KINDS = CONTAINER_KINDS | CALLABLE_KINDS
 
 
 @dataclass(slots=True)
@@ -116,23 +118,63 @@ class DocumentTree:
     parser: str = ""
 
 
+def display_name(symbol: str, part: int | None = None, module_code: bool = False) -> str:
+    """How a chunk is named to readers and the embedder: ``Schema.load (part 2)``, ``fields.py (module code)``.
+
+    The name is computed from the identity fields, never parsed back: code reads ``symbol``, ``part`` and
+    ``module_code`` themselves.
+    """
+    name = f"{symbol} (module code)" if module_code else symbol
+    return f"{name} (part {part})" if part is not None else name
+
+
 @dataclass(slots=True)
 class ChunkDraft:
-    """A chunk before it is stored: what gets embedded and keyword-indexed."""
+    """A chunk before it is stored: what gets embedded and keyword-indexed.
+
+    ``symbol`` is what the chunk is about: a definition's name inside its file (``Schema.Meta``), a doc section's
+    heading, a file's path, or the file's root name for code outside every definition (``module_code``). A
+    definition or stretch of code too long for one chunk is split into windows numbered by ``part`` from 1.
+    """
 
     kind: ChunkKind
     node: int | None  # index into DocumentTree.nodes
-    name: str
+    symbol: str
     start_line: int
     end_line: int
     text: str
     heading_path: str | None = None
+    part: int | None = None
+    module_code: bool = False
+
+    @property
+    def name(self) -> str:
+        """The display name (see :func:`display_name`)."""
+        return display_name(self.symbol, self.part, self.module_code)
 
 
 class Frozen(BaseModel):
     """Base for immutable pydantic domain models."""
 
     model_config = ConfigDict(frozen=True)
+
+
+class ChunkIdentity(BaseModel):
+    """What a located span is about: a chunk's ``symbol``, ``part`` and ``module_code`` (see :class:`ChunkDraft`).
+
+    A span that is not a chunk (a file read, a DocQL row) is its ``name`` alone: ``symbol`` defaults to it.
+    """
+
+    symbol: str = ""
+    part: int | None = None
+    module_code: bool = False
+
+    @model_validator(mode="before")
+    @classmethod
+    def _symbol_defaults_to_name(cls, data: Any) -> Any:
+        if isinstance(data, dict) and not data.get("symbol") and "name" in data:
+            return {**data, "symbol": data["name"]}
+        return data
 
 
 class Chunk(Frozen):
@@ -148,6 +190,9 @@ class Chunk(Frozen):
     path: str
     language: str
     name: str
+    symbol: str
+    part: int | None = None
+    module_code: bool = False
     heading_path: str | None = None
     start_line: int
     end_line: int
@@ -167,8 +212,8 @@ class Filters(Frozen):
     public_only: bool = False
 
 
-class Hit(Frozen):
-    """One ranked, located piece of evidence from a channel (or from fusion)."""
+class Hit(Frozen, ChunkIdentity):
+    """One ranked, located piece of evidence from a channel (or from fusion); ``name`` is for display."""
 
     chunk_id: int | None
     node_id: int | None

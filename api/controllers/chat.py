@@ -17,9 +17,9 @@ from sift.api.controllers.common import errors
 from sift.api.errors import ChatUnavailable
 from sift.api.schemas import Answer, ChatRequest
 from sift.api.sse import STREAM_RESPONSE, chat_events
+from sift.catalog import get_serving_kb
 from sift.errors import SiftError
 from sift.graph.threads import open_thread, record_turn
-from sift.ingest.store import get_serving_kb
 
 
 def _service(state: State) -> Any:

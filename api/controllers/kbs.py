@@ -17,12 +17,12 @@ from sift.api.auth import ingest_roots
 from sift.api.controllers.common import errors
 from sift.api.jobs import confine_path, job_view
 from sift.api.schemas import KB_NAME, IngestRequest, Job, KbCreate, KbCreated, KbDetail, KbList, KbSummary
+from sift.catalog import get_kb, kb_index_dir
 from sift.db.api_tables import Thread
 from sift.db.tables import IngestJob, KnowledgeBase
 from sift.errors import Conflict
 from sift.ingest.inspect import list_kbs, show_kb
 from sift.ingest.pipeline import kb_lock
-from sift.ingest.store import get_kb
 
 KbParam = Parameter(pattern=KB_NAME, description="knowledge base name")
 
@@ -100,5 +100,5 @@ def _delete_kb(state: State, tenant: NamedDependency[str], kb: str) -> list[str]
         conn.execute(sql_delete(KnowledgeBase).where(KnowledgeBase.id == ref.id))
     state.jobs.cancel(list(pending))
     state.cache.forget(kb, tenant)
-    shutil.rmtree(state.settings.resolved_index_dir() / f"kb{ref.id}", ignore_errors=True)
+    shutil.rmtree(kb_index_dir(state.settings.resolved_index_dir(), ref.id), ignore_errors=True)
     return list(threads)

@@ -31,7 +31,7 @@ from sift.ingest.languages import classify
 from sift.ingest.parsers import ParserRegistry
 from sift.ingest.walk import walk
 from sift.models import CALLABLE_KINDS, CONTAINER_KINDS, DocumentTree, NodeKind, SourceType
-from sift.retrievers.fusion import _path_kind  # the one owner of "is this path test code / a changelog"
+from sift.retrievers.paths import is_changelog_path, is_test_path  # the one owner of path classes
 
 SOURCES = ("docstring", "jsdoc", "module_doc", "doc_section", "test_name", "test_doc")
 CODE_KINDS = frozenset(k.value for k in CONTAINER_KINDS | CALLABLE_KINDS)
@@ -79,12 +79,12 @@ def parse_repo(root: Path, registry: ParserRegistry | None = None) -> list[Parse
 
 def is_test(path: str) -> bool:
     """Whether ``path`` is test code, as sift's ranking decides it."""
-    return _path_kind(path)[0]
+    return is_test_path(path)
 
 
 def is_changelog(path: str) -> bool:
     """Whether ``path`` is a changelog or upgrade notes, as sift's ranking decides it."""
-    return _path_kind(path)[1]
+    return is_changelog_path(path)
 
 
 def is_stub(path: str) -> bool:

@@ -3,7 +3,7 @@
 A train query is a sentence the project's own authors wrote about a definition or a section (a docstring's
 summary, a section's opening sentence, a test's name). Masking removes the target's own name from it, so the
 pair teaches what the target *does*, not that its name appears in the query; words are compared the way the
-keyword channel compares them (identifier parts, lowercased, lightly stemmed; ``sift.retrievers.tokenize``),
+keyword channel compares them (identifier parts, lowercased, lightly stemmed; ``sift.tokenize``),
 so no masked word can still match the target's name there.
 """
 
@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable
 
 from sift.ingest.parsers.rst import strip_inline
-from sift.retrievers.tokenize import STOPWORDS, stem, word_parts
+from sift.tokenize import STOPWORDS, stem, word_parts
 
 MIN_WORDS = 4
 MIN_CONTENT_WORDS = 3  # words that are not stopwords: "And here are all the" says nothing once masked

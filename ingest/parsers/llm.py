@@ -16,23 +16,28 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import re
 import threading
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from pathlib import PurePosixPath
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from sift.chat import is_transient
 from sift.ingest.parsers.text import line_count
 from sift.models import CONTAINER_KINDS, DocumentTree, NodeKind, ParsedEntity, ParsedNode, SourceType
 from sift.text import split_lines
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
+    from sift.config import Settings
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -227,11 +232,6 @@ def build_tree(path: str, language: str, text: str, bounds: Sequence[Boundary], 
     return tree
 
 
-def _env_int(name: str, default: int) -> int:
-    value = os.environ.get(name, "").strip()
-    return int(value) if value else default
-
-
 @dataclass
 class LLMParserStats:
     """What the LLM parser did in one run (goes into the ingest summary under ``llm_parser``)."""
@@ -263,9 +263,9 @@ class LLMParserOptions:
     """How a run uses the LLM parser.
 
     ``mode``: ``auto`` parses code files no grammar covers (and files matching ``globs``); ``llm`` forces it for
-    ``globs`` (every code file when there are none); ``off`` never uses it. ``concurrency`` and ``token_budget``
-    default to ``SIFT_LLM_PARSER_CONCURRENCY`` (4) and ``SIFT_LLM_PARSER_TOKEN_BUDGET`` (1,000,000; 0 = none);
-    ``cost_per_1k_tokens`` to ``SIFT_LLM_PARSER_COST_PER_1K`` (0: the summary reports tokens only).
+    ``globs`` (every code file when there are none); ``off`` never uses it. ``concurrency``, ``token_budget``
+    (0 = none) and ``cost_per_1k_tokens`` (0: the summary reports tokens only) left as None take the settings'
+    ``llm_parser_*`` values in :func:`make_llm_parser`, or 4, 1,000,000 and 0.
     """
 
     mode: str = "auto"
@@ -276,7 +276,7 @@ class LLMParserOptions:
     overlap_lines: int = 40
     retries: int = 2
     backoff_s: float = 0.5
-    cost_per_1k_tokens: float = 0.0
+    cost_per_1k_tokens: float | None = None
 
 
 class LLMBoundaryParser:
@@ -287,10 +287,9 @@ class LLMBoundaryParser:
     def __init__(self, model: Any, model_id: str, *, engine: Any = None,
                  options: LLMParserOptions = LLMParserOptions()) -> None:
         self.model, self.model_id, self.engine, self.options = model, model_id, engine, options
-        self.concurrency = max(1, options.concurrency or _env_int("SIFT_LLM_PARSER_CONCURRENCY", 4))
-        budget = options.token_budget
-        budget = _env_int("SIFT_LLM_PARSER_TOKEN_BUDGET", 1_000_000) if budget is None else budget
-        cost = options.cost_per_1k_tokens or float(os.environ.get("SIFT_LLM_PARSER_COST_PER_1K") or 0)
+        self.concurrency = max(1, options.concurrency or 4)
+        budget = 1_000_000 if options.token_budget is None else options.token_budget
+        cost = options.cost_per_1k_tokens or 0.0
         self.stats = LLMParserStats(model=model_id, token_budget=max(0, budget), cost_per_1k_tokens=cost)
         self._lock = threading.Lock()
         self._reserved = 0
@@ -462,17 +461,23 @@ class LLMBoundaryParser:
             pass
 
 
-def make_llm_parser(settings: Any, engine: Any = None,
+def make_llm_parser(settings: Settings, engine: Engine | None = None,
                     options: LLMParserOptions | None = None) -> LLMBoundaryParser | None:
     """The run's LLM parser, or None when the mode is ``off`` or no LLM is configured (``llm`` mode then raises)."""
     options = options or LLMParserOptions()
+    options = replace(
+        options,
+        concurrency=options.concurrency or settings.llm_parser_concurrency,
+        token_budget=settings.llm_parser_token_budget if options.token_budget is None else options.token_budget,
+        cost_per_1k_tokens=options.cost_per_1k_tokens or settings.llm_parser_cost_per_1k,
+    )
     if options.mode == "off":
         return None
     if not (settings.llm_base_url and settings.llm_model):
         if options.mode == "llm":
             raise ValueError("the LLM parser needs a model: set SIFT_LLM_BASE_URL and SIFT_LLM_MODEL")
         return None
-    from sift.graph.llm import make_chat_model
+    from sift.chat import make_chat_model
 
     return LLMBoundaryParser(make_chat_model(settings), settings.llm_model, engine=engine, options=options)
 
@@ -495,9 +500,4 @@ def _is_timeout(exc: BaseException) -> bool:
 
 
 def _retryable(exc: Exception) -> bool:
-    if isinstance(exc, InvalidAnswer) or _is_timeout(exc):
-        return True
-    status = getattr(exc, "status_code", None)
-    if status is not None:
-        return status == 429 or status >= 500
-    return type(exc).__name__ in {"APIConnectionError", "ConnectError", "RemoteProtocolError", "ReadError"}
+    return isinstance(exc, InvalidAnswer) or _is_timeout(exc) or is_transient(exc)

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine
 
-from sift.db.tables import KnowledgeBase
-from sift.errors import IndexNotReady, InvalidQuery, NotFound
+from sift.catalog import get_serving_kb
+from sift.errors import InvalidQuery
 from sift.models import Filters, Hit
 from sift.retrievers.docql.executor import execute
 
@@ -18,21 +18,8 @@ SNIPPET_CHARS = 400
 
 def resolve_kb(engine: Engine, name: str, tenant: str = "default") -> tuple[int, int]:
     """``(kb_id, current_generation)`` of a tenant's knowledge base; NotFound / IndexNotReady otherwise."""
-    with engine.connect() as conn:
-        row = conn.execute(
-            select(KnowledgeBase.id, KnowledgeBase.current_generation).where(
-                KnowledgeBase.name == name, KnowledgeBase.tenant == tenant
-            )
-        ).first()
-    if row is None:
-        raise NotFound(
-            f"knowledge base {name!r} does not exist; create it with `sift ingest PATH --kb {name}`"
-        )
-    if row.current_generation <= 0:
-        raise IndexNotReady(
-            f"knowledge base {name!r} has no published index yet; wait for its ingest to finish"
-        )
-    return row.id, row.current_generation
+    kb = get_serving_kb(engine, name, tenant)
+    return kb.id, kb.generation
 
 
 def result_hits(result: dict[str, Any], k: int) -> list[Hit]:

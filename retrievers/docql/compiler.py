@@ -19,10 +19,11 @@ from sqlalchemy.orm import aliased
 from sift.db import json_array_len, str_position, visible_in
 from sift.db.tables import Entity, File, Node, Ref
 from sift.models import CALLABLE_KINDS, CONTAINER_KINDS
+from sift.models import CODE_KINDS as MODEL_CODE_KINDS
 from sift.retrievers.docql.ast import And, Compare, Expr, Not, Query, Regex, Truthy
 from sift.retrievers.docql.matching import heading_words, name_conditions
 
-CODE_KINDS = tuple(sorted(CONTAINER_KINDS | CALLABLE_KINDS))
+CODE_KINDS = tuple(sorted(MODEL_CODE_KINDS))
 CLASS_KINDS = tuple(sorted(CONTAINER_KINDS))
 FUNCTION_KINDS = tuple(sorted(CALLABLE_KINDS))
 OUTLINE_KINDS = (*CODE_KINDS, "heading")

@@ -99,9 +99,6 @@ FIELDS: dict[str, dict[str, str]] = {
     },
 }
 
-# Fields read from file text in Python rather than from a column.
-TEXT_FIELDS = frozenset({"content", "source"})
-
 _HEADING_FUNCS = [SelectorSpec("heading", True, "heading", 1, 1)] + [
     SelectorSpec(f"h{n}", True, "heading", 1, 1) for n in range(1, 7)
 ]

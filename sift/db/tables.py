@@ -24,6 +24,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
     func,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -130,7 +131,11 @@ class Chunk(Base):
     source_type: Mapped[str] = mapped_column(String(10), nullable=False)
     path: Mapped[str] = mapped_column(Text, nullable=False)
     language: Mapped[str] = mapped_column(String(40), nullable=False)
+    # The display name, computed from the identity columns below when the chunk is cut (sift.models.display_name).
     name: Mapped[str] = mapped_column(Text, nullable=False)
+    symbol: Mapped[str] = mapped_column(Text, nullable=False, server_default="")
+    part: Mapped[int | None] = mapped_column(Integer)
+    module_code: Mapped[bool] = mapped_column(Boolean, nullable=False, server_default=false())
     heading_path: Mapped[str | None] = mapped_column(Text)
     start_line: Mapped[int] = mapped_column(Integer, nullable=False)
     end_line: Mapped[int] = mapped_column(Integer, nullable=False)

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from sift.retrievers.bm25 import BM25Index
-from sift.retrievers.tokenize import tokenize
+from sift.index.bm25 import BM25Index
+from sift.tokenize import tokenize
 
 QUERIES = [
     "frozen instances",

@@ -7,13 +7,13 @@ from pathlib import Path
 
 from sqlalchemy import select
 
+from sift.catalog import generation_dir, get_kb
 from sift.cli import main
 from sift.config import Settings
 from sift.db import open_database
 from sift.db.tables import File, Generation
 from sift.ingest import store
 from sift.ingest.pipeline import ingest, kb_lock
-from sift.ingest.store import generation_dir, get_kb
 from tests.conftest import TINY_FILES
 
 

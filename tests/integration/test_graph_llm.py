@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from sift.graph.llm import make_chat_model
+from sift.chat import make_chat_model
 from sift.graph.service import AskService, open_checkpointer
 from tests.conftest import TINY_FILES, ingested_repo
 from tests.llm_server import ScriptedLLM

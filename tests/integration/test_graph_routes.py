@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -27,26 +28,41 @@ def env(tmp_path_factory, local_embedder):
         yield ready
 
 
-class _Service(AskService):
-    """The real service with a tuned run context (slow channels, fewer rounds) for route tests."""
+class _SlowSearcher:
+    """The real searcher, with a fixed delay before each search channel (to test time bounds and concurrency)."""
 
-    def __init__(self, *args: Any, overrides: dict[str, Any] | None = None, **kwargs: Any) -> None:
+    def __init__(self, inner: Any, delay_ms: dict[str, int]) -> None:
+        self.inner, self.delay_ms = inner, delay_ms
+
+    def channel(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        time.sleep(self.delay_ms.get(name, 0) / 1000)
+        return self.inner.channel(name, *args, **kwargs)
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self.inner, attr)
+
+
+class _Service(AskService):
+    """The real service with tuned run limits (short time bounds, fewer rounds) for route tests."""
+
+    def __init__(self, *args: Any, limits: dict[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.overrides = overrides or {}
+        self.limits = limits or {}
 
     def context(self) -> AskContext:
         ctx = super().context()
-        for key, value in self.overrides.items():
-            setattr(ctx, key, value)
+        ctx.limits = replace(ctx.limits, **self.limits)
         return ctx
 
 
-def _run(env, question: str, thread: str | None = None, **overrides: Any):
+def _run(env, question: str, thread: str | None = None, delay_ms: dict[str, int] | None = None, **limits: Any):
     settings, engine, searcher = env
+    if delay_ms:
+        searcher = _SlowSearcher(searcher, delay_ms)
 
     async def go():
         async with open_checkpointer(settings) as saver:
-            service = _Service(settings, engine, searcher, saver, overrides=overrides)
+            service = _Service(settings, engine, searcher, saver, limits=limits)
             events = [e async for e in service.stream(question, "tiny", thread_id=thread)]
             state = await service.graph.aget_state({"configurable": {"thread_id": events[-1][1]["thread_id"]}})
             return events, state.values
@@ -114,8 +130,8 @@ def test_graph_cold_searcher_is_warmed_before_the_budget(env) -> None:
 
 
 def test_graph_rounds_exhausted_forces_summary(env) -> None:
-    slow = {name: 400 for name in (*SEARCH_CHANNELS, "docql", "file")}
-    events, _ = _run(env, "Where is the login function?", delay_ms=slow, channel_timeout_ms=50, max_rounds=2)
+    # A zero time bound ends every branch (search, DocQL, file reads) before it can answer.
+    events, _ = _run(env, "Where is the login function?", channel_timeout_ms=0, max_rounds=2)
     answer = _answer(events)
     assert not answer["grounded"] and answer["citations"] == []
     assert answer["text"].startswith("Not found in the indexed sources")

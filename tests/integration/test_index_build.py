@@ -15,9 +15,10 @@ from sift.db import open_database
 from sift.db.tables import Chunk, File, KnowledgeBase
 from sift.embed import LocalEmbedder
 from sift.errors import IndexNotReady
+from sift.index.generation import load_indexes
 from sift.ingest.chunk import content_hash
-from sift.ingest.index import build_indexes, load_indexes
-from sift.retrievers.tokenize import tokenize
+from sift.ingest.index import build_indexes
+from sift.tokenize import tokenize
 
 FUNCTIONS = {
     "validate_token": "def validate_token(self, token: str) -> bool:\n    \"\"\"Return True when the bearer token matches the secret.\"\"\"",

@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
+from sift.catalog import get_kb
 from sift.config import Settings
 from sift.db import open_database
 from sift.db.tables import Chunk, Generation
 from sift.errors import Conflict
 from sift.ingest.pipeline import ingest, kb_lock
-from sift.ingest.store import get_kb
 from sift.models import Filters
 from sift.retrievers.base import IndexCache
 from sift.retrievers.files import read_file_lines
@@ -143,7 +143,8 @@ def _versions(engine, path: str) -> list[tuple[int, int | None]]:
 def test_gc_keeps_a_generation_while_a_replica_leases_it(tmp_path):
     from datetime import timedelta
 
-    from sift.ingest.store import collect_garbage, touch_lease, utcnow
+    from sift.catalog import touch_lease, utcnow
+    from sift.ingest.store import collect_garbage
 
     settings = Settings(data_dir=tmp_path / "data", generation_grace_s=60)
     repo = _repo(tmp_path / "repo")

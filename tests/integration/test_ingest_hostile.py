@@ -14,11 +14,11 @@ from sqlalchemy import select
 from sift.api.app import create_app
 from sift.api.server import serve_in_thread
 from sift.api.settings import ApiSettings
+from sift.catalog import get_kb, read_lines
 from sift.config import Settings
 from sift.db import open_database, visible_in
 from sift.db.tables import Chunk, File, Node
 from sift.ingest.pipeline import ingest
-from sift.ingest.store import get_kb, read_lines
 from sift.ingest.walk import WalkStats, walk
 from sift.retrievers.files import read_file_lines
 from tests.hostile import (

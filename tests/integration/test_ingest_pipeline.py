@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
+from sift.catalog import get_kb
 from sift.cli import main
 from sift.config import Settings
 from sift.db import open_database, visible_in
 from sift.db.tables import Chunk, File, Generation, IngestJob, Node
 from sift.ingest.pipeline import ingest
-from sift.ingest.store import get_kb
 
 
 def _settings(tmp_path: Path) -> Settings:

@@ -10,12 +10,13 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import func, inspect, select
 
+from sift.catalog import get_kb
 from sift.config import Settings
-from sift.db import make_engine, open_database, upgrade
-from sift.db.tables import Base, File, KnowledgeBase, Node
+from sift.db import make_engine, migrations_dir, open_database, upgrade
+from sift.db.tables import Base, Chunk, File, KnowledgeBase, Node
 from sift.errors import Conflict
 from sift.ingest.pipeline import ingest, ingest_lock
-from sift.ingest.store import get_kb
+from sift.models import display_name
 from sift.retrievers.base import IndexCache
 
 
@@ -28,6 +29,33 @@ def test_migrations_build_the_declared_schema(any_database: str) -> None:
         tables = set(inspect(conn).get_table_names())
     assert {t.name for t in Base.metadata.sorted_tables} <= tables
     upgrade(any_database)  # at head already: a no-op
+    engine.dispose()
+
+
+def test_chunk_identity_migration_backfills_what_ingestion_writes(any_database: str, tiny_repo: Path,
+                                                                 tmp_path: Path) -> None:
+    from alembic import command
+    from alembic.config import Config
+
+    settings = Settings(data_dir=tmp_path / "data", function_chunk_max_lines=3)  # long definitions come in parts
+    (tiny_repo / "settings.py").write_text("import os\n\nA = 1\nB = 2\nC = os.sep\nD = 4\n\n\ndef f():\n    return A\n")
+    engine = open_database(settings)
+    ingest(settings, tiny_repo, "tiny", engine=engine, build_index=False)
+    cols = (Chunk.id, Chunk.kind, Chunk.name, Chunk.symbol, Chunk.part, Chunk.module_code)
+    with engine.connect() as conn:
+        written = conn.execute(select(*cols).order_by(Chunk.id)).all()
+    assert any(r.part == 2 for r in written) and any(r.module_code for r in written)
+    assert all(r.name == display_name(r.symbol, r.part, r.module_code) for r in written)
+    cfg = Config()
+    cfg.set_main_option("script_location", str(migrations_dir()))
+    cfg.set_main_option("sqlalchemy.url", any_database.replace("%", "%%"))
+    cfg.attributes["configure_logger"] = False
+    command.downgrade(cfg, "0005_generation_leases")  # a database from before the identity columns
+    with engine.connect() as conn:
+        assert "symbol" not in {c["name"] for c in inspect(conn).get_columns("chunks")}
+    upgrade(any_database)
+    with engine.connect() as conn:
+        assert conn.execute(select(*cols).order_by(Chunk.id)).all() == written
     engine.dispose()
 
 

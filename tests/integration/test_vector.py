@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from sift.embed import LocalEmbedder, normalise
-from sift.retrievers.vector import VectorIndex
+from sift.index.vector import VectorIndex
 
 TEXTS = {
     101: "def validate_token(self, token): return hmac.compare_digest(token, self.secret)",

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from sift.retrievers.bm25 import BM25Index, idf_okapi, term_scores
+from sift.index.bm25 import BM25Index, idf_okapi, idf_plus_one, term_scores
 
 DOCS = {
     10: ["auth", "token", "token"],
@@ -126,3 +126,22 @@ def test_bm25_sparse_and_dense_accumulation_agree_exactly():
         dense, matched = index.scores(query)
         assert list(cand) == list(np.flatnonzero(matched))
         assert list(sparse_scores) == list(dense[cand])  # bit-identical floats
+
+
+@pytest.mark.parametrize(
+    ("n_docs", "doc_freq", "expected"),
+    [
+        (10, 0, math.log(10.5 / 0.5 + 1.0)),  # absent: the ceiling
+        (10, 1, math.log(9.5 / 1.5 + 1.0)),
+        (10, 10, math.log(0.5 / 10.5 + 1.0)),  # in every document: small but positive
+    ],
+)
+def test_idf_plus_one_values(n_docs: int, doc_freq: int, expected: float) -> None:
+    assert idf_plus_one(n_docs, doc_freq) == expected
+
+
+def test_bm25_doc_freq_and_postings() -> None:
+    index = BM25Index.build([7, 8, 9], [["a", "b"], ["b"], ["b", "c", "c"]])
+    assert [index.doc_freq(t) for t in ("a", "b", "c", "zzz")] == [1, 3, 1, 0]
+    assert index.ids[index.postings("c")].tolist() == [9]
+    assert index.postings("zzz").tolist() == []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sift.ingest.chunk import ChunkLimits, _split_section, chunk_tree, content_hash, embedding_text
-from sift.models import ChunkKind, DocumentTree, NodeKind, ParsedNode, SourceType
+from sift.models import ChunkKind, DocumentTree, NodeKind, ParsedNode, SourceType, display_name
 
 
 def _code_tree(n_lines: int, defs: list[tuple[str, str, int, int, int | None]]) -> DocumentTree:
@@ -26,6 +26,8 @@ def test_chunk_tree_code_file_function_and_class_header():
     assert (ChunkKind.FUNCTION, "A.f", 4, 10) in kinds
     assert (ChunkKind.FUNCTION, "g", 12, 15) in kinds
     assert (ChunkKind.FUNCTION, "m.py (module code)", 16, 20) in kinds  # trailing module-level code
+    module = next(c for c in chunks if c.start_line == 16)
+    assert (module.symbol, module.part, module.module_code) == ("m.py", None, True)
     for c in chunks[1:]:
         assert c.text == "\n".join(lines[c.start_line - 1 : c.end_line])
 
@@ -35,6 +37,8 @@ def test_chunk_tree_long_function_split_with_signature_repeated():
     tree = _code_tree(300, [("function", "big", 1, 300, 0)])
     parts = [c for c in chunk_tree(tree, lines, ChunkLimits(function_max_lines=100)) if c.kind == ChunkKind.FUNCTION]
     assert [(c.start_line, c.end_line) for c in parts] == [(1, 100), (101, 200), (201, 300)]
+    assert [(c.symbol, c.part, c.module_code, c.name) for c in parts] == [
+        ("big", n, False, f"big (part {n})") for n in (1, 2, 3)]
     assert parts[1].text.startswith("def big()  # (continued)\nx101")
 
 
@@ -96,3 +100,17 @@ def test_chunk_tree_empty_file_has_only_file_chunk():
     tree = DocumentTree("e.py", "python", SourceType.CODE,
                         [ParsedNode(0, NodeKind.FILE, "e.py", "e.py", 1, 1)])
     assert [c.kind for c in chunk_tree(tree, [])] == [ChunkKind.FILE]
+
+
+@pytest.mark.parametrize(
+    ("symbol", "part", "module_code", "name"),
+    [
+        ("Schema.load", None, False, "Schema.load"),
+        ("Schema.load", 2, False, "Schema.load (part 2)"),
+        ("fields.py", None, True, "fields.py (module code)"),
+        ("fields.py", 3, True, "fields.py (module code) (part 3)"),
+        ("Options (advanced)", None, False, "Options (advanced)"),  # a heading's own parentheses are kept
+    ],
+)
+def test_display_name_table(symbol, part, module_code, name):
+    assert display_name(symbol, part, module_code) == name

@@ -13,11 +13,14 @@ from sift.graph.extractive import (
 )
 from sift.graph.planner import plan_question, question_type
 from sift.graph.state import Evidence
+from sift.models import display_name
 
 
-def ev(n: int, path: str, name: str, text: str, score: float, kind: str = "function", start: int = 1) -> Evidence:
+def ev(n: int, path: str, name: str, text: str, score: float, kind: str = "function", start: int = 1,
+       part: int | None = None) -> Evidence:
     return Evidence(id=n, path=path, start_line=start, end_line=start + len(text.splitlines()) - 1, kind=kind,
-                    name=name, score=score, text=text, content_hash=f"h-{path}")
+                    name=display_name(name, part), symbol=name, part=part, score=score, text=text,
+                    content_hash=f"h-{path}")
 
 
 def facts(*items: Evidence) -> dict[str, FileFacts]:
@@ -99,8 +102,8 @@ def test_quoted_code_lines_never_break_the_checker() -> None:
 
 
 def test_later_part_of_a_definition_is_not_named_as_a_symbol_it_only_mentions() -> None:
-    e = ev(1, "src/pkg/_next_gen.py", "define (part 2)", "    on_setattr: the hooks run when an attribute is set.\n"
-           "    Attributes are defined in the class body.\n    slots = True", 0.2, start=143)
+    e = ev(1, "src/pkg/_next_gen.py", "define", "    on_setattr: the hooks run when an attribute is set.\n"
+           "    Attributes are defined in the class body.\n    slots = True", 0.2, start=143, part=2)
     plan = plan_question("Where is the define decorator implemented?", "kb")
     draft = write_extractive(plan, [e], {})
     assert "`define`" not in draft.text and "Its signature" not in draft.text

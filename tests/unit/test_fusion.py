@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sift.models import Hit
+from sift.models import Hit, display_name
 from sift.retrievers.fusion import (
     CompositeWeights,
     composite_score,
@@ -18,9 +18,10 @@ from sift.retrievers.fusion import (
 )
 
 
-def hit(cid, path="a.py", start=1, end=5, score=1.0, kind="function", name="f", channel="bm25"):
-    return Hit(chunk_id=cid, node_id=None, path=path, start_line=start, end_line=end, kind=kind, name=name,
-               score=score, channel=channel, rank=0, channels=(channel,))
+def hit(cid, path="a.py", start=1, end=5, score=1.0, kind="function", name="f", channel="bm25", part=None):
+    return Hit(chunk_id=cid, node_id=None, path=path, start_line=start, end_line=end, kind=kind,
+               name=display_name(name, part), symbol=name, part=part, score=score, channel=channel, rank=0,
+               channels=(channel,))
 
 
 @pytest.mark.parametrize(
@@ -41,18 +42,19 @@ def test_rrf_table(rankings, k, expected):
 
 
 @pytest.mark.parametrize(
-    ("kind", "name", "tokens", "idents", "factor"),
+    ("kind", "name", "part", "tokens", "idents", "factor"),
     [
-        ("doc", "Intro", set(), set(), 1.0),
-        ("function", "helper", set(), set(), 1.25),
-        ("file", "a.py", set(), set(), 0.85),
-        ("doc", "Authentication", {"authentication"}, set(), 1.3),  # heading names a query term
-        ("function", "AuthService.validate_token", {"validate"}, {"validate_token"}, 1.25 * 1.6),  # definition
-        ("function", "check (part 2)", {"check"}, set(), 1.25 * 1.3),
+        ("doc", "Intro", None, set(), set(), 1.0),
+        ("function", "helper", None, set(), set(), 1.25),
+        ("file", "a.py", None, set(), set(), 0.85),
+        ("doc", "Authentication", None, {"authentication"}, set(), 1.3),  # heading names a query term
+        ("function", "AuthService.validate_token", None, {"validate"}, {"validate_token"}, 1.25 * 1.6),  # definition
+        ("function", "check", 2, {"check"}, set(), 1.25 * 1.3),  # "check (part 2)" is named check
+        ("doc", "Options (beta)", None, {"beta"}, set(), 1.3),  # a heading's own parentheses count
     ],
 )
-def test_composite_score_table(kind, name, tokens, idents, factor):
-    h = hit(1, kind=kind, name=name)
+def test_composite_score_table(kind, name, part, tokens, idents, factor):
+    h = hit(1, kind=kind, name=name, part=part)
     assert composite_score(h, 1.0, tokens, idents, CompositeWeights()) == pytest.approx(factor)
 
 

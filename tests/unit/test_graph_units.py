@@ -110,3 +110,13 @@ def test_next_plan_walks_strategies_in_order() -> None:
         names.append(new.strategy)
         tried.append(new.strategy)
     assert names == ["widen", "switch_level", "docql_by_name", "read_files", "narrow_domain", "other_domain"]
+
+
+def test_keep_last_turns_bounds_a_thread_history() -> None:
+    from sift.graph.state import MAX_TURNS, keep_last_turns
+
+    turns: list[dict] = []
+    for i in range(MAX_TURNS + 5):
+        turns = keep_last_turns(turns, [{"question": str(i)}])
+    assert len(turns) == MAX_TURNS and turns[0]["question"] == "5" and turns[-1]["question"] == str(MAX_TURNS + 4)
+    assert keep_last_turns(None, None) == []

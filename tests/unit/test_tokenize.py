@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from sift.retrievers.tokenize import stem, tokenize
+from sift.tokenize import stem, tokenize
 
 
 @pytest.mark.parametrize(
@@ -97,7 +97,7 @@ def test_tokenize_is_fast() -> None:
 
 
 def test_prefix_variants_strip_one_derivational_prefix() -> None:
-    from sift.retrievers.tokenize import prefix_variants
+    from sift.tokenize import prefix_variants
 
     assert "comput" in prefix_variants("recomput")
     assert "expect" in prefix_variants("unexpect")

@@ -40,6 +40,15 @@ def idf_okapi(n_docs: int, doc_freqs: Sequence[int], epsilon: float) -> np.ndarr
     return out
 
 
+def idf_plus_one(n_docs: int, doc_freq: int) -> float:
+    """Lucene's BM25 idf ``log(1 + (N - n + 0.5) / (n + 0.5))``: never negative, highest for an absent term.
+
+    Source: Lucene ``BM25Similarity.idf``. Used to weigh question terms by how distinctive they are in a
+    knowledge base (not for scoring, which keeps rank_bm25's ``idf_okapi``).
+    """
+    return math.log((n_docs - doc_freq + 0.5) / (doc_freq + 0.5) + 1.0)
+
+
 def term_scores(
     tf: np.ndarray, doc_len: np.ndarray, avgdl: float, idf: np.ndarray, k1: float, b: float
 ) -> np.ndarray:
@@ -123,6 +132,18 @@ class BM25Index:
     def __len__(self) -> int:
         return len(self.ids)
 
+    def postings(self, term: str) -> np.ndarray:
+        """Positions (in ``ids`` order) of the documents containing ``term``."""
+        row = self.vocab.get(term)
+        if row is None:
+            return np.empty(0, dtype=np.int32)
+        return self.matrix.indices[self.matrix.indptr[row] : self.matrix.indptr[row + 1]]
+
+    def doc_freq(self, term: str) -> int:
+        """How many documents contain ``term``."""
+        row = self.vocab.get(term)
+        return 0 if row is None else int(self.matrix.indptr[row + 1] - self.matrix.indptr[row])
+
     def mask_for(self, allowed_ids: Iterable[int]) -> np.ndarray:
         """Boolean mask over this index's documents that is True for the given ids."""
         return np.isin(self.ids, np.fromiter(allowed_ids, dtype=np.int64))
@@ -160,7 +181,8 @@ class BM25Index:
             sums = np.bincount(idx, weights=vals, minlength=len(self.ids))
             cand = np.flatnonzero(np.bincount(idx, minlength=len(self.ids)))
             return cand.astype(np.int64), sums[cand]
-        cand, inverse = np.unique(idx, return_inverse=True)
+        unique = np.unique(idx, return_inverse=True)  # indexed, not unpacked: mypy 1.20 crashes on the unpacking
+        cand, inverse = unique[0], unique[1]
         return cand.astype(np.int64), np.bincount(inverse, weights=vals, minlength=len(cand))
 
     def search(

@@ -1,0 +1,56 @@
+"""The files of one generation's index directory and how to load them.
+
+A generation directory holds three FAISS indexes (``file.faiss``, ``function.faiss``, ``doc.faiss``, one per
+chunk kind), a BM25 index over all chunks (``bm25.npz`` + ``bm25.vocab.json``) and ``manifest.json``, written
+last: a directory under its final name is always complete (``sift.ingest.index`` builds it).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sift.errors import IndexNotReady
+from sift.index.bm25 import BM25Index
+from sift.index.vector import VectorIndex
+from sift.models import ChunkKind
+
+KINDS: tuple[str, ...] = tuple(k.value for k in ChunkKind)
+MANIFEST = "manifest.json"
+MANIFEST_VERSION = 1
+
+
+@dataclass
+class LoadedIndexes:
+    """One generation's indexes, loaded once and shared by the retrieval channels."""
+
+    directory: Path
+    manifest: dict[str, Any]
+    vectors: dict[str, VectorIndex]
+    bm25: BM25Index
+
+    @property
+    def model_id(self) -> str:
+        """The embedding model the vectors were made with (queries must use the same)."""
+        return str(self.manifest["model_id"])
+
+
+def vector_file(directory: Path, kind: str) -> Path:
+    """The FAISS file of chunk kind ``kind`` in a generation directory."""
+    return directory / f"{kind}.faiss"
+
+
+def load_indexes(directory: Path, *, mmap: bool = False, ef_search: int | None = None) -> LoadedIndexes:
+    """Load a generation written by ``build_indexes``; raises IndexNotReady when it is missing or partial."""
+    directory = Path(directory)
+    try:
+        manifest = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise IndexNotReady(
+            f"no complete index at {directory}; run `sift ingest` for this knowledge base"
+        ) from exc
+    kwargs = {"ef_search": ef_search} if ef_search else {}
+    vectors = {k: VectorIndex.load(vector_file(directory, k), mmap=mmap, **kwargs) for k in KINDS}
+    return LoadedIndexes(directory, manifest, vectors, BM25Index.load(directory))
