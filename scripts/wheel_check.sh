@@ -17,11 +17,16 @@ trap cleanup EXIT
 
 "$PY" -m pip wheel -q --no-deps -w "$work/dist" . 2>&1 | grep -vE "^WARNING: Location|^\s*$" || true
 wheel=$(ls "$work"/dist/sift-*.whl)
+# The listing goes to a file first: `grep -q` stops reading at its first match, and under pipefail the lister's
+# broken pipe would read as a missing file.
+"$PY" -c "import sys, zipfile; print('\n'.join(zipfile.ZipFile(sys.argv[1]).namelist()))" "$wheel" > "$work/names"
 for data in sift/migrations/env.py sift/migrations/script.py.mako sift/ingest/parsers/queries/python.scm; do
-  "$PY" -m zipfile -l "$wheel" | grep -q " *$data " || { echo "wheel lacks $data" >&2; exit 1; }
+  grep -qx "$data" "$work/names" || { echo "wheel lacks $data" >&2; exit 1; }
 done
-if "$PY" -m zipfile -l "$wheel" | grep -qE "^ *(api|graph|eval|ingest|retrievers|cli)/"; then
-  echo "wheel installs a top-level package other than sift" >&2; exit 1
+if [ "$(grep -cvE "^(sift/|sift-[^/]*\.dist-info/)" "$work/names")" != 0 ]; then
+  echo "wheel installs something other than the package sift:" >&2
+  grep -vE "^(sift/|sift-[^/]*\.dist-info/)" "$work/names" | head -5 >&2
+  exit 1
 fi
 
 "$PY" -m venv "$work/venv"
