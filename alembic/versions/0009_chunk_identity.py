@@ -1,7 +1,7 @@
 """chunk identity: symbol, part number and module-code flag as columns, not parsed from the display name
 
-Revision ID: 0006_chunk_identity
-Revises: 0005_generation_leases
+Revision ID: 0009_chunk_identity
+Revises: 0008_tenant_roots
 
 Existing chunks are backfilled from their names, which until now were the only record of these facts:
 ``Schema.load (part 2)`` → (``Schema.load``, 2, false), ``fields.py (module code) (part 1)`` → (``fields.py``, 1,
@@ -14,8 +14,8 @@ from typing import Sequence, Union
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0006_chunk_identity"
-down_revision: Union[str, None] = "0005_generation_leases"
+revision: str = "0009_chunk_identity"
+down_revision: Union[str, None] = "0008_tenant_roots"
 branch_labels: Union[str, Sequence[str], None] = None
 depends_on: Union[str, Sequence[str], None] = None
 
