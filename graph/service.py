@@ -213,6 +213,8 @@ def ask_sync(settings: Settings, question: str, kb: str, tenant: str = "default"
         engine, searcher = open_resources(settings)
     chat_model = chat_model if chat_model is not None else make_chat_model(settings)
 
+    from sift.graph.state import Answer  # noqa: F811 - at run time; the module-level import is for types only
+
     async def run() -> Answer:
         async with open_checkpointer(settings) as saver:
             service = AskService(settings, engine, searcher, saver, chat_model)
