@@ -8,6 +8,7 @@ import importlib.metadata
 import importlib.util
 import json
 import logging
+import threading
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -112,6 +113,11 @@ def _check_collation(engine: Engine) -> None:
         )
 
 
+# CPython before 3.11.9 keeps the ast module's recursion counter per interpreter, so two threads converting ASTs
+# at once (two ingests opening the database) fail with "AST constructor recursion depth mismatch" (gh-106905).
+_AST_LOCK = threading.Lock()
+
+
 def _script_heads(versions: Path) -> set[str] | None:
     """The head revisions of the migration scripts, read from their ``revision`` / ``down_revision`` literals.
 
@@ -119,6 +125,11 @@ def _script_heads(versions: Path) -> set[str] | None:
     database is current; reading a few assignments costs milliseconds. None (ask Alembic) when a script sets
     them any other way.
     """
+    with _AST_LOCK:
+        return _read_heads(versions)
+
+
+def _read_heads(versions: Path) -> set[str] | None:
     import ast
 
     revisions: set[str] = set()

@@ -142,7 +142,9 @@ def test_same_client_id_in_two_tenants_is_two_threads(api):
     assert acme.get("/v1/threads/shared-id").json()["turns"] == 1
 
 
-def test_cli_thread_is_visible_over_rest_and_rest_thread_continues_in_the_cli(api, capsys):
+def test_cli_thread_is_visible_over_rest_and_rest_thread_continues_in_the_cli(api, capsys, monkeypatch):
+    if api["settings"].database_url:  # the CLI reads the database from the environment, as a user's shell sets it
+        monkeypatch.setenv("SIFT_DATABASE_URL", api["settings"].database_url)
     data = ["--data-dir", str(api["settings"].data_dir), "--tenant", "acme"]
     assert main(["ask", "what does AuthService do?", "--kb", "tiny", "--thread", "t1", "--json", *data]) == 0
     assert json.loads(capsys.readouterr().out)["thread_id"] == "t1"
@@ -164,7 +166,9 @@ def test_cli_thread_is_visible_over_rest_and_rest_thread_continues_in_the_cli(ap
     assert records[0].answer and records[0].citations and records[0].timings["cli_ms"] > 0
 
 
-def test_sift_threads_list_show_rm(api, capsys):
+def test_sift_threads_list_show_rm(api, capsys, monkeypatch):
+    if api["settings"].database_url:  # the CLI reads the database from the environment, as a user's shell sets it
+        monkeypatch.setenv("SIFT_DATABASE_URL", api["settings"].database_url)
     data = ["--data-dir", str(api["settings"].data_dir), "--tenant", "acme"]
     api["acme"].put("/v1/threads/for-cli", json={"kb": "tiny", "metadata": {"team": "auth"}})
     assert main(["threads", "list", "--json", *data]) == 0
