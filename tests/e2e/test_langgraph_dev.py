@@ -103,15 +103,19 @@ def test_langgraph_dev_serves_the_ask_graph(data_dir: Path, tmp_path: Path) -> N
 
 
 def _stop(proc: subprocess.Popen) -> None:
-    """Stop the server's process group (it may already be gone)."""
+    """Stop the server's whole process group (it may already be gone): the CLI's process exits before the server
+    process it started does, so the group, not the first process, is waited for."""
     for sig, wait_s in ((signal.SIGTERM, 15), (signal.SIGKILL, 5)):
         try:
             os.killpg(proc.pid, sig)
         except ProcessLookupError:
             break
-        try:
-            proc.wait(timeout=wait_s)
-            break
-        except subprocess.TimeoutExpired:
-            continue
+        deadline = time.monotonic() + wait_s
+        while time.monotonic() < deadline:
+            proc.poll()
+            try:
+                os.killpg(proc.pid, 0)
+            except ProcessLookupError:
+                return
+            time.sleep(0.2)
     proc.poll()
