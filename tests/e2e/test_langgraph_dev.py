@@ -49,7 +49,8 @@ def test_langgraph_dev_serves_the_ask_graph(data_dir: Path, tmp_path: Path) -> N
     proc = subprocess.Popen(
         [*_langgraph(), "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1", "--port", str(port),
          "--config", str(ROOT / "langgraph.json")],
-        cwd=tmp_path, env=env,  # not the repository: langgraph.json must work from any directory stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        cwd=tmp_path, env=env,  # not the repository: langgraph.json must work from any directory
+        stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )
     base = f"http://127.0.0.1:{port}"
     try:
