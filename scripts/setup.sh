@@ -11,5 +11,5 @@ if [ ! -x .venv/bin/python ]; then
 fi
 . .venv/bin/activate
 python -m pip install -q --upgrade pip
-python -m pip install -q "torch==2.13.0"
+bash scripts/torch.sh python
 python -m pip install -q -e ".[test]"
