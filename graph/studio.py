@@ -64,8 +64,9 @@ class LazyContext:
                                        chat_model=make_chat_model(self.settings))
             base = self._ctx
         tune = _tunables(context)
-        return dataclasses.replace(base, max_rounds=tune.max_rounds, channel_timeout_ms=tune.channel_timeout_ms,
-                                   chat_model=base.chat_model if tune.use_llm else None)
+        limits = dataclasses.replace(base.limits, max_rounds=tune.max_rounds,
+                                     channel_timeout_ms=tune.channel_timeout_ms)
+        return dataclasses.replace(base, limits=limits, chat_model=base.chat_model if tune.use_llm else None)
 
     def close(self) -> None:
         """Stop the searcher's worker threads if they were started."""
