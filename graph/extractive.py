@@ -69,14 +69,20 @@ def query_tokens(plan: Plan, idf: Mapping[str, float] | None = None) -> list[str
     return toks
 
 
+def matched_terms(evidence: Evidence, tokens: Sequence[str]) -> list[str]:
+    """The question terms found in the evidence's path, name, signature and text."""
+    present = set(tokenize(f"{evidence.path} {evidence.name} {evidence.signature or ''} {evidence.text}"))
+    return [t for t in tokens if _has(present, t)]
+
+
 def coverage(evidence: Evidence, tokens: Sequence[str], idf: Mapping[str, float]) -> float:
     """idf-weighted share of the question's terms found in the evidence's path, name and text (0..1)."""
     if not tokens:
         return 0.0
-    present = set(tokenize(f"{evidence.path} {evidence.name} {evidence.signature or ''} {evidence.text}"))
     weights = {t: idf.get(t, 1.0) for t in tokens}
     total = sum(weights.values()) or 1.0
-    return sum(w for t, w in weights.items() if _has(present, t)) / total
+    found = set(matched_terms(evidence, list(weights)))
+    return sum(w for t, w in weights.items() if t in found) / total
 
 
 def _has(words: set[str], term: str) -> bool:
