@@ -6,7 +6,9 @@ The signals, computed when the answer is written (pure functions of the plan, th
   the second's. Parts of one section or definition are one place. A clear winner against a toss-up.
 - ``coverage``: the idf-weighted share of the question's terms that the best cited item contains
   (``extractive.coverage``).
-- ``agreement``: the share of the plan's search channels (bm25, vector, smart) that found the first cited item.
+- ``agreement``: the share of the plan's search channels (bm25, vector, smart) that ranked the first cited item,
+  or a chunk overlapping it, among their first ``TOP_RANKS`` (``top_channels``, recorded by the fuse node).
+  Fusion keeps whatever any channel found somewhere in its 100, so being found says little; leading does.
 
 ``ConfidenceModel`` turns them into a probability that the answer is right, and the probability into a level.
 Its weights and the two thresholds are data (``confidence_weights.json``), written by
@@ -19,9 +21,10 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from sift.graph.extractive import coverage, query_tokens, rank_evidence
 from sift.graph.state import Confidence, ConfidenceLevel, Evidence, Plan
@@ -30,6 +33,7 @@ WEIGHTS_FILE = Path(__file__).with_name("confidence_weights.json")
 FEATURES = ("margin", "coverage", "agreement")
 SEARCH_CHANNELS = ("bm25", "vector", "smart")
 MAX_MARGIN = 3.0  # support scores differ by at most a few units; a larger gap says no more
+TOP_RANKS = 3
 
 
 @dataclass(frozen=True)
@@ -85,12 +89,25 @@ def margin(ranked: Sequence[tuple[float, Evidence]]) -> float:
     return max(0.0, min(MAX_MARGIN, ranked[0][0] - second))
 
 
+class _Span(Protocol):
+    path: str
+    start_line: int
+    end_line: int
+
+
+def top_channels(item: _Span, tops: Iterable[tuple[str, Sequence[_Span]]]) -> list[str]:
+    """The channels whose leading hits (``(channel, first hits)`` pairs) include ``item`` or a span overlapping
+    it in the same file, sorted."""
+    return sorted({channel for channel, hits in tops for h in hits if h.path == item.path
+                   and h.start_line <= item.end_line and item.start_line <= h.end_line})
+
+
 def agreement(item: Evidence, channels: Sequence[str]) -> float:
-    """Share of the plan's search channels that found ``item`` (0 when the plan ran none)."""
+    """Share of the plan's search channels that ranked ``item`` among their first (0 when the plan ran none)."""
     ran = [c for c in dict.fromkeys(channels) if c in SEARCH_CHANNELS]
     if not ran:
         return 0.0
-    return sum(1 for c in ran if c in item.channels) / len(ran)
+    return sum(1 for c in ran if c in item.top_in) / len(ran)
 
 
 def signals(plan: Plan, evidence: Sequence[Evidence], cited: Sequence[int],

@@ -20,7 +20,7 @@ from sift.errors import SiftError
 from sift.graph import llm
 from sift.graph.candidates import hedged, with_candidates
 from sift.graph.checker import FileFacts, check_draft, cited_ids, strip_unsupported
-from sift.graph.confidence import ConfidenceModel, assess, no_retrieval, signals
+from sift.graph.confidence import TOP_RANKS, ConfidenceModel, assess, no_retrieval, signals, top_channels
 from sift.graph.context import AskContext
 from sift.graph.extractive import (
     ABSENT_FROM_CORPUS,
@@ -36,6 +36,7 @@ from sift.graph.retrieval import (
     build_evidence,
     fuse_results,
     in_daemon_thread,
+    leading_hits,
     module_evidence,
     plan_tasks,
     run_task,
@@ -126,6 +127,8 @@ async def fuse(state: AskState, runtime: Runtime[AskContext]) -> dict[str, Any]:
         index = ctx.searcher.cache.get(kb, tenant) if any(r.ranked for r in results) else None
         hits = fuse_results(results, plan.standalone, index)
         ev = build_evidence(ctx.engine, kb, tenant, hits, limit, previous)
+        tops = leading_hits(results, index, TOP_RANKS)
+        ev = [e.model_copy(update={"top_in": sorted({*e.top_in, *top_channels(e, tops)})}) for e in ev]
         idf = state.get("idf") or term_idf(ctx.searcher, kb, tenant, [plan.standalone, *plan.identifiers])
         anchor = list_anchor(plan, ev, idf)
         if anchor is not None:  # "which validators are there": the anchor's module lists them

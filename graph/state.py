@@ -122,6 +122,8 @@ class Evidence(ChunkIdentity):
     docstring: str | None = None
     content_hash: str = ""
     callers: list[dict[str, Any]] = Field(default_factory=list)
+    top_in: list[str] = Field(default_factory=list)
+    """The search channels that ranked this span, or a chunk overlapping it, among their first few."""
 
     @property
     def key(self) -> str:

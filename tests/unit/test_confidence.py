@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import NamedTuple
 
 import pytest
 
@@ -16,6 +17,7 @@ from sift.graph.confidence import (
     load_model,
     margin,
     signals,
+    top_channels,
 )
 from sift.graph.state import Evidence, Plan
 
@@ -23,7 +25,8 @@ from sift.graph.state import Evidence, Plan
 def _ev(n: int, path: str = "pkg/a.py", name: str = "f", channels: tuple[str, ...] = ("bm25",),
         text: str = "", kind: str = "function", start: int = 1) -> Evidence:
     return Evidence(id=n, path=path, start_line=start, end_line=start + 4, kind=kind, name=name, score=1.0,
-                    channels=list(channels), text=text or f"def {name}():\n    pass\n")
+                    channels=["bm25", "vector", "smart"], top_in=list(channels),
+                    text=text or f"def {name}():\n    pass\n")
 
 
 @pytest.mark.parametrize(("scores", "expected"), [
@@ -39,7 +42,7 @@ def test_margin_first_minus_second(scores: list[float], expected: float) -> None
     assert margin(ranked) == pytest.approx(expected)
 
 
-@pytest.mark.parametrize(("found_by", "ran", "expected"), [
+@pytest.mark.parametrize(("leading", "ran", "expected"), [
     (("bm25", "vector", "smart"), ["bm25", "vector", "smart"], 1.0),
     (("bm25",), ["bm25", "vector", "smart"], 1 / 3),
     (("docql",), ["bm25", "vector"], 0.0),
@@ -47,8 +50,26 @@ def test_margin_first_minus_second(scores: list[float], expected: float) -> None
     (("bm25",), ["docql"], 0.0),  # no search channel ran
     (("bm25",), [], 0.0),
 ])
-def test_agreement_share_of_search_channels(found_by: tuple[str, ...], ran: list[str], expected: float) -> None:
-    assert agreement(_ev(1, channels=found_by), ran) == pytest.approx(expected)
+def test_agreement_share_of_search_channels_leading(leading: tuple[str, ...], ran: list[str],
+                                                   expected: float) -> None:
+    assert agreement(_ev(1, channels=leading), ran) == pytest.approx(expected)
+
+
+class _Hit(NamedTuple):
+    path: str
+    start_line: int
+    end_line: int
+
+
+@pytest.mark.parametrize(("tops", "expected"), [
+    ([("bm25", [_Hit("pkg/a.py", 1, 5)]), ("vector", [_Hit("pkg/b.py", 1, 5)])], ["bm25"]),
+    ([("vector", [_Hit("pkg/a.py", 5, 9)]), ("bm25", [_Hit("pkg/a.py", 1, 200)])], ["bm25", "vector"]),  # overlaps
+    ([("smart", [_Hit("pkg/a.py", 6, 9)])], []),  # after the item's last line
+    ([("bm25", [_Hit("pkg/a.py", 1, 5)]), ("bm25", [_Hit("pkg/a.py", 2, 3)])], ["bm25"]),  # two sub-queries
+    ([], []),
+])
+def test_top_channels_by_overlap(tops: list[tuple[str, list[_Hit]]], expected: list[str]) -> None:
+    assert top_channels(_ev(1), tops) == expected
 
 
 def test_signals_of_no_cited_evidence_are_zero() -> None:
