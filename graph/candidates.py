@@ -52,12 +52,14 @@ def found_by(e: Evidence) -> str:
 
 
 def label(e: Evidence) -> str:
-    """How a candidate is named: a definition by its name (in backticks when its text spells it), a doc
-    section by its heading, a file by its path."""
+    """How a candidate is named: a definition by its name (in backticks when its text spells it; a method with
+    its class), a doc section by its heading, a file by its path."""
     if e.kind in CODE_KINDS:
-        short = e.symbol.rsplit(".", 1)[-1]
+        owner, _, short = e.symbol.rpartition(".")
         spelled = short and re.search(rf"(?<![A-Za-z0-9_]){re.escape(short)}(?![A-Za-z0-9_])", e.text)
-        return f"`{short}`" if spelled else short or e.path
+        name = f"`{short}`" if spelled else short or e.path
+        # Methods of two classes share names (``convert``): the class tells them apart.
+        return f"{owner.rsplit('.', 1)[-1]}'s {name}" if owner and short else name
     if e.kind == "doc":
         heading = e.symbol.split(" > ")[-1].replace('"', "'")
         return f'the section "{heading}"' if heading and heading != e.path else e.path
@@ -94,9 +96,13 @@ def pick(first: Evidence | None, ranked: Sequence[tuple[float, Evidence]],
 
 
 def with_candidates(draft: Draft, plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, float]) -> Draft:
-    """The draft rewritten for an uncertain answer: the uncertain sentence, the candidate places, then the draft."""
+    """The draft rewritten for an uncertain answer: the uncertain sentence, the candidate places, then the draft
+    (a list answer that already cites several places: the uncertain sentence only)."""
     by_id = {e.id: e for e in evidence}
     cited = [i for i in [*cited_ids(draft.text), *(c.evidence_id for c in draft.citations)] if i in by_id]
+    if plan.question_type == "list" and len(cited) >= 2:
+        # The answer already enumerates several places; other candidates would read as items of the list.
+        return draft.model_copy(update={"text": hedged(draft.text)})
     chosen = pick(by_id[cited[0]] if cited else None, places(plan, evidence, idf))
     if not chosen:
         return draft.model_copy(update={"text": hedged(draft.text)})

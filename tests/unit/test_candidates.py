@@ -44,7 +44,8 @@ def test_found_by_in_words(channels: tuple[str, ...], expected: str) -> None:
 
 
 @pytest.mark.parametrize(("e", "expected"), [
-    (SESSION, "`send`"),  # the short name, backticked: the cited text spells it
+    (SESSION, "Session's `send`"),  # the short name, backticked (the cited text spells it), with its class
+    (_ev(6, "a.py", "load", text="def load():\n"), "`load`"),
     (_ev(4, "a.py", "helper", text="    return 1\n"), "helper"),  # a later part: not spelled, no backticks
     (DOC, 'the section "Timeouts"'),
     (_ev(5, "docs/x.md", 'Say "hi"', kind="doc", text="hi\n"), "the section \"Say 'hi'\""),
@@ -66,7 +67,7 @@ def test_shared_words_rarest_first_as_asked() -> None:
 
 def test_candidate_line_names_place_citation_and_why() -> None:
     line = candidate_line("Where is the timeout passed on?", SESSION, ["timeout", "pass"], {})
-    assert line == ('- `send` in net/session.py:1-10 [1]: shares "timeout" with the question; '
+    assert line == ('- Session\'s `send` in net/session.py:1-10 [1]: shares "timeout" with the question; '
                     "found by keywords, meaning and name.")
     bare = candidate_line("unrelated", FILE, ["unrelated"], {})
     assert bare == "- setup.cfg in setup.cfg:1-10 [3]: found by a file read."
@@ -93,7 +94,7 @@ def test_with_candidates_cites_every_candidate() -> None:
     out = with_candidates(draft, plan, [SESSION, DOC, FILE], {})
     assert out.text.startswith(UNCERTAIN + " The strongest candidates:\n- ")
     lines = [ln for ln in out.text.splitlines() if ln.startswith("- ")]
-    assert 2 <= len(lines) <= 3 and lines[0].startswith("- `send` in net/session.py:1-10 [1]")
+    assert 2 <= len(lines) <= 3 and lines[0].startswith("- Session's `send` in net/session.py:1-10 [1]")
     assert out.text.endswith("The first in more detail: " + draft.text)
     assert {c.evidence_id for c in out.citations} == set(cited_ids(out.text))
 
@@ -101,3 +102,12 @@ def test_with_candidates_cites_every_candidate() -> None:
 def test_with_candidates_without_evidence_only_says_uncertain() -> None:
     draft = Draft(text="Something [1].")
     assert with_candidates(draft, Plan(standalone="q"), [], {}).text == f"{UNCERTAIN} Something [1]."
+
+
+def test_with_candidates_leaves_a_list_answer_its_items() -> None:
+    plan = Plan(standalone="Which session helpers are there?", question_type="list")
+    draft = Draft(text="net/session.py defines these definitions: `send` [1], `Timeouts` [2].")
+    out = with_candidates(draft, plan, [SESSION, DOC, FILE], {})
+    assert out.text == f"{UNCERTAIN} {draft.text}" and out.citations == draft.citations
+    one = Draft(text="`send` is defined in net/session.py [1].")
+    assert "The strongest candidates:" in with_candidates(one, plan, [SESSION, DOC, FILE], {}).text
