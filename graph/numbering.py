@@ -18,8 +18,10 @@ _REPEATED = re.compile(r"(\[\d+\])(?:[ \t]*\1)+")
 
 def numbering(text: str, cited: Iterable[int], evidence: Iterable[int]) -> dict[int, int]:
     """Old id → new number: the text's markers in order of first use, then other cited ids, then the rest of
-    the evidence in its order."""
-    order = list(dict.fromkeys([*cited_ids(text), *cited, *evidence]))
+    the evidence in its order. A marker that names neither (``[0]`` in quoted code) is not numbered."""
+    cited, evidence = list(cited), list(evidence)
+    known = {*cited, *evidence}
+    order = list(dict.fromkeys([*(n for n in cited_ids(text) if n in known), *cited, *evidence]))
     return {old: new for new, old in enumerate(order, 1)}
 
 

@@ -13,6 +13,7 @@ from sift.graph.numbering import numbering, renumber_text
     ("", [], [], {}),
     ("x [2] [1]", [1, 2], [1, 2], {2: 1, 1: 2}),
     ("dup [5][5]", [5], [5, 6], {5: 1, 6: 2}),
+    ("code `x[0]` then [4]", [4], [3, 4], {4: 1, 3: 2}),  # [0] names no evidence: not numbered
 ])
 def test_numbering_first_use_then_rest(text: str, cited: list[int], evidence: list[int],
                                        expected: dict[int, int]) -> None:
