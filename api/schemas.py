@@ -333,6 +333,12 @@ class Answer(BaseModel):
     degraded: bool = False
     degraded_reasons: list[str] = Field(default_factory=list)
     evidence: list[EvidenceItem] = Field(default_factory=list)
+    confidence: Literal["high", "medium", "low"] = Field(
+        "low", description="How likely the answer is right, calibrated on the dev sets (see the README); "
+        "never high for a degraded answer; low for a not-found.")
+    confidence_score: float = Field(0.0, ge=0.0, le=1.0, description="The probability behind the level.")
+    confidence_signals: dict[str, float] = Field(
+        default_factory=dict, description="Inputs of the score: margin, coverage, agreement.")
 
 
 class Turn(BaseModel):

@@ -42,7 +42,7 @@ _EVENT_TEXT = {
     "check": "the citation check of a draft (ok, valid ids, problems)",
     "fallback": "a new retrieval round (strategy, round)",
     "token": "a piece of the model's answer text (LLM mode only)",
-    "answer": "the final `Answer`, as `POST /v1/chat` returns it",
+    "answer": "the final `Answer`, as `POST /v1/chat` returns it (with its `confidence` and `confidence_score`)",
     "error": "the run failed: `{error, detail, status}`; `done` follows",
     "done": "the stream's last event: `{thread_id, elapsed_ms?}`",
 }
@@ -55,7 +55,8 @@ STREAM_RESPONSE = ResponseSpec(
         'id: 1\nevent: plan\ndata: {"question_type": "locate", "channels": ["bm25", "vector", "smart"]}\n\n'
         'id: 2\nevent: retrieve\ndata: {"channel": "bm25", "query": "validate token", "round": 0, "hits": 7}\n\n'
         ': keep-alive\n\n'
-        'id: 3\nevent: answer\ndata: {"text": "`validate_token` is defined in pkg/auth.py [1].", "grounded": true}'
+        'id: 3\nevent: answer\ndata: {"text": "`validate_token` is defined in pkg/auth.py [1].", "grounded": true, '
+        '"confidence": "high", "confidence_score": 0.93}'
         '\n\nid: 4\nevent: done\ndata: {"thread_id": "3f2a", "elapsed_ms": 84.2}\n\n'))],
 )
 

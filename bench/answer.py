@@ -1,18 +1,21 @@
-"""Answer quality and latency of the graph (extractive mode unless an LLM is configured) on the eval sets.
+"""Answer quality, confidence calibration and latency of the graph (extractive unless an LLM is configured).
 
-Ingests the pinned attrs and marshmallow sdists once into ``bench/out/answer-data`` (reused on later runs),
-warms the graph up, then asks every question of ``eval/sets/*.jsonl`` one at a time and prints answer hit rate,
-citation precision, grounded rate, not-found accuracy on negatives and p50/p95 latency.
+Ingests each set's project once into ``bench/out/answer-data`` (reused on later runs): the dev sets'
+(``eval/sets/*.jsonl``) and the frozen test sets' (``eval/sets/test/*.jsonl``), from the pinned sdists and npm
+tarballs of ``tests/sources.py``. It warms the graph up, then asks every question one at a time and prints, for
+dev and test separately: answer hit rate, citation precision, grounded rate, not-found accuracy on negatives,
+p50/p95 latency, and a calibration table: for each confidence level, its share of the answers (and of the
+answerable questions) and how often its answers were right (``eval.metrics.answer_right``).
 
 Citation precision is printed twice: against the sets' gold spans only, and "pooled", where a citation also counts
 when it is exactly a span that ``eval/judgments/<set>.jsonl`` judges relevant (TREC-style pooled judgments of
 retrieved spans, made blind to which of them an answer cited; see ``eval/judgments/README.md``). A citation
 that is neither gold nor judged counts as wrong, and ``citations_unjudged`` is the share of such citations.
 
-    python bench/answer.py [--sets eval/sets/attrs.jsonl ...] [--json] [--dump rows.jsonl]
+    python bench/answer.py [--split dev|test|both] [--sets eval/sets/attrs.jsonl ...] [--json] [--dump rows.jsonl]
 
-The numbers are printed for all sets together and for each set; ``--dump`` writes one JSON line per question
-(answer text, citations, the numbered evidence and which of it overlaps a gold span) for error analysis.
+The numbers are printed for each split and for each set; ``--dump`` writes one JSON line per question
+(answer text, citations, confidence, the numbered evidence and which of it overlaps a gold span).
 """
 
 from __future__ import annotations
@@ -35,7 +38,20 @@ from sift.eval.runner import answer_metrics, to_answer  # noqa: E402
 
 DATA = ROOT / "bench" / "out" / "answer-data"
 JUDGMENTS = ROOT / "eval" / "judgments"
-SOURCES = {"attrs": "attrs", "marshmallow": "marshmallow", "click": "click"}
+DEV_SETS = sorted((ROOT / "eval" / "sets").glob("*.jsonl"))
+TEST_SETS = sorted((ROOT / "eval" / "sets" / "test").glob("*.jsonl"))
+NPM_SOURCES = {"axios"}  # the rest are PyPI sdists (tests/sources.py pins both)
+
+
+def split_of(path: Path) -> str:
+    """``test`` for a frozen test set, ``dev`` otherwise."""
+    return "test" if path.parent.name == "test" else "dev"
+
+
+def _source(name: str) -> Path:
+    from tests.sources import fetch_npm, fetch_sdist
+
+    return fetch_npm(name) if name in NPM_SOURCES else fetch_sdist(name)
 
 
 def ensure_kbs(settings: Settings, embedder: Any, names: set[str]) -> None:
@@ -44,7 +60,6 @@ def ensure_kbs(settings: Settings, embedder: Any, names: set[str]) -> None:
     from sift.db import open_database
     from sift.errors import SiftError
     from sift.ingest.pipeline import ingest
-    from tests.conftest import fetch_sdist
 
     engine = open_database(settings)
     for name in sorted(names):
@@ -54,7 +69,7 @@ def ensure_kbs(settings: Settings, embedder: Any, names: set[str]) -> None:
         except SiftError:
             pass
         t0 = time.perf_counter()
-        ingest(settings, fetch_sdist(SOURCES[name]), name, embedder=embedder, engine=engine)
+        ingest(settings, _source(name), name, embedder=embedder, engine=engine)
         print(f"ingested {name} in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
 
 
@@ -66,6 +81,8 @@ def _dump_row(q: Any, answer: Any, latency_ms: float) -> dict[str, Any]:
     """What one question's answer looked like, for error analysis."""
     return {
         "id": q.id, "query": q.query, "latency_ms": round(latency_ms, 1), "rounds": answer.rounds, "answer_contains": q.answer_contains, "text": answer.text,
+        "confidence": answer.confidence, "confidence_score": answer.confidence_score,
+        "confidence_signals": answer.confidence_signals,
         "plan": {k: answer.plan.get(k) for k in ("question_type", "identifiers", "strategy")},
         "citations": [{"path": c.path, "start_line": c.start_line, "end_line": c.end_line,
                        "gold": _overlaps_gold(c, q)} for c in answer.citations],
@@ -89,42 +106,55 @@ def pooled(q: Any, citations: list[Any], judged: list[Any]) -> tuple[float | Non
     return good / len(citations), unjudged / len(citations)
 
 
-async def run(sets: list[Path], dump: Path | None = None) -> dict[str, Any]:
-    """Ask every question and aggregate the answer metrics."""
+async def collect(sets: list[Path], dump: Path | None = None, confidence: Any = None) -> list[dict[str, Any]]:
+    """Ask every question; one row per question with its metrics, confidence and signals. ``confidence`` is the
+    model the graph uses (the fitted one when None)."""
     from sift.chat import make_chat_model
     from sift.embed import make_embedder
     from sift.graph.service import AskService, open_checkpointer, open_resources
 
     settings = Settings(data_dir=DATA)
     embedder = make_embedder(settings)
-    questions = [(path.stem, q) for path in sets for q in load_questions(path, strict=True)[0]]
+    questions = [(path, q) for path in sets for q in load_questions(path, strict=True)[0]]
     judgments = {path.stem: load_judgments(JUDGMENTS / path.name) for path in sets}
     ensure_kbs(settings, embedder, {q.kb for _, q in questions if q.kb})
     engine, searcher = open_resources(settings, embedder)
     rows: list[dict[str, Any]] = []
     dumped: list[dict[str, Any]] = []
     async with open_checkpointer(settings) as saver:
-        service = AskService(settings, engine, searcher, saver, make_chat_model(settings))
+        service = AskService(settings, engine, searcher, saver, make_chat_model(settings), confidence=confidence)
         for kb in sorted({q.kb for _, q in questions}):  # warm: load indexes, first embedding
             await service.ask("What does this project do?", kb)
-        for set_name, q in questions:
+        for path, q in questions:
             t0 = time.perf_counter()
             answer = await service.ask(q.query, q.kb or "")
             latency = (time.perf_counter() - t0) * 1000
             record, _ = to_answer(answer)
             if dump is not None:
-                dumped.append(_dump_row(q, answer, latency))
-            precision, unjudged = pooled(q, answer.citations, judgments[set_name].get(q.id, []))
-            rows.append({"set": set_name, "id": q.id, "kind": q.kind, "latency_ms": latency, "grounded": answer.grounded,
-                         "negative": q.kind == "negative", **answer_metrics(q, record),
+                dumped.append({"split": split_of(path), **_dump_row(q, answer, latency)})
+            precision, unjudged = pooled(q, answer.citations, judgments[path.stem].get(q.id, []))
+            rows.append({"split": split_of(path), "set": path.stem, "id": q.id, "kind": q.kind,
+                         "latency_ms": latency, "grounded": answer.grounded, "negative": q.kind == "negative",
+                         **answer_metrics(q, record), "confidence": answer.confidence,
+                         "confidence_score": answer.confidence_score, "signals": answer.confidence_signals,
                          "citation_precision_pooled": precision, "citations_unjudged": unjudged})
     searcher.close()
     if dump is not None:
         dump.write_text("".join(json.dumps(r) + "\n" for r in dumped))
-    result = summarize(rows)
-    names = list(dict.fromkeys(r["set"] for r in rows))
-    if len(names) > 1:
-        result["sets"] = {n: summarize([r for r in rows if r["set"] == n]) for n in names}
+    return rows
+
+
+async def run(sets: list[Path], dump: Path | None = None) -> dict[str, Any]:
+    """Ask every question and aggregate the answer metrics per split (dev, test) and per set."""
+    rows = await collect(sets, dump)
+    result: dict[str, Any] = {}
+    for split in dict.fromkeys(r["split"] for r in rows):
+        mine = [r for r in rows if r["split"] == split]
+        part = summarize(mine)
+        names = list(dict.fromkeys(r["set"] for r in mine))
+        if len(names) > 1:
+            part["sets"] = {n: summarize([r for r in mine if r["set"] == n]) for n in names}
+        result[split] = part
     return result
 
 
@@ -142,39 +172,60 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "grounded_rate_answerable": m.mean(1.0 if r["grounded"] else 0.0 for r in pos),
         "grounded_rate_all": m.mean(1.0 if r["grounded"] else 0.0 for r in rows),
         "negatives_not_found": m.mean(r["not_found_accuracy"] for r in neg),
+        "answer_right": m.mean(r["answer_right"] for r in rows),
         "fallback_rate": m.mean(r["fallback"] for r in rows),
         "latency_p50_ms": m.percentile(lat, 50),
         "latency_p95_ms": m.percentile(lat, 95),
         "misses": [r["id"] for r in pos if r["answer_hit"] == 0.0],
         "ungrounded": [r["id"] for r in pos if not r["grounded"]],
         "negatives_answered": [r["id"] for r in neg if r["not_found_accuracy"] == 0.0],
+        "calibration": m.calibration((r["confidence"], r["answer_right"], not r["negative"]) for r in rows),
     }
 
 
 def main() -> int:
     """Parse arguments, run, print."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--sets", nargs="*", type=Path, default=sorted((ROOT / "eval" / "sets").glob("*.jsonl")))
+    p.add_argument("--split", choices=("dev", "test", "both"), default="both",
+                   help="which sets to ask when --sets is not given (default: both, reported apart)")
+    p.add_argument("--sets", nargs="*", type=Path)
     p.add_argument("--json", action="store_true")
     p.add_argument("--dump", type=Path, help="write per-question answers and evidence to this JSONL file")
     args = p.parse_args()
-    result = asyncio.run(run(args.sets, args.dump))
+    sets = args.sets or {"dev": DEV_SETS, "test": TEST_SETS, "both": DEV_SETS + TEST_SETS}[args.split]
+    result = asyncio.run(run(sets, args.dump))
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
-    _print(result)
-    for name, part in result.get("sets", {}).items():
-        print(f"\n== {name}")
+    for split, part in result.items():
+        print(f"==== {split}")
         _print(part)
+        for name, one in part.get("sets", {}).items():
+            print(f"\n== {split} / {name}")
+            _print(one)
+        print()
     return 0
 
 
 def _print(result: dict[str, Any]) -> None:
     for key, value in result.items():
-        if key == "sets":
+        if key in ("sets", "calibration"):
             continue
         shown = f"{value:.3f}" if isinstance(value, float) else value
         print(f"{key:28} {shown}")
+    print(calibration_table(result["calibration"]))
+
+
+def calibration_table(table: dict[str, dict[str, Any]]) -> str:
+    """The calibration table as aligned text."""
+    def cell(v: Any) -> str:
+        return "–" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v)
+
+    lines = [f"{'confidence':12}{'answers':>9}{'share':>9}{'of answerable':>15}{'right':>9}"]
+    for level, v in table.items():
+        lines.append(f"{level:12}{cell(v['answers']):>9}{cell(v['share']):>9}{cell(v['share_answerable']):>15}"
+                     f"{cell(v['right']):>9}")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

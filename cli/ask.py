@@ -91,7 +91,8 @@ def run(args: argparse.Namespace) -> int:
         echo()
         for c in answer.citations:
             echo(f"[{c.evidence_id}] {escape(c.path)}:{c.start_line}-{c.end_line}")
-    flags = ["grounded" if answer.grounded else "not grounded", f"{answer.rounds} round(s)", answer.mode]
+    flags = [f"confidence {answer.confidence} ({answer.confidence_score:.2f})",
+             "grounded" if answer.grounded else "not grounded", f"{answer.rounds} round(s)", answer.mode]
     flags += [f"degraded: {escape(reason)}" for reason in answer.degraded_reasons]
     echo(f"\n({', '.join(flags)}, {answer.elapsed_ms:.0f} ms, thread {escape(answer.thread_id)})", file=sys.stderr)
     return 0

@@ -19,9 +19,9 @@ if TYPE_CHECKING:
     from sift.config import Settings
 
 EXAMPLE = """examples:
-  sift eval eval/sets/attrs.jsonl --kb attrs --mode retrieval --out eval/runs --name attrs-retrieval
-  sift eval eval/sets/attrs.jsonl --kb attrs --mode answer --concurrency 2 --format json
-  sift eval eval/sets/attrs.jsonl --kb attrs --by difficulty
+  sift eval eval/sets/myproject.jsonl --kb myproject --mode retrieval --out eval/runs --name myproject-retrieval
+  sift eval eval/sets/myproject.jsonl --kb myproject --mode answer --concurrency 2 --format json
+  sift eval eval/sets/myproject.jsonl --kb myproject --by difficulty
   sift eval compare eval/runs/before.json eval/runs/after.json"""
 
 

@@ -225,3 +225,36 @@ def mean(values: Iterable[float | None]) -> float | None:
     """Mean of the defined values, or None when none is defined."""
     defined = [v for v in values if v is not None]
     return sum(defined) / len(defined) if defined else None
+
+
+def answer_right(hit: float | None, citations: Sequence[Span], gold_spans: Sequence[Span],
+                 gold_files: Iterable[str], not_found: bool | None = None) -> float | None:
+    """1.0 when an answer is right: an answerable question's required phrases are there (``hit``) and a
+    citation overlaps a gold span (or, with only gold files, cites one); a negative question's answer is a
+    not-found (``not_found``). None when neither can be judged."""
+    if not_found is not None:
+        return 1.0 if not_found else 0.0
+    if hit is None:
+        return None
+    precision = citation_precision(citations, gold_spans, gold_files)
+    return 1.0 if hit == 1.0 and precision else 0.0
+
+
+CONFIDENCE_LEVELS = ("high", "medium", "low")
+
+
+def calibration(rows: Iterable[tuple[str | None, float | None, bool]]) -> dict[str, dict[str, float | int | None]]:
+    """Per confidence level, from ``(level, right, answerable)`` rows: how many answers, their share of all,
+    the share of the answerable questions at that level, and how often its answers were right."""
+    rows = [r for r in rows if r[0] is not None]
+    answerable = sum(1 for _, _, a in rows if a)
+    out: dict[str, dict[str, float | int | None]] = {}
+    for level in CONFIDENCE_LEVELS:
+        mine = [r for r in rows if r[0] == level]
+        out[level] = {
+            "answers": len(mine),
+            "share": len(mine) / len(rows) if rows else None,
+            "share_answerable": sum(1 for _, _, a in mine if a) / answerable if answerable else None,
+            "right": mean(r for _, r, _ in mine),
+        }
+    return out

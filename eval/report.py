@@ -9,6 +9,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from sift.eval.metrics import calibration
 from sift.eval.runner import ANSWER_METRICS, RETRIEVAL_METRICS, EvalRun, QuestionResult
 
 VERSIONED_PACKAGES = ("sift", "numpy", "faiss-cpu", "sentence-transformers", "langgraph", "langchain-openai")
@@ -42,6 +43,7 @@ def run_to_dict(run: EvalRun, name: str) -> dict[str, Any]:
         "by_kind": run.by_kind,
         "by": run.by,
         "by_group": run.by_group,
+        "calibration": run_calibration(run),
         "line_errors": [asdict(e) for e in run.line_errors],
         "questions": [asdict(r) for r in run.results],
     }
@@ -98,12 +100,35 @@ def render_markdown(run: EvalRun, name: str) -> str:
         cells = [_fmt(values.get(c)) for c in columns]
         lines.append(f"| {_cell(kind)} | {values['questions']} | {values['errors']} | " + " | ".join(cells)
                      + f" | {_fmt(values.get('latency_p95_ms'))} |")
+    lines += confidence_section(run)
     lines += ["", f"## Worst {min(WORST_COUNT, len(run.results))} questions", ""]
     for r in worst_questions(run):
         lines += _question_section(r, run.k)
     if run.line_errors:
         lines += ["## Skipped lines", ""] + [f"- line {e.line}: {_cell(e.message)}" for e in run.line_errors] + [""]
     return "\n".join(lines)
+
+
+def run_calibration(run: EvalRun) -> dict[str, dict[str, float | int | None]] | None:
+    """The run's calibration table (see ``metrics.calibration``), or None when its answers carry no confidence."""
+    rows = [(r.answer.confidence, r.metrics.get("answer_right"), r.metrics.get("not_found_accuracy") is None)
+            for r in run.results if r.answer is not None and r.error is None]
+    if not any(level for level, _, _ in rows):
+        return None
+    return calibration(rows)
+
+
+def confidence_section(run: EvalRun) -> list[str]:
+    """For each confidence level: its answers, their share, the answerable questions' share, how often right."""
+    table = run_calibration(run)
+    if table is None:
+        return []
+    lines = ["", "## Confidence", "", "| level | answers | share | share of answerable | right |",
+             "|---|---|---|---|---|"]
+    for level, v in table.items():
+        lines.append(f"| {level} | {v['answers']} | {_fmt(v['share'])} | {_fmt(v['share_answerable'])} "
+                     f"| {_fmt(v['right'])} |")
+    return lines
 
 
 def _question_section(r: QuestionResult, k: int) -> list[str]:
@@ -118,7 +143,10 @@ def _question_section(r: QuestionResult, k: int) -> list[str]:
     shown = {key: r.metrics.get(key) for key in ("span_mrr", "file_mrr", "answer_hit", "citation_precision")}
     out.append("- " + ", ".join(f"{key} {_fmt(v)}" for key, v in shown.items() if v is not None))
     if r.answer is not None:
-        out.append(f"- answer ({'grounded' if r.answer.grounded else 'not grounded'}): {_cell(r.answer.text[:300])}")
+        flags = "grounded" if r.answer.grounded else "not grounded"
+        if r.answer.confidence:
+            flags += f", confidence {r.answer.confidence}"
+        out.append(f"- answer ({flags}): {_cell(r.answer.text[:300])}")
     out += ["", "| rank | hit | kind | name | score |", "|---|---|---|---|---|"]
     for rank, h in enumerate(r.hits[:k], start=1):
         out.append(f"| {rank} | {h.path}:{h.start_line}-{h.end_line} | {h.kind} | {_cell(h.name)} | {_fmt(h.score)} |")

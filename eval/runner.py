@@ -79,6 +79,8 @@ class AnswerRecord:
     rounds: int = 0
     fallbacks: int = 0
     tokens: int = 0
+    confidence: str | None = None
+    confidence_score: float | None = None
 
 
 @dataclass
@@ -122,7 +124,7 @@ RETRIEVAL_METRICS = (
     "span_hit@3", "file_mrr", "span_mrr", "ndcg@10", "duplicate_rate",
 )
 ANSWER_METRICS = (
-    "answer_hit", "citation_count", "citation_precision", "citation_validity", "grounded", "not_found_accuracy",
+    "answer_hit", "answer_right", "citation_count", "citation_precision", "citation_validity", "grounded", "not_found_accuracy",
     "fallback", "rounds", "tokens",
 )
 NO_KIND = "(none)"
@@ -169,6 +171,8 @@ def to_answer(answer: Any) -> tuple[AnswerRecord, list[HitRecord]]:
         rounds=int(_field(answer, "rounds", 0) or 0),
         fallbacks=int(_field(answer, "fallbacks", 0) or 0),
         tokens=int(_field(answer, "tokens", 0) or 0),
+        confidence=_field(answer, "confidence"),
+        confidence_score=_field(answer, "confidence_score"),
     )
     return record, [to_hit(h) for h in evidence]
 
@@ -201,8 +205,11 @@ def answer_metrics(q: EvalQuestion, answer: AnswerRecord) -> dict[str, float | N
     """Answer metrics of one question: phrase hit, citation count/precision/validity, grounding, cost."""
     no_gold = not (q.gold_files or q.gold_spans or q.answer_contains)
     checked = [c.valid for c in answer.citations if c.valid is not None]
+    hit = m.answer_hit(answer.text, q.answer_contains, answer.citations, q.gold_spans)
+    not_found = m.says_not_found(answer.text, answer.grounded) if no_gold else None
     return {
-        "answer_hit": m.answer_hit(answer.text, q.answer_contains, answer.citations, q.gold_spans),
+        "answer_hit": hit,
+        "answer_right": m.answer_right(hit, answer.citations, q.gold_spans, _gold_files(q), not_found),
         "citation_count": float(len(answer.citations)),
         "citation_precision": m.citation_precision(answer.citations, q.gold_spans, _gold_files(q)),
         "citation_validity": m.mean(1.0 if v else 0.0 for v in checked),

@@ -12,9 +12,16 @@ from sift.config import Settings
 if TYPE_CHECKING:  # the searcher's and chat model's modules load with the resources, not with the graph
     from langchain_core.language_models import BaseChatModel
 
+    from sift.graph.confidence import ConfidenceModel
     from sift.retrievers.search import Searcher
 
 MAX_ROUNDS = 6
+
+
+def _fitted_confidence() -> ConfidenceModel:
+    from sift.graph.confidence import load_model  # with the graph, not with this module
+
+    return load_model()
 
 
 @dataclass(frozen=True)
@@ -31,7 +38,8 @@ class RunLimits:
 @dataclass
 class AskContext:
     """What every node may use: the database, the fused searcher, settings and an optional chat model
-    (a LangChain ``ChatOpenAI``; without one the extractive answerer is used), and the run's limits.
+    (a LangChain ``ChatOpenAI``; without one the extractive answerer is used), the run's limits and the fitted
+    confidence model.
 
     The entry point builds the settings and opens the resources; nothing here reads the environment.
     """
@@ -41,3 +49,4 @@ class AskContext:
     settings: Settings
     chat_model: BaseChatModel | None = None
     limits: RunLimits = field(default_factory=RunLimits)
+    confidence: ConfidenceModel = field(default_factory=_fitted_confidence)

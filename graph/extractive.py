@@ -3,7 +3,7 @@
 It cites the evidence that best supports the question, not simply the first fused hit: ``support`` adds to
 the retrieval score how much of the question an item's text and name share, whether it is the symbol the
 question names, and whether its kind suits the question (how-to → docs and public API, "where" → definitions);
-a list question enumerates the module named after what it asks for (``validate.py`` for "which validators"),
+a list question enumerates the module named after what it asks for (``parsers.py`` for "which parsers"),
 or cites several sibling definitions (or the subclasses of the base class it found).
 
 Every sentence it writes carries the ``[n]`` of the evidence it quotes. For code it gives the definition's
@@ -51,8 +51,8 @@ FRAMING = frozenset(tokenize("happen happens happened inside exactly actually re
 
 def query_tokens(plan: Plan, idf: Mapping[str, float] | None = None) -> list[str]:
     """The stemmed, stopword-free terms of the (standalone) question plus its identifiers, unique, without
-    framing words. With ``idf``, a compound word no chunk contains ("macOS") is left to its parts (mac, os),
-    which is how a corpus that writes "Mac OS" can match it."""
+    framing words. With ``idf``, a compound word no chunk contains ("GitHub") is left to its parts (git, hub),
+    which is how a corpus that writes "Git Hub" can match it."""
     question = plan.standalone or " ".join(plan.key_terms)
     toks = [t for t in tokenize(question) if t not in FRAMING]
     for ident in plan.identifiers:
@@ -69,14 +69,20 @@ def query_tokens(plan: Plan, idf: Mapping[str, float] | None = None) -> list[str
     return toks
 
 
+def matched_terms(evidence: Evidence, tokens: Sequence[str]) -> list[str]:
+    """The question terms found in the evidence's path, name, signature and text."""
+    present = set(tokenize(f"{evidence.path} {evidence.name} {evidence.signature or ''} {evidence.text}"))
+    return [t for t in tokens if _has(present, t)]
+
+
 def coverage(evidence: Evidence, tokens: Sequence[str], idf: Mapping[str, float]) -> float:
     """idf-weighted share of the question's terms found in the evidence's path, name and text (0..1)."""
     if not tokens:
         return 0.0
-    present = set(tokenize(f"{evidence.path} {evidence.name} {evidence.signature or ''} {evidence.text}"))
     weights = {t: idf.get(t, 1.0) for t in tokens}
     total = sum(weights.values()) or 1.0
-    return sum(w for t, w in weights.items() if _has(present, t)) / total
+    found = set(matched_terms(evidence, list(weights)))
+    return sum(w for t, w in weights.items() if t in found) / total
 
 
 def _has(words: set[str], term: str) -> bool:
@@ -128,7 +134,7 @@ def support(plan: Plan, e: Evidence, tokens: Sequence[str], idf: Mapping[str, fl
 
     The fused retrieval score is the prior; on top of it count how much of the question (idf-weighted) the
     item's text and its own name or heading share, whether it *is* a symbol the question names (``Meta`` for
-    `class Meta`, ``Email`` in ``validate.py`` for `validate.Email`), and whether its kind suits the question:
+    `class Meta`, ``Token`` in ``auth.py`` for `auth.Token`), and whether its kind suits the question:
     a how-to question wants a documentation section or public API, a "where" question a definition. Tests,
     release notes and type stubs repeat or mention things rather than explain them.
     """
@@ -137,7 +143,7 @@ def support(plan: Plan, e: Evidence, tokens: Sequence[str], idf: Mapping[str, fl
     score += W_COVER * coverage(e, tokens, idf)
     name_terms = set(tokenize(f"{e.symbol} {_file_stem(e.path)}"))
     for joined, parts in joined_compounds(question).items():
-        if joined in name_terms:  # `from_iso_datetime` is named after the question's "date-time"
+        if joined in name_terms:  # `parse_utc_offset` is named after the question's "utc-offset"
             name_terms.update(parts)
     score += W_NAME * _weighted_share(name_terms, tokens, idf)
     last = _last_name(e)
@@ -148,11 +154,11 @@ def support(plan: Plan, e: Evidence, tokens: Sequence[str], idf: Mapping[str, fl
         owner = e.symbol.rsplit(".", 2)[-2].lower() if "." in e.symbol else ""
         for qual, name in _QUALIFIED.findall(question):
             if name.lower() == last.lower() and qual.lower() in (stem, owner):
-                score += 0.5  # `validate.Email` is the Email in validate.py, not fields.Email
+                score += 0.5  # `auth.Token` is the Token in auth.py, not models.Token
     module = e.path.rsplit(".", 1)[0].removesuffix("/__init__").replace("/", ".").lower()
     for qual, name in _QUALIFIED.findall(question):
         if module.endswith(f"{qual}.{name}".lower()):
-            score += 0.5  # defined in the module the question names (`attr.exceptions`)
+            score += 0.5  # defined in the module the question names (`pkg.errors`)
             break
     code = e.kind in CODE_KINDS
     if _HOW_TO.search(question):
@@ -183,7 +189,7 @@ def rank_evidence(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, fl
     tokens = query_tokens(plan, idf)
     top = max((e.score for e in evidence), default=0.0)
     scored = [(support(plan, e, tokens, idf, top), i, e) for i, e in enumerate(evidence)]
-    # A method named like a module-level function in the evidence (``Attribute.evolve`` beside ``evolve``) is
+    # A method named like a module-level function in the evidence (``Config.merge`` beside ``merge``) is
     # usually a thin wrapper or an internal twin; unless the question names its class, the function is the API.
     functions = {e.symbol for e in evidence if e.kind in CODE_KINDS and "." not in e.symbol}
     named = {i.strip("`()@").lower() for i in plan.identifiers}
@@ -193,7 +199,7 @@ def rank_evidence(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, fl
 
 
 def _stems_match(a: str, b: str) -> bool:
-    """Two word forms of one stem: ``validate``/``validators``, ``field``/``fields`` (a shared prefix all but at
+    """Two word forms of one stem: ``parse``/``parsers``, ``field``/``fields`` (a shared prefix all but at
     most two letters of the shorter word long)."""
     n = min(len(a), len(b))
     if n < 4:
@@ -218,8 +224,8 @@ _DETERMINERS = frozenset({"the", "all", "a", "an", "kind", "kinds", "sort", "sor
 
 
 def list_subject(question: str) -> list[str]:
-    """The tokens of what a list question asks for: "What validators does…" → validator, "Which exception classes
-    are…" → exception, class; "List the hooks…" → hook. Empty when the question has no such opening."""
+    """The tokens of what a list question asks for: "What parsers does…" → parser, "Which error types
+    are…" → error, type; "List the hooks…" → hook. Empty when the question has no such opening."""
     words = re.findall(r"[\w-]+", question.lower())
     if not words or words[0] not in ("which", "what", "list"):
         return []
@@ -235,8 +241,8 @@ def list_subject(question: str) -> list[str]:
 
 def list_anchor(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, float]) -> Evidence | None:
     """For a list question, the best-supported definition in a module named after what the question asks for
-    ("which validators…" → ``validate.py``, "which exception classes" → ``exceptions.py``, but not
-    ``completion.py`` for "which shells get completion"): that module's definitions are the list. None when
+    ("which parsers…" → ``parse.py``, "which error types" → ``errors.py``, but not
+    ``output.py`` for "which formats get output"): that module's definitions are the list. None when
     the question names a class (its members are the answer) or no module fits."""
     if plan.question_type != "list" or not evidence:
         return None
@@ -258,7 +264,7 @@ def module_listing(plan: Plan, anchor: Evidence, evidence: Sequence[Evidence],
                    idf: Mapping[str, float]) -> list[Evidence]:
     """The public top-level definitions of the anchor's module (retrieved or listed by the fuse node), in file
     order. In a long module only those sharing a distinctive question term (found in at most half the
-    definitions, and about as rare in the corpus as the rarest such term) are kept: the IP fields among all
+    definitions, and about as rare in the corpus as the rarest such term) are kept: the date fields among all
     fields. At most ``MAX_MODULE_ITEMS`` of the best supported."""
     cands: dict[str, Evidence] = {}
     for e in evidence:
@@ -281,7 +287,7 @@ def module_listing(plan: Plan, anchor: Evidence, evidence: Sequence[Evidence],
     if len(items) > MAX_MODULE_ITEMS:
         best = {id(e) for _, e in rank_evidence(plan, items, idf)[:MAX_MODULE_ITEMS]}
         items = [e for e in items if id(e) in best]
-    # An abstract base the others derive from is not one of the things listed ("which validators…").
+    # An abstract base the others derive from is not one of the things listed ("which parsers…").
     items = [e for e in items if not (_abstract(e) and sum(_derives_from(o, e) for o in items) >= 2)]
     return sorted(items, key=lambda e: e.start_line)
 
@@ -319,7 +325,7 @@ def select_evidence(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, 
     if len(listed) >= 2:
         return listed
     derived = [(sc, e) for sc, e in ranked if e is not primary and _derives_from(e, primary)]
-    if derived:  # "which validators are there": the subclasses of the base class are the answer
+    if derived:  # "which parsers are there": the subclasses of the base class are the answer
         return [e for _, e in derived[:MAX_LIST_ITEMS]]
     chosen, names = [primary], {_last_name(primary)}
     for sc, e in ranked[1:]:
@@ -337,7 +343,7 @@ def _whole_name(e: Evidence) -> tuple[str, bool]:
 
 
 def _derives_from(e: Evidence, base: Evidence) -> bool:
-    """``e`` is a class whose header names ``base``'s class among its bases (``class Range(Validator)``)."""
+    """``e`` is a class whose header names ``base``'s class among its bases (``class JsonParser(Parser)``)."""
     header = _signature(e) or (e.signature or "")
     name = _last_name(base)
     return bool(name) and bool(re.match(rf"class\s+\w+\s*\([^)]*\b{re.escape(name)}\b", header))
@@ -407,7 +413,7 @@ def key_lines(evidence: Evidence, tokens: Sequence[str], limit: int = 3) -> list
 
 # ```python, ```{doctest}; not "~~~", which reST also uses to underline a heading
 _FENCE = re.compile(r"^\s*(`{3,})\s*\{?([\w+-]*)")
-_CODE_DIRECTIVE = re.compile(  # also a Sphinx extension's own, such as ".. click:example::"
+_CODE_DIRECTIVE = re.compile(  # also a Sphinx extension's own, such as ".. mytool:example::"
     r"^(\s*)\.\. (?:[\w-]+:)?(?:code-block|code|sourcecode|doctest|testcode|ipython|example|run|console|prompt)::"
     r"\s*(\w*)")
 _DOCTEST = re.compile(r"^\s*>>>( |$)")
@@ -675,7 +681,7 @@ MAX_DEFINITIONS = 1
 
 def named_definitions(text: str, chosen: Sequence[Evidence], evidence: Sequence[Evidence]) -> list[Evidence]:
     """Code evidence (not tests or stubs, not already cited) defining an API that ``text`` names: backticked,
-    dotted, snake_case, CamelCase or called (``attrs.resolve_types`` → ``resolve_types``)."""
+    dotted, snake_case, CamelCase or called (``pkg.load_config`` → ``load_config``)."""
     text = re.sub(rf"{CODE}[\w+-]*", " ", text)  # a fence is no quote: the names in a code block count as written
     named = [(quoted or bare).split("(", 1)[0].rsplit(".", 1)[-1] for quoted, bare in _IDENTIFIER.findall(text)]
     cited = {id(e) for e in chosen}
@@ -744,7 +750,7 @@ _NAMED = re.compile(r"(?<=[\w,;:)\]'\"]\s)([A-Z][A-Za-z0-9]*)\b")
 
 def named_words(question: str) -> list[str]:
     """The named things a question mentions: capitalised words and acronyms inside a sentence (JSON Schema, ORM,
-    OpenAPI, macOS), not code in backticks and not a sentence's first word."""
+    gRPC, GitHub), not code in backticks and not a sentence's first word."""
     prose = re.sub(r"`[^`]*`", " x ", question)
     return [w for w in _NAMED.findall(prose) if w != "I"]
 
@@ -755,7 +761,7 @@ def named_terms(question: str) -> list[str]:
 
 
 def _spelled_apart(word: str, texts: Sequence[str]) -> bool:
-    """A compound word written apart in one of the texts: "macOS" as "Mac OS", "DataClass" as "data class"."""
+    """A compound word written apart in one of the texts: "GitHub" as "Git Hub", "DataClass" as "data class"."""
     parts = word_parts(word)
     if len(parts) < 2:
         return False
@@ -776,7 +782,7 @@ def _absent(tokens: Sequence[str], idf: Mapping[str, float], evidence: Sequence[
 
 def _unnamed(plan: Plan, chosen: Sequence[Evidence], idf: Mapping[str, float]) -> bool:
     """A rare named thing of the question (in at most ~2 chunks of the corpus) that no chosen item mentions,
-    neither as one word nor spelled apart ("macOS" is mentioned by "Mac OS X")."""
+    neither as one word nor spelled apart ("GitHub" is mentioned by "Git Hub")."""
     ceiling = idf.get(CEILING_KEY)
     if ceiling is None:
         return False
@@ -798,8 +804,8 @@ def write_extractive(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str,
     if not evidence:
         return not_found("no-evidence")
     tokens = query_tokens(plan, idf)
-    # Absent words are judged on every question word: an unseen compound ("OpenAPI") counts as missing unless
-    # the evidence writes it apart ("Mac OS" for "macOS").
+    # Absent words are judged on every question word: an unseen compound ("gRPC") counts as missing unless
+    # the evidence writes it apart ("Git Hub" for "GitHub").
     words = query_tokens(plan)
     missing = _absent(words, idf, evidence, plan.standalone)
     chosen = select_evidence(plan, evidence, idf)

@@ -18,7 +18,9 @@ from sift.db import visible_in
 from sift.db.tables import File
 from sift.errors import SiftError
 from sift.graph import llm
-from sift.graph.checker import FileFacts, check_draft, strip_unsupported
+from sift.graph.candidates import hedged, with_candidates
+from sift.graph.checker import FileFacts, check_draft, cited_ids, strip_unsupported
+from sift.graph.confidence import TOP_RANKS, ConfidenceModel, assess, no_retrieval, signals, top_channels
 from sift.graph.context import AskContext
 from sift.graph.extractive import (
     ABSENT_FROM_CORPUS,
@@ -28,18 +30,30 @@ from sift.graph.extractive import (
     write_extractive,
 )
 from sift.graph.fallback import KEEPS_EVIDENCE, next_plan
+from sift.graph.numbering import numbering, renumber_text
 from sift.graph.planner import plan_question
 from sift.graph.retrieval import (
     build_evidence,
     fuse_results,
     in_daemon_thread,
+    leading_hits,
     module_evidence,
     plan_tasks,
     run_task,
     term_idf,
     timed_result,
 )
-from sift.graph.state import NOT_FOUND, Answer, AskState, Citation, Draft, Evidence, RetrieveTask, reset
+from sift.graph.state import (
+    NOT_FOUND,
+    Answer,
+    AskState,
+    Citation,
+    Confidence,
+    Draft,
+    Evidence,
+    RetrieveTask,
+    reset,
+)
 from sift.text import split_lines
 
 log = logging.getLogger(__name__)
@@ -113,6 +127,8 @@ async def fuse(state: AskState, runtime: Runtime[AskContext]) -> dict[str, Any]:
         index = ctx.searcher.cache.get(kb, tenant) if any(r.ranked for r in results) else None
         hits = fuse_results(results, plan.standalone, index)
         ev = build_evidence(ctx.engine, kb, tenant, hits, limit, previous)
+        tops = leading_hits(results, index, TOP_RANKS)
+        ev = [e.model_copy(update={"top_in": sorted({*e.top_in, *top_channels(e, tops)})}) for e in ev]
         idf = state.get("idf") or term_idf(ctx.searcher, kb, tenant, [plan.standalone, *plan.identifiers])
         anchor = list_anchor(plan, ev, idf)
         if anchor is not None:  # "which validators are there": the anchor's module lists them
@@ -152,13 +168,15 @@ async def check(state: AskState, runtime: Runtime[AskContext]) -> dict[str, Any]
     ctx = runtime.context
     plan, draft, evidence = state["plan"], state["draft"], state.get("evidence") or []
     assert draft is not None
+    if draft.confidence is None:
+        draft = assessed(ctx.confidence, state, draft)
     paths = sorted({e.path for e in evidence})
     facts = await asyncio.to_thread(file_facts, ctx, state["kb"], state.get("tenant") or "default", paths) \
         if plan.need_retrieval else {}
     verdict = check_draft(draft, evidence, facts, plan.k_citations)
-    update: dict[str, Any] = {"verdict": verdict}
+    update: dict[str, Any] = {"verdict": verdict, "draft": draft}
     if verdict.ok:
-        update.update(finish(state, draft, verdict.citations, grounded=True))
+        update.update(finish(state, draft, verdict.citations, grounded=True, model=ctx.confidence))
     return update
 
 
@@ -214,7 +232,39 @@ async def summarize(state: AskState, runtime: Runtime[AskContext]) -> dict[str, 
     if not citations:
         text = text if text.startswith(NOT_FOUND) else NOT_FOUND
     base = draft or Draft(text=text)
-    return finish(state, base.model_copy(update={"text": text}), citations, grounded=False)
+    return finish(state, base.model_copy(update={"text": text}), citations, grounded=False, model=ctx.confidence)
+
+
+def _cited(draft: Draft) -> list[int]:
+    return list(dict.fromkeys([*cited_ids(draft.text), *(c.evidence_id for c in draft.citations)]))
+
+
+def assessed(model: ConfidenceModel, state: AskState, draft: Draft) -> Draft:
+    """The draft with its confidence; one that is not high (and no not-found) says so and lists candidates."""
+    plan, evidence, idf = state["plan"], state.get("evidence") or [], state.get("idf") or {}
+    if not plan.need_retrieval:
+        return draft.model_copy(update={"confidence": no_retrieval()})
+    found = signals(plan, evidence, _cited(draft), idf)
+    conf = assess(model, found, degraded=bool(_degraded_reasons(state, draft)), not_found=draft.not_found)
+    if conf.level != "high" and not draft.not_found:
+        draft = with_candidates(draft, plan, evidence, idf)
+    return draft.model_copy(update={"confidence": conf})
+
+
+def _final_confidence(model: ConfidenceModel, state: AskState, draft: Draft, citations: list[Citation],
+                      grounded: bool, degraded: bool) -> Confidence:
+    """The answer's confidence: the draft's (or computed now), with the rules that hold whatever was fitted:
+    a not-found is low, a degraded or partly removed answer at most medium."""
+    plan = state["plan"]
+    if not plan.need_retrieval:
+        return no_retrieval()
+    conf = draft.confidence or assess(model, signals(plan, state.get("evidence") or [],
+                                                     [c.evidence_id for c in citations], state.get("idf") or {}))
+    if draft.not_found or not citations:
+        return assess(model, conf.signals, not_found=True)
+    if conf.level == "high" and (degraded or not grounded):
+        return conf.model_copy(update={"level": "medium"})
+    return conf
 
 
 def _files(citations: list[Citation], evidence: list[Evidence]) -> dict[str, list[dict[str, Any]]]:
@@ -237,8 +287,9 @@ def _degraded_reasons(state: AskState, draft: Draft) -> list[str]:
     return list(dict.fromkeys(reasons))
 
 
-def finish(state: AskState, draft: Draft, citations: list[Citation], grounded: bool) -> dict[str, Any]:
-    """The final ``Answer`` and the thread turn it adds."""
+def finish(state: AskState, draft: Draft, citations: list[Citation], grounded: bool,
+           model: ConfidenceModel) -> dict[str, Any]:
+    """The final ``Answer`` (its confidence, citations numbered 1..n in order of use) and the thread turn it adds."""
     plan, evidence = state["plan"], state.get("evidence") or []
     citations = [c for c in citations if c.valid]
     by_id = {e.id: e for e in evidence}
@@ -246,16 +297,23 @@ def finish(state: AskState, draft: Draft, citations: list[Citation], grounded: b
                     if c.evidence_id in by_id and by_id[c.evidence_id].kind not in ("doc", "file")), None)
     subject = subject or (plan.identifiers[0] if plan.identifiers else "")
     reasons = _degraded_reasons(state, draft)
+    conf = _final_confidence(model, state, draft, citations, grounded, bool(reasons))
+    text = hedged(draft.text) if conf.level != "high" and citations and not draft.not_found else draft.text
+    number = numbering(text, [c.evidence_id for c in citations], [e.id for e in evidence])
+    text = renumber_text(text, number)
+    citations = sorted((c.model_copy(update={"evidence_id": number[c.evidence_id]}) for c in citations),
+                       key=lambda c: c.evidence_id)
+    evidence = sorted((e.model_copy(update={"id": number[e.id]}) for e in evidence), key=lambda e: e.id)
     answer = Answer(
-        text=draft.text, citations=citations, files=_files(citations, evidence), grounded=grounded,
+        text=text, citations=citations, files=_files(citations, evidence), grounded=grounded,
         rounds=state.get("rounds", 0) + (1 if plan.need_retrieval else 0), fallbacks=state.get("fallbacks", 0),
         plan=plan.summary(), tokens=state.get("tokens", 0),
         elapsed_ms=round((time.time() - state.get("started", time.time())) * 1000, 1), mode=draft.mode,
         degraded=bool(reasons), degraded_reasons=reasons,
         evidence=[{"id": e.id, "path": e.path, "start_line": e.start_line, "end_line": e.end_line, "kind": e.kind,
                    "name": e.name, "score": e.score} for e in evidence],
+        confidence=conf.level, confidence_score=conf.score, confidence_signals=conf.signals,
     )
     turn = {"question": state["question"], "standalone": plan.standalone, "answer": answer.text,
             "citations": [c.model_dump() for c in citations], "grounded": grounded, "subject": subject}
     return {"answer": answer, "turns": [turn]}
-

@@ -125,6 +125,18 @@ def result_hits(result: ChannelResult, index: KbIndex | None) -> list[Hit]:
     return hits
 
 
+def leading_hits(results: Sequence[ChannelResult], index: KbIndex | None, top: int = 3) -> list[tuple[str, list[Hit]]]:
+    """Each search branch's first ``top`` hits, rebuilt from the index: which places the channels agree lead."""
+    if index is None:
+        return []
+    out = []
+    for r in results:
+        if r.ranked:
+            hits = (index.hit(x.chunk_id, x.score, r.channel, x.rank) for x in r.ranked if x.rank <= top)
+            out.append((r.channel, [h for h in hits if h is not None]))
+    return out
+
+
 def fuse_results(results: Sequence[ChannelResult], question: str, index: KbIndex | None) -> list[Hit]:
     """RRF over every branch of the round (DocQL and file reads count as rankings too), deduplicated.
 

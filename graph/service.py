@@ -17,11 +17,13 @@ from sift.graph.context import AskContext
 from sift.models import MAX_QUESTION_CHARS
 
 if TYPE_CHECKING:  # the state module imports LangGraph, which the CLI loads only once a question is valid
+    from sift.graph.confidence import ConfidenceModel
     from sift.graph.state import Answer
 
 SETUP_LOCK = 0x51F7C4EC  # advisory lock key for creating the PostgreSQL checkpoint tables
 STATE_TYPES = [("sift.graph.state", name) for name in
-               ("Plan", "ChannelResult", "RankedChunk", "Evidence", "Citation", "Draft", "Verdict", "Answer", "Reset", "RetrieveTask")]
+               ("Plan", "ChannelResult", "RankedChunk", "Evidence", "Citation", "Draft", "Verdict", "Answer", "Reset", "RetrieveTask",
+                "Confidence")]
 
 
 @asynccontextmanager
@@ -110,8 +112,11 @@ class AskService:
     """Runs the graph for questions on threads, checkpointed by ``checkpointer``."""
 
     def __init__(self, settings: Settings, engine: Engine, searcher: Any, checkpointer: Any,
-                 chat_model: Any = None) -> None:
+                 chat_model: Any = None, confidence: ConfidenceModel | None = None) -> None:
         self.settings = settings
+        from sift.graph.confidence import load_model
+
+        self.confidence = confidence or load_model()
         self.engine = engine
         self.searcher = searcher
         self.checkpointer = checkpointer
@@ -124,7 +129,7 @@ class AskService:
     def context(self) -> AskContext:
         """The run context handed to every node."""
         return AskContext(engine=self.engine, searcher=self.searcher, settings=self.settings,
-                          chat_model=self.chat_model)
+                          chat_model=self.chat_model, confidence=self.confidence)
 
     @staticmethod
     def _config(thread_id: str) -> dict[str, Any]:

@@ -122,6 +122,8 @@ class Evidence(ChunkIdentity):
     docstring: str | None = None
     content_hash: str = ""
     callers: list[dict[str, Any]] = Field(default_factory=list)
+    top_in: list[str] = Field(default_factory=list)
+    """The search channels that ranked this span, or a chunk overlapping it, among their first few."""
 
     @property
     def key(self) -> str:
@@ -144,6 +146,17 @@ class Citation(BaseModel):
     valid: bool = True
 
 
+ConfidenceLevel = Literal["high", "medium", "low"]
+
+
+class Confidence(BaseModel):
+    """How likely an answer is right: a level, the fitted model's probability, and the signals it came from."""
+
+    level: ConfidenceLevel = "low"
+    score: float = 0.0
+    signals: dict[str, float] = Field(default_factory=dict)
+
+
 class Draft(BaseModel):
     """A generated answer before checking: text with ``[n]`` markers, optional narrowed line ranges."""
 
@@ -154,6 +167,7 @@ class Draft(BaseModel):
     degraded: bool = False
     not_found: bool = False
     note: str | None = None
+    confidence: Confidence | None = None
 
 
 class Verdict(BaseModel):
@@ -183,6 +197,11 @@ class Answer(BaseModel):
     degraded_reasons: list[str] = Field(default_factory=list, description="What this answer had to do without: "
                                         "a retrieve branch that ran out of time, an LLM that failed.")
     evidence: list[dict[str, Any]] = Field(default_factory=list)
+    confidence: ConfidenceLevel = Field("low", description="How likely the answer is right (see the README): high, "
+                                        "medium, or low; a not-found is always low.")
+    confidence_score: float = Field(0.0, ge=0.0, le=1.0, description="The calibrated probability behind the level.")
+    confidence_signals: dict[str, float] = Field(default_factory=dict, description="What the score was computed "
+                                                 "from: first/second candidate margin, coverage, channel agreement.")
 
 
 class Reset(BaseModel):

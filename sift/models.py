@@ -95,7 +95,7 @@ class ParsedEntity:
 class ParsedRef:
     """A call site: inside node ``caller`` (index), at ``line``, a call to ``callee``.
 
-    ``callee`` is the name as written (``validate_token``, ``self.check``, ``auth.validate``);
+    ``callee`` is the name as written (``validate_token``, ``self.check``, ``auth.check``);
     ``callee_qualified`` is filled when an import in the file makes the target visible.
     """
 

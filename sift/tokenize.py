@@ -44,7 +44,7 @@ _EXCEPTIONS = {
 
 
 def word_parts(word: str) -> list[str]:
-    """A word's identifier parts as written: ``macOS`` → ``mac``, ``OS``; ``HTTPServer`` → ``HTTP``, ``Server``."""
+    """A word's identifier parts as written: ``GitHub`` → ``Git``, ``Hub``; ``HTTPServer`` → ``HTTP``, ``Server``."""
     return [p for piece in word.split("_") if piece for p in (_PART.findall(piece) or [piece])]
 
 
@@ -114,9 +114,9 @@ def _cvc(s: str) -> bool:
 def stem(word: str) -> str:
     """Light English stemmer: Porter (1980) step 1a/1b, conservative on words like ``status`` and ``class``.
 
-    Base forms stay as they are (``validate``, ``service``, ``token``), so identifier parts and prose meet:
+    Base forms stay as they are (``parse``, ``service``, ``token``), so identifier parts and prose meet:
     ``tokens``→``token``, ``queries``→``query``, ``classes``→``class``, ``matches``→``match``,
-    ``validated``/``validating``→``validate``, ``embedding``→``embed``. ``-ly`` is not stripped (``apply``,
+    ``parsed``/``parsing``→``parse``, ``embedding``→``embed``. ``-ly`` is not stripped (``apply``,
     ``only``, ``family`` would break). Input must be lowercase.
     """
     if len(word) <= 3:

@@ -17,7 +17,7 @@ _METHODS_KW = re.compile(r"methods\s*=\s*[\[({]([^\])}]*)")
 _SPRING_METHOD = re.compile(r"RequestMethod\.([A-Z]+)")
 _MAPPING = re.compile(r"(Get|Post|Put|Patch|Delete)Mapping\Z")
 _PREFIX_DECORATORS = frozenset({"RequestMapping", "Controller", "Path", "Route", "RoutePrefix"})
-# Receivers of route-table calls (app.get('/x', h)); keeps http clients such as axios.get('/x') out.
+# Receivers of route-table calls (app.get('/x', h)); keeps HTTP client calls such as client.get('/x') out.
 _ROUTER = re.compile(r"(?i)(?:app|api|router|routes?|server|r|e|g|mux|fastify|group|v\d+|.*router|.*app)\Z")
 _DJANGO = frozenset({"path", "re_path", "url"})
 _GO_HANDLE = frozenset({"HandleFunc", "Handle"})

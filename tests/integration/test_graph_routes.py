@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import subprocess
 import sys
 import time
@@ -213,7 +214,9 @@ def test_cli_ask_prints_citations_and_steps(env, capsys) -> None:
     out, err = capsys.readouterr()
     assert code == 0
     assert "pkg/auth.py:" in out and "plan:" in err and "check: ok" in err
+    assert re.search(r"\(confidence (high|medium|low) \(\d\.\d\d\), grounded", err)
     code = main(["ask", "Where is validate_token defined?", "--kb", "tiny", "--data-dir", str(settings.data_dir),
                  "--json"])
-    assert code == 0 and json.loads(capsys.readouterr().out)["grounded"] is True
+    printed = json.loads(capsys.readouterr().out)
+    assert code == 0 and printed["grounded"] is True and printed["confidence"] in ("high", "medium", "low")
     assert main(["ask", "anything", "--kb", "missing", "--data-dir", str(settings.data_dir)]) == 1

@@ -168,3 +168,9 @@ def test_swagger_page_loads_only_files_the_app_serves(client: TestClient) -> Non
             assert r.status_code == 200 and len(r.content) > 500, url
     js = client.get("/schema/static/swagger-ui/swagger-ui-bundle.js")
     assert "javascript" in js.headers["content-type"]
+
+
+def test_openapi_answer_declares_its_confidence(doc) -> None:
+    props = doc["components"]["schemas"]["Answer"]["properties"]
+    assert props["confidence"]["enum"] == ["high", "medium", "low"]
+    assert props["confidence_score"]["type"] == "number" and props["confidence_score"]["maximum"] == 1.0

@@ -297,3 +297,29 @@ def test_metrics_agree_with_ranx(layout: str) -> None:
                 assert value == pytest.approx(reference[name][i]), (name, ranked, relevant)
         for name, value in ours.items():
             assert value == pytest.approx(reference[name][i]), (name, ranked, relevant)
+
+
+@pytest.mark.parametrize(("hit", "citations", "spans", "files", "not_found", "expected"), [
+    (1.0, [S("a.py", 12, 14)], [S("a.py", 10, 20)], [], None, 1.0),
+    (1.0, [S("b.py", 12, 14)], [S("a.py", 10, 20)], [], None, 0.0),  # the phrase, but cited elsewhere
+    (0.0, [S("a.py", 12, 14)], [S("a.py", 10, 20)], [], None, 0.0),  # the place, but not the phrase
+    (1.0, [], [S("a.py", 10, 20)], [], None, 0.0),  # nothing cited
+    (1.0, [S("a.py", 1, 2)], [], ["a.py"], None, 1.0),  # only gold files
+    (None, [S("a.py", 12, 14)], [S("a.py", 10, 20)], [], None, None),  # no phrases to judge
+    (None, [], [], [], True, 1.0),  # a negative answered "not found"
+    (None, [S("a.py", 1, 2)], [], [], False, 0.0),  # a negative answered anyway
+])
+def test_answer_right(hit, citations, spans, files, not_found, expected) -> None:
+    assert m.answer_right(hit, citations, spans, files, not_found) == expected
+
+
+def test_calibration_per_level() -> None:
+    rows = [("high", 1.0, True), ("high", 1.0, True), ("high", 0.0, True), ("medium", 0.0, True),
+            ("low", 1.0, False), ("low", None, True), (None, 1.0, True)]  # no level: not counted
+    table = m.calibration(rows)
+    assert list(table) == ["high", "medium", "low"]
+    assert table["high"] == {"answers": 3, "share": 0.5, "share_answerable": 0.6, "right": pytest.approx(2 / 3)}
+    assert table["medium"] == {"answers": 1, "share": pytest.approx(1 / 6), "share_answerable": 0.2, "right": 0.0}
+    assert table["low"]["answers"] == 2 and table["low"]["right"] == 1.0  # the unjudged row is skipped
+    empty = m.calibration([])
+    assert empty["high"] == {"answers": 0, "share": None, "share_answerable": None, "right": None}

@@ -215,3 +215,36 @@ def test_report_shows_metadata_and_groups_by_a_metadata_key(tmp_path: Path) -> N
     markdown = md_path.read_text(encoding="utf-8")
     assert "## By difficulty" in markdown and "| hard | 2 | 0 |" in markdown
     assert '- metadata: difficulty="easy"' in markdown
+
+
+@dataclass
+class RatedAnswer(ScriptedAnswer):
+    confidence: str | None = None
+    confidence_score: float | None = None
+
+
+def test_report_tables_confidence_calibration(tmp_path: Path) -> None:
+    def answer(question: EvalQuestion) -> RatedAnswer:
+        if question.kind == "negative":
+            return RatedAnswer("Not found in the indexed sources.", [], False, confidence="low", confidence_score=0.0)
+        right = question.id in ("q1", "q2", "q3")
+        text = "Alpha it is [1]." if right else "Beta [1]."
+        level = "high" if question.id in ("q1", "q2", "q4") else "medium"
+        return RatedAnswer(text, [("src/a.py", 12, 12, "1")], True, confidence=level, confidence_score=0.5)
+
+    run = run_eval(QUESTIONS, mode="answer", answer=answer)
+    assert [r.answer.confidence for r in run.results][:2] == ["high", "high"]
+    doc = run_to_dict(run, "rated")
+    high, medium, low = (doc["calibration"][k] for k in ("high", "medium", "low"))
+    assert high == {"answers": 3, "share": pytest.approx(3 / 7), "share_answerable": 0.5,
+                    "right": pytest.approx(2 / 3)}
+    assert (medium["answers"], medium["right"]) == (3, pytest.approx(1 / 3))
+    assert (low["answers"], low["share_answerable"], low["right"]) == (1, 0.0, 1.0)  # the negative, not found
+    md = render_markdown(run, "rated")
+    assert "## Confidence" in md and "| high | 3 | 0.429 | 0.500 | 0.667 |" in md
+
+
+def test_report_without_confidence_has_no_calibration() -> None:
+    run = run_eval(QUESTIONS[:1], mode="answer",
+                   answer=lambda q: ScriptedAnswer("Alpha [1].", [("src/a.py", 12, 12, "1")], True))
+    assert run_to_dict(run, "plain")["calibration"] is None and "## Confidence" not in render_markdown(run, "plain")

@@ -1,0 +1,116 @@
+"""An answer that is not confident says so and shows where the answer may be instead.
+
+Its first sentence says the answer is uncertain; then the two or three strongest candidate places follow, one
+line each: the place (path:lines and name), cited, with why it may be the one (the question words it shares,
+the channels that found it). The answer as written for the first candidate comes last. Every candidate line
+carries a real ``[n]`` that the checker verifies like any other citation.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from sift.graph.checker import cited_ids
+from sift.graph.confidence import places
+from sift.graph.extractive import matched_terms, query_tokens
+from sift.graph.state import Citation, Draft, Evidence, Plan
+from sift.models import CODE_KINDS
+from sift.tokenize import tokenize
+
+UNCERTAIN = "This answer is uncertain: no single place in the sources clearly answers the question."
+MAX_CANDIDATES = 3
+MAX_WORDS = 3
+_CHANNEL_WORDS = {"bm25": "keywords", "vector": "meaning", "smart": "name", "docql": "a structure query",
+                  "file": "a file read", "module": "its module's listing"}
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def hedged(text: str) -> str:
+    """``text`` opened by the sentence that says it is uncertain (once)."""
+    return text if text.startswith(UNCERTAIN) else f"{UNCERTAIN} {text}".strip()
+
+
+def shared_words(question: str, e: Evidence, tokens: Sequence[str], idf: Mapping[str, float],
+                 limit: int = MAX_WORDS) -> list[str]:
+    """The question's words (as asked) whose terms the item contains, rarest first, at most ``limit``."""
+    found = set(matched_terms(e, tokens))
+    words: dict[str, float] = {}
+    for word in _WORD.findall(question):
+        terms = [t for t in tokenize(word) if t in found]
+        if terms and word.lower() not in {w.lower() for w in words}:
+            words[word] = max(idf.get(t, 1.0) for t in terms)
+    return [w for w, _ in sorted(words.items(), key=lambda kv: -kv[1])[:limit]]
+
+
+def found_by(e: Evidence) -> str:
+    """The channels that found an item, in words: "keywords, meaning and name"."""
+    names = [_CHANNEL_WORDS.get(c, c) for c in dict.fromkeys(e.channels)]
+    if not names:
+        return ""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def label(e: Evidence) -> str:
+    """How a candidate is named: a definition by its name (in backticks when its text spells it; a method with
+    its class), a doc section by its heading, a file by its path."""
+    if e.kind in CODE_KINDS:
+        owner, _, short = e.symbol.rpartition(".")
+        spelled = short and re.search(rf"(?<![A-Za-z0-9_]){re.escape(short)}(?![A-Za-z0-9_])", e.text)
+        name = f"`{short}`" if spelled else short or e.path
+        # Methods of two classes share names (``convert``): the class tells them apart.
+        return f"{owner.rsplit('.', 1)[-1]}'s {name}" if owner and short else name
+    if e.kind == "doc":
+        heading = e.symbol.split(" > ")[-1].replace('"', "'")
+        return f'the section "{heading}"' if heading and heading != e.path else e.path
+    return e.path
+
+
+def reason(question: str, e: Evidence, tokens: Sequence[str], idf: Mapping[str, float]) -> str:
+    """One short line on why a place may be the answer."""
+    words = shared_words(question, e, tokens, idf)
+    parts = []
+    if words:
+        parts.append("shares " + ", ".join(f'"{w}"' for w in words) + " with the question")
+    by = found_by(e)
+    if by:
+        parts.append(f"found by {by}")
+    return "; ".join(parts) or "ranked next by retrieval"
+
+
+def candidate_line(question: str, e: Evidence, tokens: Sequence[str], idf: Mapping[str, float]) -> str:
+    """``- name in path:start-end [n]: why.``"""
+    return f"- {label(e)} in {e.path}:{e.start_line}-{e.end_line} [{e.id}]: {reason(question, e, tokens, idf)}."
+
+
+def pick(first: Evidence | None, ranked: Sequence[tuple[float, Evidence]],
+         limit: int = MAX_CANDIDATES) -> list[Evidence]:
+    """The candidates: the item the answer cites first, then the strongest other places, ``limit`` in all."""
+    chosen = [first] if first is not None else []
+    for _, e in ranked:
+        if len(chosen) >= limit:
+            break
+        if all((e.path, e.symbol, e.module_code) != (c.path, c.symbol, c.module_code) for c in chosen):
+            chosen.append(e)
+    return chosen
+
+
+def with_candidates(draft: Draft, plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, float]) -> Draft:
+    """The draft rewritten for an uncertain answer: the uncertain sentence, the candidate places, then the draft
+    (a list answer that already cites several places: the uncertain sentence only)."""
+    by_id = {e.id: e for e in evidence}
+    cited = [i for i in [*cited_ids(draft.text), *(c.evidence_id for c in draft.citations)] if i in by_id]
+    if plan.question_type == "list" and len(cited) >= 2:
+        # The answer already enumerates several places; other candidates would read as items of the list.
+        return draft.model_copy(update={"text": hedged(draft.text)})
+    chosen = pick(by_id[cited[0]] if cited else None, places(plan, evidence, idf))
+    if not chosen:
+        return draft.model_copy(update={"text": hedged(draft.text)})
+    tokens = query_tokens(plan, idf)
+    lines = [candidate_line(plan.standalone, e, tokens, idf) for e in chosen]
+    intro = "The strongest candidates:" if len(chosen) > 1 else "The strongest candidate:"
+    text = f"{UNCERTAIN} {intro}\n" + "\n".join(lines) + f"\n\nThe first in more detail: {draft.text}"
+    have = {c.evidence_id for c in draft.citations}
+    extra = [Citation(evidence_id=e.id, path=e.path, start_line=e.start_line, end_line=e.end_line,
+                      snippet=e.text[:400]) for e in chosen if e.id not in have]
+    return draft.model_copy(update={"text": text, "citations": [*draft.citations, *extra]})

@@ -1,0 +1,143 @@
+"""How far to trust an answer: three signals from the evidence, combined by a fitted logistic model.
+
+The signals, computed when the answer is written (pure functions of the plan, the evidence and the cited ids):
+
+- ``margin``: the writer's support score (``extractive.rank_evidence``) of the strongest candidate place minus
+  the second's. Parts of one section or definition are one place. A clear winner against a toss-up.
+- ``coverage``: the idf-weighted share of the question's terms that the best cited item contains
+  (``extractive.coverage``).
+- ``agreement``: the share of the plan's search channels (bm25, vector, smart) that ranked the first cited item,
+  or a chunk overlapping it, among their first ``TOP_RANKS`` (``top_channels``, recorded by the fuse node).
+  Fusion keeps whatever any channel found somewhere in its 100, so being found says little; leading does.
+
+``ConfidenceModel`` turns them into a probability that the answer is right, and the probability into a level.
+Its weights and the two thresholds are data (``confidence_weights.json``), written by
+``scripts/fit_confidence.py`` from answer runs over the dev sets; the thresholds are set there so that ``high``
+answers were right at least 85% of the time. The rules that are no fit: a degraded run (a channel timed out, the
+LLM fell back) or an answer that lost unchecked parts is never ``high``; a not-found is ``low`` with score 0.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from sift.graph.extractive import coverage, query_tokens, rank_evidence
+from sift.graph.state import Confidence, ConfidenceLevel, Evidence, Plan
+
+WEIGHTS_FILE = Path(__file__).with_name("confidence_weights.json")
+FEATURES = ("margin", "coverage", "agreement")
+SEARCH_CHANNELS = ("bm25", "vector", "smart")
+MAX_MARGIN = 3.0  # support scores differ by at most a few units; a larger gap says no more
+TOP_RANKS = 3
+
+
+@dataclass(frozen=True)
+class ConfidenceModel:
+    """Logistic weights over ``FEATURES`` and the probabilities at which ``medium`` and ``high`` begin."""
+
+    intercept: float
+    weights: tuple[float, ...]
+    medium: float
+    high: float
+
+    def probability(self, signals: Mapping[str, float]) -> float:
+        """The modelled probability that the answer is right (0..1)."""
+        z = self.intercept + sum(w * signals.get(f, 0.0) for w, f in zip(self.weights, FEATURES, strict=True))
+        return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
+
+    def level(self, probability: float) -> ConfidenceLevel:
+        """The level a probability falls in."""
+        if probability >= self.high:
+            return "high"
+        return "medium" if probability >= self.medium else "low"
+
+
+def load_model(path: Path = WEIGHTS_FILE) -> ConfidenceModel:
+    """The fitted model from its data file (read once by whoever builds the run context)."""
+    data = json.loads(path.read_text())
+    return ConfidenceModel(intercept=float(data["intercept"]),
+                           weights=tuple(float(data["weights"][f]) for f in FEATURES),
+                           medium=float(data["thresholds"]["medium"]), high=float(data["thresholds"]["high"]))
+
+
+def _place(e: Evidence) -> tuple[str, str, bool]:
+    """What the parts of one section or definition share: one candidate place."""
+    return e.path, e.symbol, e.module_code
+
+
+def places(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, float]) -> list[tuple[float, Evidence]]:
+    """Candidate places, strongest first, by the writer's support score; each place once (its best part)."""
+    seen: set[tuple[str, str, bool]] = set()
+    out: list[tuple[float, Evidence]] = []
+    for score, e in rank_evidence(plan, evidence, idf):
+        if _place(e) not in seen:
+            seen.add(_place(e))
+            out.append((score, e))
+    return out
+
+
+def margin(ranked: Sequence[tuple[float, Evidence]]) -> float:
+    """First candidate's score minus the second's (against 0 when there is one), within 0..``MAX_MARGIN``."""
+    if not ranked:
+        return 0.0
+    second = ranked[1][0] if len(ranked) > 1 else 0.0
+    return max(0.0, min(MAX_MARGIN, ranked[0][0] - second))
+
+
+class _Span(Protocol):
+    path: str
+    start_line: int
+    end_line: int
+
+
+def top_channels(item: _Span, tops: Iterable[tuple[str, Sequence[_Span]]]) -> list[str]:
+    """The channels whose leading hits (``(channel, first hits)`` pairs) include ``item`` or a span overlapping
+    it in the same file, sorted."""
+    return sorted({channel for channel, hits in tops for h in hits if h.path == item.path
+                   and h.start_line <= item.end_line and item.start_line <= h.end_line})
+
+
+def agreement(item: Evidence, channels: Sequence[str]) -> float:
+    """Share of the plan's search channels that ranked ``item`` among their first (0 when the plan ran none)."""
+    ran = [c for c in dict.fromkeys(channels) if c in SEARCH_CHANNELS]
+    if not ran:
+        return 0.0
+    return sum(1 for c in ran if c in item.top_in) / len(ran)
+
+
+def signals(plan: Plan, evidence: Sequence[Evidence], cited: Sequence[int],
+            idf: Mapping[str, float]) -> dict[str, float]:
+    """The three signals of an answer citing the evidence ids ``cited`` (first cited first)."""
+    by_id = {e.id: e for e in evidence}
+    items = [by_id[i] for i in dict.fromkeys(cited) if i in by_id]
+    if not items:
+        return {f: 0.0 for f in FEATURES}
+    tokens = query_tokens(plan, idf)
+    return {
+        "margin": round(margin(places(plan, evidence, idf)), 4),
+        "coverage": round(max(coverage(e, tokens, idf) for e in items), 4),
+        "agreement": round(agreement(items[0], plan.channels), 4),
+    }
+
+
+def assess(model: ConfidenceModel, found: Mapping[str, float], *, degraded: bool = False,
+           not_found: bool = False, checked: bool = True) -> Confidence:
+    """The confidence of an answer with signals ``found``: a not-found is low (score 0); a degraded run or an
+    answer that lost unchecked parts (``checked`` false) is at most medium."""
+    if not_found:
+        return Confidence(level="low", score=0.0, signals=dict(found))
+    p = model.probability(found)
+    level = model.level(p)
+    if level == "high" and (degraded or not checked):
+        level = "medium"
+    return Confidence(level=level, score=round(p, 4), signals=dict(found))
+
+
+def no_retrieval() -> Confidence:
+    """A reply that needed no sources (a greeting): nothing to doubt."""
+    return Confidence(level="high", score=1.0)

@@ -1,0 +1,161 @@
+"""Fit the answer confidence model on the dev sets and write ``graph/confidence_weights.json``.
+
+Runs the graph over the dev sets (``eval/sets/*.jsonl``, never the frozen test sets) through ``bench/answer.py``,
+with a model that rates every answer alike, so that no answer is rewritten for doubt: each row is the answer as
+the writer chose it, with its three signals (``graph/confidence.py``) and whether it was right
+(``eval.metrics.answer_right``: the required phrases, and a citation overlapping the gold). Not-founds are left
+out (they are ``low`` by rule). Then:
+
+- a logistic regression of right on (margin, coverage, agreement): Newton's method with a small L2 penalty,
+  deterministic;
+- ``high`` starts at the lowest probability above which the dev answers were right at least ``HIGH_PRECISION``
+  of the time (at least ``MIN_HIGH`` of them); ``medium`` at the lowest probability above which the answers
+  below ``high`` were right at least ``MEDIUM_PRECISION`` of the time. Answers that lost their ``high`` to a
+  degraded run count where the rule puts them.
+- the calibration is printed (and stored) twice: as fitted, and held out, where each answer's probability comes
+  from a model fitted without it (leave-one-out). With a few dozen answers the fitted figure flatters; the
+  held-out one is what to expect on questions the fit never saw. ``--held-out`` makes ``high`` meet
+  ``HIGH_PRECISION`` held out as well.
+
+    nice -n 10 python scripts/fit_confidence.py [--rows bench/out/confidence-rows.jsonl] [--reuse]
+
+``--reuse`` fits again from the rows of an earlier run instead of asking the questions again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import answer as bench  # noqa: E402  (bench/answer.py)
+
+from sift.eval.metrics import calibration  # noqa: E402
+from sift.graph.confidence import FEATURES, WEIGHTS_FILE, ConfidenceModel  # noqa: E402
+
+HIGH_PRECISION = 0.85
+MEDIUM_PRECISION = 0.5
+MIN_HIGH = 10
+L2 = 0.1
+ROWS = ROOT / "bench" / "out" / "confidence-rows.jsonl"
+# Every answer rated alike (probability 0.5, high from 0): nothing is rewritten for doubt while the rows are taken.
+UNIFORM = ConfidenceModel(intercept=0.0, weights=(0.0,) * len(FEATURES), medium=0.0, high=0.0)
+
+
+def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = L2, steps: int = 50) -> np.ndarray:
+    """Weights (intercept first) of an L2-penalised logistic regression, by Newton's method."""
+    a = np.hstack([np.ones((len(x), 1)), x])
+    w = np.zeros(a.shape[1])
+    penalty = np.full(a.shape[1], l2)
+    penalty[0] = 0.0  # the intercept is not shrunk
+    for _ in range(steps):
+        p = 1.0 / (1.0 + np.exp(-a @ w))
+        grad = a.T @ (p - y) + penalty * w
+        hess = (a * (p * (1 - p))[:, None]).T @ a + np.diag(penalty)
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if np.max(np.abs(step)) < 1e-10:
+            break
+    return w
+
+
+def held_out(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Each row's probability from a model fitted on all the other rows (leave-one-out)."""
+    out = np.empty(len(y))
+    for i in range(len(y)):
+        keep = np.arange(len(y)) != i
+        w = fit_logistic(x[keep], y[keep])
+        out[i] = 1.0 / (1.0 + np.exp(-(w[0] + x[i] @ w[1:])))
+    return out
+
+
+def lowest_threshold(p: np.ndarray, y: np.ndarray, precision: float, minimum: int,
+                     also: np.ndarray | None = None) -> float:
+    """The lowest cut t (one of the probabilities) with at least ``minimum`` rows at p ≥ t, right ≥ ``precision``
+    of the time (and so for the probabilities ``also``); 1.0 (nothing) when there is none."""
+    def good(q: np.ndarray, t: float) -> bool:
+        mask = q >= t
+        return bool(mask.sum() >= minimum and y[mask].mean() >= precision)
+
+    best = 1.0
+    for t in sorted(set(np.round(p, 4).tolist()), reverse=True):
+        if good(p, t) and (also is None or good(also, t)):
+            best = t
+    return float(best)
+
+
+def fit(rows: list[dict[str, Any]], strict: bool = False) -> dict[str, Any]:
+    """The weights file's content, fitted on the answered rows, with the dev calibration it gives."""
+    answered = [r for r in rows if r["confidence"] != "low" and r["answer_right"] is not None]
+    x = np.array([[r["signals"].get(f, 0.0) for f in FEATURES] for r in answered], dtype=float)
+    y = np.array([r["answer_right"] for r in answered], dtype=float)
+    w = fit_logistic(x, y)
+    model = ConfidenceModel(intercept=float(w[0]), weights=tuple(float(v) for v in w[1:]), medium=0.0, high=1.0)
+    p = np.array([model.probability(r["signals"]) for r in answered])
+    capped = np.array([r["confidence"] != "high" for r in answered])  # degraded or partly removed: never high
+    loo = held_out(x, y)
+    high = lowest_threshold(np.where(capped, 0.0, p), y, HIGH_PRECISION, MIN_HIGH,
+                            also=np.where(capped, 0.0, loo) if strict else None)
+    below = p < high
+    medium = lowest_threshold(p[below], y[below], MEDIUM_PRECISION, 1) if below.any() else high
+    model = ConfidenceModel(model.intercept, model.weights, medium=min(medium, high), high=high)
+    table = calibration((level(model, r), r["answer_right"], not r["negative"]) for r in rows)
+    loo_of = {id(r): float(q) for r, q in zip(answered, loo, strict=True)}
+    held = calibration((level(model, r, loo_of.get(id(r))), r["answer_right"], not r["negative"]) for r in rows)
+    return {
+        "intercept": round(model.intercept, 6),
+        "weights": {f: round(v, 6) for f, v in zip(FEATURES, model.weights, strict=True)},
+        "thresholds": {"medium": round(model.medium, 4), "high": round(model.high, 4)},
+        "fitted_on": f"dev sets eval/sets/*.jsonl: {len(answered)} answers, {len(rows)} questions",
+        "dev_calibration": _rounded(table),
+        "dev_calibration_held_out": _rounded(held),
+    }
+
+
+def _rounded(table: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {k: {n: (round(v, 3) if isinstance(v, float) else v) for n, v in c.items()} for k, c in table.items()}
+
+
+def level(model: ConfidenceModel, row: dict[str, Any], probability: float | None = None) -> str:
+    """The level the fitted model (or ``probability``) gives a row, with the rules: not-found low, degraded at
+    most medium."""
+    if row["confidence"] == "low":
+        return "low"
+    got = model.level(model.probability(row["signals"]) if probability is None else probability)
+    return "medium" if got == "high" and row["confidence"] != "high" else got
+
+
+def main() -> int:
+    """Take the rows (or reuse them), fit, write the weights file, print the dev calibration."""
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--rows", type=Path, default=ROWS)
+    p.add_argument("--reuse", action="store_true", help="fit from the rows of an earlier run")
+    p.add_argument("--held-out", action="store_true", help="high must meet its precision held out as well")
+    args = p.parse_args()
+    if args.reuse:
+        rows = [json.loads(line) for line in args.rows.read_text().splitlines() if line.strip()]
+    else:
+        rows = asyncio.run(bench.collect(bench.DEV_SETS, confidence=UNIFORM))
+        args.rows.parent.mkdir(parents=True, exist_ok=True)
+        args.rows.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    result = fit(rows, strict=args.held_out)
+    WEIGHTS_FILE.write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps({k: result[k] for k in ("intercept", "weights", "thresholds", "fitted_on")}, indent=2))
+    print("dev, as fitted:")
+    print(bench.calibration_table(result["dev_calibration"]))
+    print("dev, held out (leave-one-out):")
+    print(bench.calibration_table(result["dev_calibration_held_out"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,113 @@
+"""Rendering an uncertain answer: the uncertain sentence, then the strongest candidate places with why."""
+
+from __future__ import annotations
+
+import pytest
+
+from sift.graph.candidates import (
+    UNCERTAIN,
+    candidate_line,
+    found_by,
+    hedged,
+    label,
+    pick,
+    shared_words,
+    with_candidates,
+)
+from sift.graph.checker import cited_ids
+from sift.graph.state import Citation, Draft, Evidence, Plan
+
+
+def _ev(n: int, path: str, name: str, kind: str = "function", text: str = "", channels: tuple[str, ...] = ("bm25",),
+        start: int = 1, symbol: str = "") -> Evidence:
+    return Evidence(id=n, path=path, start_line=start, end_line=start + 9, kind=kind, name=name,
+                    symbol=symbol or name, score=1.0, channels=list(channels), text=text)
+
+
+SESSION = _ev(1, "net/session.py", "Session.send", kind="method", symbol="Session.send",
+              text="def send(self, request, timeout=None):\n    return self.adapter.send(request, timeout)\n",
+              channels=("bm25", "vector", "smart"))
+DOC = _ev(2, "docs/usage.md", "Timeouts", kind="doc", symbol="Usage > Timeouts",
+          text="Every request takes a timeout argument in seconds.\n", channels=("vector",))
+FILE = _ev(3, "setup.cfg", "setup.cfg", kind="file", text="[tool]\nx = 1\n", channels=("file",))
+
+
+@pytest.mark.parametrize(("channels", "expected"), [
+    (("bm25", "vector", "smart"), "keywords, meaning and name"),
+    (("vector",), "meaning"),
+    (("bm25", "bm25"), "keywords"),
+    (("docql", "module"), "a structure query and its module's listing"),
+    ((), ""),
+])
+def test_found_by_in_words(channels: tuple[str, ...], expected: str) -> None:
+    assert found_by(_ev(1, "a.py", "f", channels=channels)) == expected
+
+
+@pytest.mark.parametrize(("e", "expected"), [
+    (SESSION, "Session's `send`"),  # the short name, backticked (the cited text spells it), with its class
+    (_ev(6, "a.py", "load", text="def load():\n"), "`load`"),
+    (_ev(4, "a.py", "helper", text="    return 1\n"), "helper"),  # a later part: not spelled, no backticks
+    (DOC, 'the section "Timeouts"'),
+    (_ev(5, "docs/x.md", 'Say "hi"', kind="doc", text="hi\n"), "the section \"Say 'hi'\""),
+    (FILE, "setup.cfg"),
+])
+def test_label(e: Evidence, expected: str) -> None:
+    assert label(e) == expected
+
+
+def test_shared_words_rarest_first_as_asked() -> None:
+    tokens = ["set", "timeout", "request", "session"]
+    idf = {"timeout": 5.0, "session": 3.0, "request": 1.0}
+    words = shared_words("How do I set a Timeout for a session request?", SESSION, tokens, idf)
+    assert words == ["Timeout", "session", "request"]  # "set" is not in the text
+    assert shared_words("Timeout timeout TIMEOUT", SESSION, ["timeout"], idf) == ["Timeout"]  # once
+    assert shared_words("nothing in common", SESSION, ["nothing", "common"], idf) == []
+    assert len(shared_words("timeout session request", SESSION, tokens, idf, limit=2)) == 2
+
+
+def test_candidate_line_names_place_citation_and_why() -> None:
+    line = candidate_line("Where is the timeout passed on?", SESSION, ["timeout", "pass"], {})
+    assert line == ('- Session\'s `send` in net/session.py:1-10 [1]: shares "timeout" with the question; '
+                    "found by keywords, meaning and name.")
+    bare = candidate_line("unrelated", FILE, ["unrelated"], {})
+    assert bare == "- setup.cfg in setup.cfg:1-10 [3]: found by a file read."
+
+
+def test_pick_keeps_the_cited_first_and_distinct_places() -> None:
+    part2 = SESSION.model_copy(update={"id": 7, "start_line": 11, "end_line": 20})
+    ranked = [(3.0, DOC), (2.5, part2), (2.0, FILE), (1.0, SESSION)]
+    assert [e.id for e in pick(SESSION, ranked)] == [1, 2, 3]  # part2 is the same place as SESSION
+    assert [e.id for e in pick(None, ranked, limit=2)] == [2, 7]
+    assert pick(None, []) == []
+    assert [e.id for e in pick(SESSION, [])] == [1]
+
+
+def test_hedged_once() -> None:
+    assert hedged("X [1].") == f"{UNCERTAIN} X [1]."
+    assert hedged(hedged("X [1].")) == hedged("X [1].")
+
+
+def test_with_candidates_cites_every_candidate() -> None:
+    plan = Plan(standalone="Where is the request timeout passed to the session?")
+    draft = Draft(text="`send` is defined in net/session.py [1].",
+                  citations=[Citation(evidence_id=1, path=SESSION.path, start_line=1, end_line=10)])
+    out = with_candidates(draft, plan, [SESSION, DOC, FILE], {})
+    assert out.text.startswith(UNCERTAIN + " The strongest candidates:\n- ")
+    lines = [ln for ln in out.text.splitlines() if ln.startswith("- ")]
+    assert 2 <= len(lines) <= 3 and lines[0].startswith("- Session's `send` in net/session.py:1-10 [1]")
+    assert out.text.endswith("The first in more detail: " + draft.text)
+    assert {c.evidence_id for c in out.citations} == set(cited_ids(out.text))
+
+
+def test_with_candidates_without_evidence_only_says_uncertain() -> None:
+    draft = Draft(text="Something [1].")
+    assert with_candidates(draft, Plan(standalone="q"), [], {}).text == f"{UNCERTAIN} Something [1]."
+
+
+def test_with_candidates_leaves_a_list_answer_its_items() -> None:
+    plan = Plan(standalone="Which session helpers are there?", question_type="list")
+    draft = Draft(text="net/session.py defines these definitions: `send` [1], `Timeouts` [2].")
+    out = with_candidates(draft, plan, [SESSION, DOC, FILE], {})
+    assert out.text == f"{UNCERTAIN} {draft.text}" and out.citations == draft.citations
+    one = Draft(text="`send` is defined in net/session.py [1].")
+    assert "The strongest candidates:" in with_candidates(one, plan, [SESSION, DOC, FILE], {}).text
