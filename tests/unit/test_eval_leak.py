@@ -30,8 +30,8 @@ PROJECTS = ("attrs", "marshmallow", "click", "structlog", "axios", "requests", "
 # Project names that are also English words are matched only where they read as the project's code.
 ENGLISH = {"click", "requests", "flask", "commander"}
 NGRAM = 5
-# Words a question shares with what sift itself is: the spec its REST API publishes.
-OWN_TERMS = {"OpenAPI"}
+# Words a question shares with what sift itself is: the spec its REST API publishes, the library its encoder runs on.
+OWN_TERMS = {"OpenAPI", "NumPy"}
 
 
 @dataclass
