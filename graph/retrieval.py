@@ -120,8 +120,7 @@ def result_hits(result: ChannelResult, index: KbIndex | None) -> list[Hit]:
     """The branch's hits again: chunks rebuilt from the generation's index (one no longer in it is dropped)."""
     hits = [Hit(**h) for h in result.spans]
     if result.ranked and index is not None:
-        rebuilt = (index.hit(r.chunk_id, r.score, result.channel, r.rank) for r in result.ranked)
-        hits = [h for h in rebuilt if h is not None] + hits
+        hits = index.rebuild(((r.chunk_id, r.score, r.rank) for r in result.ranked), result.channel) + hits
     return hits
 
 
@@ -245,12 +244,14 @@ def term_idf(searcher: Any, kb: str, tenant: str, terms: Sequence[str]) -> dict[
         bundle = searcher.cache.get(kb, tenant)
     except SiftError:
         return {}
-    bm25 = bundle.indexes.bm25
-    n = max(1, len(bm25.ids))
+    # Every form of every term in one lookup: on the PostgreSQL backend it is one query.
+    wanted = [v for term in terms for tok in tokenize(term) for v in (tok, *prefix_variants(tok))]
+    n, known = bundle.doc_freqs(wanted)
+    n = max(1, n)
     out: dict[str, float] = {CEILING_KEY: idf_plus_one(n, 0)}
     for term in terms:
         for tok in tokenize(term):
             # A word the corpus only has without its prefix ("recomputed": "computed") counts as that word.
-            count = bm25.doc_freq(tok) or next((c for c in map(bm25.doc_freq, prefix_variants(tok)) if c), 0)
+            count = known.get(tok) or next((c for c in map(known.get, prefix_variants(tok)) if c), 0)
             out[tok] = idf_plus_one(n, count)
     return out

@@ -92,6 +92,15 @@ class SearchResult:
         }
 
 
+def _channel_types(cache: Any) -> tuple[Any, Any, Any]:
+    """The BM25, smart and vector channel classes for the cache's search backend."""
+    if getattr(cache, "backend", "local") == "postgres":
+        from sift.retrievers.pg_search import PgBM25Channel, PgSmartChannel, PgVectorChannel
+
+        return PgBM25Channel, PgSmartChannel, PgVectorChannel
+    return BM25Channel, SmartChannel, VectorChannel
+
+
 class Searcher:
     """Runs any subset of channels for a query and fuses them."""
 
@@ -99,8 +108,8 @@ class Searcher:
         self.engine = engine
         self.cache = cache
         self.embedder = embedder
-        self.bm25 = BM25Channel(cache)
-        self.smart = SmartChannel(cache)
+        bm25, smart, self._vector = _channel_types(cache)
+        self.bm25, self.smart = bm25(cache), smart(cache)
         self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="sift-channel")
         self._text_cache: OrderedDict[int, tuple[str, int]] = OrderedDict()
         self._text_lock = threading.Lock()
@@ -129,7 +138,7 @@ class Searcher:
         if name == "smart":
             return self.smart.search(query, filters, k, bundle=bundle)
         if name == "vector":
-            return VectorChannel(self.cache, self.embedder, index_type).search(query, filters, k, bundle=bundle)
+            return self._vector(self.cache, self.embedder, index_type).search(query, filters, k, bundle=bundle)
         raise InvalidQuery(f"unknown channel {name!r}; use one of {', '.join(CHANNELS)} or all", field="channel")
 
     def search(
@@ -166,6 +175,8 @@ class Searcher:
     ) -> SearchResult:
         """``search`` for an event loop: the ranking runs on the loop (a few ms of CPU that would hold the GIL in
         any thread), and the loop serves other requests while the query embedding is computed."""
+        if getattr(self.cache, "blocking_io", False):  # channels that wait on a database belong in a thread
+            return await asyncio.to_thread(self.search, query, filters, k, channels, index_type, depth)
         steps = self._steps(query, filters, k, channels, index_type, depth)
         try:
             pending = next(steps)
@@ -198,7 +209,7 @@ class Searcher:
             if name == "smart":
                 hits, extra = self.smart.search_detailed(query, filters, depth, bundle)
             elif name == "vector":
-                hits = VectorChannel(self.cache, self.embedder, index_type).search(
+                hits = self._vector(self.cache, self.embedder, index_type).search(
                     query, filters, depth, query_vec=vector, bundle=bundle)
             else:
                 hits = self.channel(name, query, filters, depth, index_type, bundle)
