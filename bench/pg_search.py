@@ -63,7 +63,8 @@ def load(engine: Any, n: int, rng: np.random.Generator, words: list[str], vector
     """Write a knowledge base of ``n`` chunks as generation 1; returns (kb id, token lists)."""
     from sqlalchemy import text
 
-    from sift.ingest.pg_index import _copy, _write_stats, _write_terms, vector_literal
+    from sift.db.search_schema import vector_literal
+    from sift.ingest.pg_index import _copy, _write_stats, _write_terms
     from sift.tokenize import tokenize
 
     with engine.begin() as conn:

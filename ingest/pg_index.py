@@ -15,15 +15,16 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-import numpy as np
 from sqlalchemy import Connection, Engine, Row, text
 
 from sift.db import is_postgres
 from sift.db.search_schema import (
+    VISIBLE,
     create_search_schema,
     hnsw_index_ddl,
     pgvector_available,
     search_schema_ready,
+    vector_literal,
 )
 from sift.embed import Embedder, EmbeddingCache, embed_with_cache
 from sift.errors import SiftError
@@ -38,9 +39,6 @@ Progress = Callable[[str, int, int], None]
 ANALYZE_AFTER_ROWS = 20_000
 #: Memory for an HNSW build: pgvector builds the graph in memory when it fits (much faster than on disk).
 HNSW_BUILD_MEMORY = "1GB"
-
-_VISIBLE = "f.kb_id = :kb AND f.gen_from <= :gen AND (f.gen_to IS NULL OR f.gen_to > :gen)"
-
 
 def ensure_search_schema(engine: Engine) -> None:
     """Create the search tables when they are missing; a clear error when this database cannot hold them."""
@@ -133,7 +131,7 @@ def _missing_sql(select_cols: str) -> str:
         f"SELECT {select_cols} FROM chunks c JOIN files f ON f.id = c.file_id "
         "LEFT JOIN search_docs d ON d.chunk_id = c.id "
         "LEFT JOIN search_vectors v ON v.chunk_id = c.id AND v.model_id = :model "
-        f"WHERE {_VISIBLE} AND (d.chunk_id IS NULL OR v.chunk_id IS NULL)"
+        f"WHERE {VISIBLE} AND (d.chunk_id IS NULL OR v.chunk_id IS NULL)"
     )
 
 
@@ -199,11 +197,6 @@ def _copy(cur: Any, target: str, rows: list[tuple[Any, ...]]) -> None:
             copy.write_row(row)
 
 
-def vector_literal(vec: np.ndarray) -> str:
-    """pgvector's text form of a vector: ``[0.1,0.2,…]`` (float32 values printed exactly)."""
-    return "[" + ",".join(repr(float(x)) for x in np.asarray(vec, dtype=np.float32).tolist()) + "]"
-
-
 def _write_terms(conn: Connection, kb_id: int, generation: int, previous: int | None) -> bool:
     """Document frequencies of ``generation``: the previous generation's plus added minus closed chunks when it
     has them, else counted over every visible posting. Returns True when computed incrementally."""
@@ -225,7 +218,7 @@ def _write_terms(conn: Connection, kb_id: int, generation: int, previous: int | 
     conn.execute(text(
         "INSERT INTO search_terms (kb_id, generation, term, df) "
         "SELECT :kb, :gen, p.term, count(*) FROM search_postings p JOIN files f ON f.id = p.file_id "
-        f"WHERE p.kb_id = :kb AND {_VISIBLE} GROUP BY p.term"), params)
+        f"WHERE p.kb_id = :kb AND {VISIBLE} GROUP BY p.term"), params)
     return False
 
 
@@ -234,7 +227,7 @@ def _write_stats(conn: Connection, kb_id: int, generation: int, model_id: str, d
     params = {"kb": kb_id, "gen": generation}
     n_docs, total_len = conn.execute(text(
         "SELECT count(*), coalesce(sum(d.doc_len), 0) FROM search_docs d JOIN files f ON f.id = d.file_id "
-        f"WHERE d.kb_id = :kb AND {_VISIBLE}"), params).one()
+        f"WHERE d.kb_id = :kb AND {VISIBLE}"), params).one()
     # rank_bm25's idf floor is epsilon × the mean idf over the whole vocabulary (retrievers.bm25.idf_okapi).
     n_terms, idf_sum = conn.execute(text(
         "SELECT count(*), coalesce(sum(ln(:n - df + 0.5::float8) - ln(df + 0.5::float8)), 0) FROM search_terms "

@@ -26,9 +26,10 @@ from sqlalchemy import Engine, text
 from sqlalchemy.exc import SQLAlchemyError
 
 from sift.catalog import KbRef, get_serving_kb, touch_lease
+from sift.db.search_schema import VISIBLE, vector_literal
 from sift.errors import IndexNotReady, InvalidQuery
 from sift.models import Filters, Hit
-from sift.retrievers.pg_sql import BM25_SQL, VISIBLE, filter_sql, smart_sql
+from sift.retrievers.pg_sql import BM25_SQL, filter_sql, smart_sql
 from sift.retrievers.smart import CONTENT_WEIGHT, LEVEL_WEIGHT, NAME_WEIGHT, SmartResult, query_terms
 from sift.tokenize import tokenize
 
@@ -240,7 +241,7 @@ class PgVectorChannel:
             raise IndexNotReady(f"knowledge base {bundle.kb.name!r} was embedded with {bundle.model_id} "
                                 f"({bundle.dim} dimensions); the query model gives {len(vec)}")
         where, params = filter_sql(filters, "v.chunk_id")
-        params.update(_base_params(bundle), q=_vector_literal(vec), model=bundle.model_id,
+        params.update(_base_params(bundle), q=vector_literal(vec), model=bundle.model_id,
                       kinds=list(INDEX_KINDS[self.index_type]), k=k)
         exact = self.exact if self.exact is not None else bundle.vector_kind != "hnsw"
         if not exact:
@@ -258,10 +259,6 @@ class PgVectorChannel:
             if ef is not None:
                 conn.execute(text(f"SET LOCAL hnsw.ef_search = {int(ef)}"))
             return conn.execute(text(sql), params).all()
-
-
-def _vector_literal(vec: np.ndarray) -> str:
-    return "[" + ",".join(repr(float(x)) for x in np.asarray(vec, dtype=np.float32).reshape(-1).tolist()) + "]"
 
 
 _VEC_WHERE = f"v.kb_id = :kb AND v.model_id = :model AND {VISIBLE} AND v.kind = ANY(CAST(:kinds AS text[]))"

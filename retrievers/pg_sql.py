@@ -9,10 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from sift.db.search_schema import VISIBLE
 from sift.models import Filters
-
-#: The serving generation's file versions (``sift.db.visible_in``) of the knowledge base, on files alias ``f``.
-VISIBLE = "f.kb_id = :kb AND f.gen_from <= :gen AND (f.gen_to IS NULL OR f.gen_to > :gen)"
 
 # Okapi BM25 (retrievers.bm25.term_scores: idf * (tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))), in that
 # operation order), summed per chunk over the query's tokens in query order (a repeated token adds again), as

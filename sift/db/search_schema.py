@@ -18,7 +18,12 @@ those two literals in their WHERE clause use it. Ordering by the uncast column n
 
 from __future__ import annotations
 
+import numpy as np
 from sqlalchemy import Connection, text
+
+#: A knowledge base's file versions visible in generation ``:gen`` (``sift.db.visible_in``), on files alias ``f``:
+#: the condition every search row is read and counted through.
+VISIBLE = "f.kb_id = :kb AND f.gen_from <= :gen AND (f.gen_to IS NULL OR f.gen_to > :gen)"
 
 SEARCH_TABLES = ("search_vectors", "search_postings", "search_names", "search_docs", "search_terms", "search_stats")
 
@@ -119,3 +124,8 @@ def hnsw_index_ddl(kb_id: int, dim: int, m: int = 16, ef_construction: int = 64)
     return (f"CREATE INDEX IF NOT EXISTS {hnsw_index_name(kb_id, dim)} ON search_vectors USING hnsw "
             f"((embedding::vector({dim})) vector_ip_ops) WITH (m = {int(m)}, ef_construction = {int(ef_construction)}) "
             f"WHERE kb_id = {kb_id} AND dim = {dim}")
+
+
+def vector_literal(vec: np.ndarray) -> str:
+    """pgvector's text form of a vector: ``[0.1,0.2,…]`` (float32 values printed exactly)."""
+    return "[" + ",".join(repr(float(x)) for x in np.asarray(vec, dtype=np.float32).reshape(-1).tolist()) + "]"
