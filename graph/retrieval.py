@@ -13,7 +13,7 @@ import contextvars
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import Engine, select
 
@@ -31,6 +31,9 @@ from sift.retrievers.fusion import dedup_overlaps, fuse, sort_hits
 from sift.retrievers.search import identifiers_in
 from sift.text import split_lines
 from sift.tokenize import prefix_variants, tokenize
+
+if TYPE_CHECKING:  # the PostgreSQL channels load only with that backend
+    from sift.retrievers.pg_search import PgKb
 
 MAX_EVIDENCE_CHARS = 4000
 MAX_CALLERS = 5
@@ -116,7 +119,7 @@ def timed_result(task: RetrieveTask, started: float, hits: Sequence[Hit], error:
                          error=error)
 
 
-def result_hits(result: ChannelResult, index: KbIndex | None) -> list[Hit]:
+def result_hits(result: ChannelResult, index: KbIndex | PgKb | None) -> list[Hit]:
     """The branch's hits again: chunks rebuilt from the generation's index (one no longer in it is dropped)."""
     hits = [Hit(**h) for h in result.spans]
     if result.ranked and index is not None:
@@ -124,7 +127,7 @@ def result_hits(result: ChannelResult, index: KbIndex | None) -> list[Hit]:
     return hits
 
 
-def fuse_results(results: Sequence[ChannelResult], question: str, index: KbIndex | None) -> list[Hit]:
+def fuse_results(results: Sequence[ChannelResult], question: str, index: KbIndex | PgKb | None) -> list[Hit]:
     """RRF over every branch of the round (DocQL and file reads count as rankings too), deduplicated.
 
     ``index`` is the knowledge base's serving bundle, to rebuild the search channels' hits from their ids.

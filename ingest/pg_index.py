@@ -155,7 +155,9 @@ def _missing_batches(engine: Engine, kb_id: int, generation: int, model_id: str,
 def _write_rows(conn: Connection, rows: Sequence[Row], kb_id: int, model_id: str, dim: int, embedder: Embedder,
                 cache: EmbeddingCache, counts: Counter[str]) -> float:
     """COPY one batch's postings, names, documents and vectors; returns the seconds spent embedding."""
-    docs, postings, names = [], [], []
+    docs: list[tuple[Any, ...]] = []
+    postings: list[tuple[Any, ...]] = []
+    names: list[tuple[Any, ...]] = []
     todo: list[tuple[Row, str]] = []
     for r in rows:
         body = embedding_text(r.kind, r.path, r.name, r.heading_path, r.text)
@@ -176,7 +178,7 @@ def _write_rows(conn: Connection, rows: Sequence[Row], kb_id: int, model_id: str
         vectors = [(r.id, model_id, kb_id, r.file_id, r.kind, dim, vector_literal(by_hash[r.content_hash]))
                    for r, _ in todo]
     seconds = time.perf_counter() - t0
-    raw = conn.connection.driver_connection
+    raw: Any = conn.connection.driver_connection  # psycopg's connection: COPY is not in the DB-API
     with raw.cursor() as cur:  # COPY: several times faster than INSERT for these narrow rows
         _copy(cur, "search_docs (chunk_id, file_id, kb_id, doc_len)", docs)
         _copy(cur, "search_postings (kb_id, term, chunk_id, file_id, tf, doc_len)", postings)
@@ -225,20 +227,22 @@ def _write_terms(conn: Connection, kb_id: int, generation: int, previous: int | 
 def _write_stats(conn: Connection, kb_id: int, generation: int, model_id: str, dim: int,
                  vector_kind: str) -> dict[str, Any]:
     params = {"kb": kb_id, "gen": generation}
-    n_docs, total_len = conn.execute(text(
+    sizes: Any = conn.execute(text(
         "SELECT count(*), coalesce(sum(d.doc_len), 0) FROM search_docs d JOIN files f ON f.id = d.file_id "
         f"WHERE d.kb_id = :kb AND {VISIBLE}"), params).one()
-    # rank_bm25's idf floor is epsilon × the mean idf over the whole vocabulary (retrievers.bm25.idf_okapi).
-    n_terms, idf_sum = conn.execute(text(
+    n_docs, total_len = int(sizes[0]), int(sizes[1])
+    # rank_bm25's idf floor is epsilon × the mean idf over the whole vocabulary (sift.index.bm25.idf_okapi).
+    vocab: Any = conn.execute(text(
         "SELECT count(*), coalesce(sum(ln(:n - df + 0.5::float8) - ln(df + 0.5::float8)), 0) FROM search_terms "
         "WHERE kb_id = :kb AND generation = :gen"), {**params, "n": float(n_docs)}).one()
+    n_terms, idf_sum = int(vocab[0]), float(vocab[1])
     conn.execute(text("DELETE FROM search_stats WHERE kb_id = :kb AND generation = :gen"), params)
     conn.execute(text(
         "INSERT INTO search_stats (kb_id, generation, n_docs, total_len, n_terms, idf_sum, model_id, dim, "
         "vector_kind) VALUES (:kb, :gen, :n, :total, :terms, :idf, :model, :dim, :kind)"),
-        {**params, "n": n_docs, "total": total_len, "terms": n_terms, "idf": float(idf_sum), "model": model_id,
+        {**params, "n": n_docs, "total": total_len, "terms": n_terms, "idf": idf_sum, "model": model_id,
          "dim": dim, "kind": vector_kind})
-    return {"n_docs": int(n_docs), "total_len": int(total_len), "n_terms": int(n_terms)}
+    return {"n_docs": n_docs, "total_len": total_len, "n_terms": n_terms}
 
 
 def drop_unused_vectors(conn: Connection, kb_id: int) -> int:

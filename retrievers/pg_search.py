@@ -17,7 +17,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,7 +39,7 @@ INDEX_KINDS = {"file": ("file",), "function": ("function",), "doc": ("doc",), "a
 #: HNSW candidates per query (pgvector's hnsw.ef_search): at least this many, and twice k for deep lists.
 EF_SEARCH = 128
 MAX_EF_SEARCH = 1000  # pgvector's upper bound
-#: BM25 parameters of the local index (retrievers.bm25.BM25Builder defaults, i.e. rank_bm25's).
+#: BM25 parameters of the local index (sift.index.bm25.BM25Builder defaults, i.e. rank_bm25's).
 K1, B, EPSILON = 1.5, 0.75, 0.25
 _HIT_COLS = "c.node_id, c.path, c.start_line, c.end_line, c.kind, c.name, c.symbol, c.part, c.module_code"
 
@@ -78,7 +78,7 @@ class PgKb:
                                 {"kb": self.kb.id, "gen": self.kb.generation, "terms": sorted(set(tokens))}).all()
         return self.n_docs, {r.term: int(r.df) for r in rows}
 
-    def hits(self, rows: list[Any], channel: str) -> list[Hit]:
+    def hits(self, rows: Sequence[Any], channel: str) -> list[Hit]:
         """Hits from ranked rows of (chunk_id, score) and the chunk columns of ``_HIT_COLS``."""
         return [_hit(r, float(r.score), channel, rank) for rank, r in enumerate(rows, 1)]
 
@@ -254,7 +254,7 @@ class PgVectorChannel:
         return bundle.hits(rows, self.name)
 
     @staticmethod
-    def _run(bundle: PgKb, sql: str, params: dict[str, Any], ef: int | None) -> list[Any]:
+    def _run(bundle: PgKb, sql: str, params: dict[str, Any], ef: int | None) -> Sequence[Any]:
         with bundle.engine.begin() as conn:
             if ef is not None:
                 conn.execute(text(f"SET LOCAL hnsw.ef_search = {int(ef)}"))
@@ -328,7 +328,7 @@ class PgSmartChannel:
         return hits, SmartResult([], [h.score for h in hits], level, required, n_terms)
 
 
-def _smart_plan(histogram: list[Any], n_terms: int, k: int, too_many: int = 50) -> tuple[int, int]:
+def _smart_plan(histogram: Sequence[Any], n_terms: int, k: int, too_many: int = 50) -> tuple[int, int]:
     """(level, required terms) that ``SmartMatcher.search`` would stop at, from counts of (m1, m2, m3) triples."""
     def count(level: int, required: int) -> int:
         return sum(int(r.n) for r in histogram if (r.m1, r.m2, r.m3)[level - 1] >= required)

@@ -12,10 +12,10 @@ from typing import Any
 from sift.db.search_schema import VISIBLE
 from sift.models import Filters
 
-# Okapi BM25 (retrievers.bm25.term_scores: idf * (tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))), in that
+# Okapi BM25 (sift.index.bm25.term_scores: idf * (tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))), in that
 # operation order), summed per chunk over the query's tokens in query order (a repeated token adds again), as
 # BM25Index._candidates does: floats added in another order differ in the last bit and would break exact ties.
-# idf is rank_bm25's, negative values floored at epsilon × mean idf (retrievers.bm25.idf_okapi). Ties: chunk id.
+# idf is rank_bm25's, negative values floored at epsilon × mean idf (sift.index.bm25.idf_okapi). Ties: chunk id.
 BM25_SQL = """
 SELECT s.chunk_id, s.score, {hit_cols} FROM (
   SELECT p.chunk_id,

@@ -14,7 +14,7 @@ from collections import OrderedDict
 from collections.abc import Generator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sqlalchemy import Engine, select
@@ -27,6 +27,9 @@ from sift.retrievers.channels import INDEX_TYPES, BM25Channel, SmartChannel, Vec
 from sift.retrievers.fusion import fuse, group_by_file
 from sift.text import split_lines
 from sift.tokenize import tokenize
+
+if TYPE_CHECKING:  # the PostgreSQL channels load only with that backend
+    from sift.retrievers.pg_search import PgKb, PgSearchCache
 
 CHANNELS = ("bm25", "vector", "smart")
 MAX_QUERY_CHARS = 2000
@@ -104,7 +107,8 @@ def _channel_types(cache: Any) -> tuple[Any, Any, Any]:
 class Searcher:
     """Runs any subset of channels for a query and fuses them."""
 
-    def __init__(self, engine: Engine, cache: IndexCache, embedder: Any, max_workers: int = 4) -> None:
+    def __init__(self, engine: Engine, cache: IndexCache | PgSearchCache, embedder: Any,
+                 max_workers: int = 4) -> None:
         self.engine = engine
         self.cache = cache
         self.embedder = embedder
@@ -131,7 +135,7 @@ class Searcher:
                     self._encoder_warm = True
 
     def channel(self, name: str, query: str, filters: Filters, k: int, index_type: str = "all",
-                bundle: KbIndex | None = None) -> list[Hit]:
+                bundle: KbIndex | PgKb | None = None) -> list[Hit]:
         """Run one channel."""
         if name == "bm25":
             return self.bm25.search(query, filters, k, bundle=bundle)

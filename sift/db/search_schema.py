@@ -89,7 +89,7 @@ _DDL = (
 
 def pgvector_available(conn: Connection) -> bool:
     """True when this PostgreSQL server can install (or has) the ``vector`` extension."""
-    return conn.execute(text("SELECT count(*) FROM pg_available_extensions WHERE name = 'vector'")).scalar() > 0
+    return conn.execute(text("SELECT count(*) FROM pg_available_extensions WHERE name = 'vector'")).scalar_one() > 0
 
 
 def search_schema_ready(conn: Connection) -> bool:
