@@ -36,6 +36,7 @@ from sift.api.openapi import SWAGGER_DIR, SWAGGER_URL, operation_id
 from sift.api.settings import ApiSettings, api_settings
 from sift.config import Settings
 from sift.db import open_database
+from sift.retrievers.pg_search import PgSearchCache
 from sift.retrievers.search import Searcher
 
 log = logging.getLogger(__name__)
@@ -66,7 +67,8 @@ def _lifespan(settings: ApiSettings, embedder: Any) -> Any:
         if isinstance(loaded, LocalEmbedder):
             loaded = loaded.with_query_threads(settings.embed_threads)
         state.embedder = batching = BatchingEmbedder(loaded)
-        state.cache = cache = ApiIndexCache(engine, settings.resolved_index_dir())
+        state.cache = cache = (PgSearchCache(engine, ref_ttl_s=0.5) if settings.search_backend == "postgres"
+                               else ApiIndexCache(engine, settings.resolved_index_dir()))
         await anyio.to_thread.run_sync(cache.warm)
         state.searcher = searcher = Searcher(engine, cache, state.embedder)
         await anyio.to_thread.run_sync(batching.embed_query, "warm up")  # builds the traced query encoder now

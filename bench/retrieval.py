@@ -10,6 +10,7 @@ Also printed: BM25 query time against ``rank_bm25.BM25Okapi.get_scores`` on the 
 agreement), and fused-search latency on a synthetic 2,000-file repository (``--latency``).
 
 Usage: python bench/retrieval.py [--k 10] [--latency] [--splits dev,test] [--sets a.jsonl,b.jsonl]
+                                [--backend local|postgres|both] [--vector-index flat|hnsw]
 """
 
 from __future__ import annotations
@@ -170,13 +171,27 @@ def _report(split: str, questions: list, rows: Rows) -> dict[str, float]:
     return figures
 
 
-def run_quality(splits: dict[str, list[Path]], k: int) -> None:
-    """Per-channel, fused and naive metrics, reported per split (dev, test) and per question kind."""
+def run_quality(splits: dict[str, list[Path]], k: int, backend: str = "local", vector_index: str = "flat") -> None:
+    """Per-channel, fused and naive metrics, reported per split (dev, test) and per question kind.
+
+    ``backend="postgres"``: the same, with search inside a throwaway pgvector cluster (SIFT_SEARCH_BACKEND=postgres;
+    ``vector_index`` "flat" is an exact scan there, "hnsw" the approximate index).
+    """
+    if backend == "postgres":
+        from tests.pg import PgServer, pgvector_bin_dir
+
+        with PgServer(pgvector_bin_dir()) as server:
+            _run_quality(splits, k, server.create_database(migrated=True), vector_index)
+        return
+    _run_quality(splits, k, None, vector_index)
+
+
+def _run_quality(splits: dict[str, list[Path]], k: int, pg_url: str | None, vector_index: str) -> None:
     from sift.config import Settings
     from sift.db import open_database
     from sift.embed import LocalEmbedder
     from sift.models import Filters
-    from sift.retrievers.base import IndexCache
+    from sift.retrievers.backend import make_index_cache
     from sift.retrievers.search import Searcher
 
     by_split = {}
@@ -189,10 +204,15 @@ def run_quality(splits: dict[str, list[Path]], k: int) -> None:
         by_split[split] = questions
     kbs = sorted({q.kb for qs in by_split.values() for q in qs})
     embedder = LocalEmbedder()
-    settings = Settings(data_dir=OUT / "data")
+    if pg_url:
+        settings = Settings(data_dir=OUT / "data-pg", database_url=pg_url, search_backend="postgres",
+                            vector_index=vector_index)
+    else:
+        settings = Settings(data_dir=OUT / "data", vector_index=vector_index)
+    print(f"\nbackend {settings.search_backend}, vector index {vector_index}")
     roots = _ingest_kbs(settings, embedder, kbs)
     engine = open_database(settings)
-    searcher = Searcher(engine, IndexCache(engine, settings.resolved_index_dir()), embedder)
+    searcher = Searcher(engine, make_index_cache(settings, engine), embedder)
     naive = {kb: NaiveIndex(root, embedder) for kb, root in roots.items()}
     names = ["bm25", "vector", "smart", "fused", "naive"]
     figures = {}
@@ -216,7 +236,7 @@ def run_quality(splits: dict[str, list[Path]], k: int) -> None:
     if "dev" in figures and "test" in figures:
         gap = figures["dev"]["fused_span@3"] - figures["test"]["fused_span@3"]
         print(f"\nfused span@3 dev - test = {gap:+.3f} (target <= 0.10)")
-    if "marshmallow" in kbs:
+    if "marshmallow" in kbs and not pg_url:
         questions = [q.query for qs in by_split.values() for q in qs]
         _bm25_speed(searcher, Filters(kb="marshmallow"), questions)
     searcher.close()
@@ -374,13 +394,17 @@ def main() -> None:
     ap.add_argument("--long-text", action="store_true", help="compare head vs mean-of-windows embeddings")
     ap.add_argument("--bm25-corpus", nargs="?", const="stdlib", default=None,
                     help="BM25 vs BM25Okapi on a large real corpus (default: this Python's stdlib)")
+    ap.add_argument("--backend", choices=("local", "postgres", "both"), default="local",
+                    help="search backend for the quality run (postgres: a throwaway pgvector cluster)")
+    ap.add_argument("--vector-index", choices=("flat", "hnsw"), default="flat")
     args = ap.parse_args()
     if args.sets:
         splits = {"sets": [ROOT / p for p in args.sets.split(",")]}
     else:
         splits = {name: [ROOT / p for p in SPLITS[name]] for name in args.splits.split(",")}
     if not args.no_quality:
-        run_quality(splits, args.k)
+        for backend in ("local", "postgres") if args.backend == "both" else (args.backend,):
+            run_quality(splits, args.k, backend, args.vector_index)
     if args.long_text:
         run_long_text([p for paths in splits.values() for p in paths], args.k)
     if args.latency:

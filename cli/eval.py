@@ -157,7 +157,7 @@ def _fused_retriever(settings: Settings, kb: str) -> tuple[Callable[[Any, int], 
     """The fused retriever over the kb's serving generation, and the function that releases it."""
     try:
         from sift.embed import make_embedder
-        from sift.retrievers.base import IndexCache
+        from sift.retrievers.backend import make_index_cache
         from sift.retrievers.search import Searcher
     except ImportError as exc:
         raise SiftError("retrieval mode needs the fused retriever (retrievers.search.Searcher), which this "
@@ -166,7 +166,7 @@ def _fused_retriever(settings: Settings, kb: str) -> tuple[Callable[[Any, int], 
     from sift.models import Filters
 
     engine = open_database(settings)
-    searcher = Searcher(engine, IndexCache(engine, settings.resolved_index_dir()), make_embedder(settings))
+    searcher = Searcher(engine, make_index_cache(settings, engine), make_embedder(settings))
     filters = Filters(kb=kb, tenant=settings.tenant)
 
     def retrieve(question: Any, k: int) -> list[Any]:

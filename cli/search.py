@@ -42,12 +42,12 @@ def run(args: argparse.Namespace) -> int:
     query, names = check_request(args.query, args.k, args.channel, args.index)
     from sift.db import open_database
     from sift.models import Filters
-    from sift.retrievers.base import IndexCache
+    from sift.retrievers.backend import make_index_cache
     from sift.retrievers.search import Searcher
 
     settings = settings_from(args)
     engine = open_database(settings)
-    cache = IndexCache(engine, settings.resolved_index_dir())
+    cache = make_index_cache(settings, engine)
     tenant = args.tenant or settings.tenant
     filters = Filters(kb=args.kb, tenant=tenant, path_glob=args.path, language=args.lang, source_type=args.source)
     cache.get(args.kb, tenant)

@@ -13,7 +13,7 @@ import contextvars
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import Engine, select
 
@@ -31,6 +31,9 @@ from sift.retrievers.fusion import dedup_overlaps, fuse, sort_hits
 from sift.retrievers.search import identifiers_in
 from sift.text import split_lines
 from sift.tokenize import prefix_variants, tokenize
+
+if TYPE_CHECKING:  # the PostgreSQL channels load only with that backend
+    from sift.retrievers.pg_search import PgKb
 
 MAX_EVIDENCE_CHARS = 4000
 MAX_CALLERS = 5
@@ -116,28 +119,24 @@ def timed_result(task: RetrieveTask, started: float, hits: Sequence[Hit], error:
                          error=error)
 
 
-def result_hits(result: ChannelResult, index: KbIndex | None) -> list[Hit]:
+def result_hits(result: ChannelResult, index: KbIndex | PgKb | None) -> list[Hit]:
     """The branch's hits again: chunks rebuilt from the generation's index (one no longer in it is dropped)."""
     hits = [Hit(**h) for h in result.spans]
     if result.ranked and index is not None:
-        rebuilt = (index.hit(r.chunk_id, r.score, result.channel, r.rank) for r in result.ranked)
-        hits = [h for h in rebuilt if h is not None] + hits
+        hits = index.rebuild(((r.chunk_id, r.score, r.rank) for r in result.ranked), result.channel) + hits
     return hits
 
 
-def leading_hits(results: Sequence[ChannelResult], index: KbIndex | None, top: int = 3) -> list[tuple[str, list[Hit]]]:
+def leading_hits(results: Sequence[ChannelResult], index: KbIndex | PgKb | None,
+                 top: int = 3) -> list[tuple[str, list[Hit]]]:
     """Each search branch's first ``top`` hits, rebuilt from the index: which places the channels agree lead."""
     if index is None:
         return []
-    out = []
-    for r in results:
-        if r.ranked:
-            hits = (index.hit(x.chunk_id, x.score, r.channel, x.rank) for x in r.ranked if x.rank <= top)
-            out.append((r.channel, [h for h in hits if h is not None]))
-    return out
+    return [(r.channel, index.rebuild(((x.chunk_id, x.score, x.rank) for x in r.ranked if x.rank <= top),
+                                      r.channel)) for r in results if r.ranked]
 
 
-def fuse_results(results: Sequence[ChannelResult], question: str, index: KbIndex | None) -> list[Hit]:
+def fuse_results(results: Sequence[ChannelResult], question: str, index: KbIndex | PgKb | None) -> list[Hit]:
     """RRF over every branch of the round (DocQL and file reads count as rankings too), deduplicated.
 
     ``index`` is the knowledge base's serving bundle, to rebuild the search channels' hits from their ids.
@@ -257,12 +256,14 @@ def term_idf(searcher: Any, kb: str, tenant: str, terms: Sequence[str]) -> dict[
         bundle = searcher.cache.get(kb, tenant)
     except SiftError:
         return {}
-    bm25 = bundle.indexes.bm25
-    n = max(1, len(bm25.ids))
+    # Every form of every term in one lookup: on the PostgreSQL backend it is one query.
+    wanted = [v for term in terms for tok in tokenize(term) for v in (tok, *prefix_variants(tok))]
+    n, known = bundle.doc_freqs(wanted)
+    n = max(1, n)
     out: dict[str, float] = {CEILING_KEY: idf_plus_one(n, 0)}
     for term in terms:
         for tok in tokenize(term):
             # A word the corpus only has without its prefix ("recomputed": "computed") counts as that word.
-            count = bm25.doc_freq(tok) or next((c for c in map(bm25.doc_freq, prefix_variants(tok)) if c), 0)
+            count = known.get(tok) or next((c for c in map(known.get, prefix_variants(tok)) if c), 0)
             out[tok] = idf_plus_one(n, count)
     return out

@@ -200,11 +200,11 @@ def open_resources(settings: Settings, embedder: Any = None) -> tuple[Engine, An
     """The engine and fused searcher for ``settings`` (the embedder is loaded here unless given)."""
     from sift.db import open_database
     from sift.embed import make_embedder
-    from sift.retrievers.base import IndexCache
+    from sift.retrievers.backend import make_index_cache
     from sift.retrievers.search import Searcher
 
     engine = open_database(settings)
-    searcher = Searcher(engine, IndexCache(engine, settings.resolved_index_dir()), embedder or make_embedder(settings))
+    searcher = Searcher(engine, make_index_cache(settings, engine), embedder or make_embedder(settings))
     return engine, searcher
 
 

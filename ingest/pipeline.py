@@ -255,7 +255,7 @@ def _build(
         summary["llm_parser"] = registry.llm.stats.as_dict()
 
     changed = bool(replaced or deleted or summary["added"])
-    if not changed and kb.generation and (not build_index or _has_index(engine, kb)):
+    if not changed and kb.generation and (not build_index or _has_index(engine, kb, settings.search_backend)):
         with engine.begin() as conn:
             store.drop_generation(conn, kb.id, number)
             summary.update(generation=kb.generation, status="unchanged")
@@ -267,8 +267,6 @@ def _build(
         store.close_files(conn, replaced + deleted, number)
     index_dir = None
     if build_index:
-        from sift.ingest.index import build_indexes
-
         if embedder is None:
             from sift.embed import make_embedder
 
@@ -277,13 +275,23 @@ def _build(
             embedder = make_embedder(settings)
             if progress:
                 progress("model", 1, 1)
-        index_dir = generation_dir(index_root, kb.id, number)
-        prev_dir = generation_dir(index_root, kb.id, kb.generation) if kb.generation else None
-        summary["index"] = build_indexes(
-            engine, embedder, kb.id, number, index_dir,
-            previous_dir=prev_dir if prev_dir and prev_dir.exists() else None,
-            progress=progress, vector_kind=settings.vector_index,
-        )
+        if settings.search_backend == "postgres":
+            from sift.ingest.pg_index import build_pg_index
+
+            summary["index"] = build_pg_index(
+                engine, embedder, kb.id, number, kb.generation or None,
+                vector_kind=settings.vector_index, progress=progress,
+            )
+        else:
+            from sift.ingest.index import build_indexes
+
+            index_dir = generation_dir(index_root, kb.id, number)
+            prev_dir = generation_dir(index_root, kb.id, kb.generation) if kb.generation else None
+            summary["index"] = build_indexes(
+                engine, embedder, kb.id, number, index_dir,
+                previous_dir=prev_dir if prev_dir and prev_dir.exists() else None,
+                progress=progress, vector_kind=settings.vector_index,
+            )
     summary["seconds"] = round(time.perf_counter() - started, 3)
     summary["status"] = "published"
     with engine.begin() as conn:
@@ -294,7 +302,11 @@ def _build(
     return summary
 
 
-def _has_index(engine: Engine, kb: KbRef) -> bool:
+def _has_index(engine: Engine, kb: KbRef, backend: str = "local") -> bool:
+    if backend == "postgres":
+        from sift.ingest.pg_index import has_pg_index
+
+        return has_pg_index(engine, kb.id, kb.generation)
     with engine.connect() as conn:
         path = conn.execute(
             select(Generation.index_path).where(Generation.kb_id == kb.id, Generation.number == kb.generation)

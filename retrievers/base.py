@@ -15,6 +15,7 @@ import socket
 import threading
 import time
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, Protocol
@@ -170,6 +171,12 @@ class KbIndex:
     directory: Path
     loaded_at: float
 
+    def doc_freqs(self, tokens: list[str]) -> tuple[int, dict[str, int]]:
+        """(N, {token: document frequency}) in this generation's BM25 index; absent tokens are left out."""
+        bm25 = self.indexes.bm25
+        found = {t: c for t in set(tokens) if (c := bm25.doc_freq(t))}
+        return len(bm25.ids), found
+
     def hit(self, chunk_id: int, score: float, channel: str, rank: int) -> Hit | None:
         """A Hit for ``chunk_id`` built from the metadata table."""
         pos = self.chunks.position(chunk_id)
@@ -179,6 +186,11 @@ class KbIndex:
         return Hit(chunk_id=int(chunk_id), node_id=r.node_id, path=r.path, start_line=r.start_line,
                    end_line=r.end_line, kind=r.kind, name=r.name, symbol=r.symbol, part=r.part,
                    module_code=r.module_code, score=float(score), channel=channel, rank=rank, channels=(channel,))
+
+    def rebuild(self, ranked: Iterable[tuple[int, float, int]], channel: str) -> list[Hit]:
+        """Hits for (chunk id, score, rank) triples; a chunk no longer in this generation is dropped."""
+        built = (self.hit(chunk_id, score, channel, rank) for chunk_id, score, rank in ranked)
+        return [h for h in built if h is not None]
 
 
 class IndexCache:

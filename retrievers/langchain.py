@@ -20,6 +20,7 @@ from pydantic import ConfigDict
 from sqlalchemy import select
 
 from sift.db.tables import Chunk
+from sift.errors import InvalidQuery
 from sift.models import Filters
 from sift.retrievers.search import Searcher
 
@@ -71,6 +72,9 @@ def langchain_faiss(searcher: Searcher, kb: str, index_type: str = "function", t
     from langchain_community.vectorstores.utils import DistanceStrategy
 
     bundle = searcher.cache.get(kb, tenant)
+    if not hasattr(bundle, "indexes"):
+        raise InvalidQuery("a LangChain FAISS store needs the local search backend's index files; with "
+                           "SIFT_SEARCH_BACKEND=postgres use SiftRetriever instead")
     index = bundle.indexes.vectors[index_type]
     ids = [int(i) for i in index.ids]
     with searcher.engine.connect() as conn:

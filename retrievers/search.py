@@ -14,7 +14,7 @@ from collections import OrderedDict
 from collections.abc import Generator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sqlalchemy import Engine, select
@@ -27,6 +27,9 @@ from sift.retrievers.channels import INDEX_TYPES, BM25Channel, SmartChannel, Vec
 from sift.retrievers.fusion import fuse, group_by_file
 from sift.text import split_lines
 from sift.tokenize import tokenize
+
+if TYPE_CHECKING:  # the PostgreSQL channels load only with that backend
+    from sift.retrievers.pg_search import PgKb, PgSearchCache
 
 CHANNELS = ("bm25", "vector", "smart")
 MAX_QUERY_CHARS = 2000
@@ -92,15 +95,25 @@ class SearchResult:
         }
 
 
+def _channel_types(cache: Any) -> tuple[Any, Any, Any]:
+    """The BM25, smart and vector channel classes for the cache's search backend."""
+    if getattr(cache, "backend", "local") == "postgres":
+        from sift.retrievers.pg_search import PgBM25Channel, PgSmartChannel, PgVectorChannel
+
+        return PgBM25Channel, PgSmartChannel, PgVectorChannel
+    return BM25Channel, SmartChannel, VectorChannel
+
+
 class Searcher:
     """Runs any subset of channels for a query and fuses them."""
 
-    def __init__(self, engine: Engine, cache: IndexCache, embedder: Any, max_workers: int = 4) -> None:
+    def __init__(self, engine: Engine, cache: IndexCache | PgSearchCache, embedder: Any,
+                 max_workers: int = 4) -> None:
         self.engine = engine
         self.cache = cache
         self.embedder = embedder
-        self.bm25 = BM25Channel(cache)
-        self.smart = SmartChannel(cache)
+        bm25, smart, self._vector = _channel_types(cache)
+        self.bm25, self.smart = bm25(cache), smart(cache)
         self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="sift-channel")
         self._text_cache: OrderedDict[int, tuple[str, int]] = OrderedDict()
         self._text_lock = threading.Lock()
@@ -122,14 +135,14 @@ class Searcher:
                     self._encoder_warm = True
 
     def channel(self, name: str, query: str, filters: Filters, k: int, index_type: str = "all",
-                bundle: KbIndex | None = None) -> list[Hit]:
+                bundle: KbIndex | PgKb | None = None) -> list[Hit]:
         """Run one channel."""
         if name == "bm25":
             return self.bm25.search(query, filters, k, bundle=bundle)
         if name == "smart":
             return self.smart.search(query, filters, k, bundle=bundle)
         if name == "vector":
-            return VectorChannel(self.cache, self.embedder, index_type).search(query, filters, k, bundle=bundle)
+            return self._vector(self.cache, self.embedder, index_type).search(query, filters, k, bundle=bundle)
         raise InvalidQuery(f"unknown channel {name!r}; use one of {', '.join(CHANNELS)} or all", field="channel")
 
     def search(
@@ -166,6 +179,8 @@ class Searcher:
     ) -> SearchResult:
         """``search`` for an event loop: the ranking runs on the loop (a few ms of CPU that would hold the GIL in
         any thread), and the loop serves other requests while the query embedding is computed."""
+        if getattr(self.cache, "blocking_io", False):  # channels that wait on a database belong in a thread
+            return await asyncio.to_thread(self.search, query, filters, k, channels, index_type, depth)
         steps = self._steps(query, filters, k, channels, index_type, depth)
         try:
             pending = next(steps)
@@ -198,7 +213,7 @@ class Searcher:
             if name == "smart":
                 hits, extra = self.smart.search_detailed(query, filters, depth, bundle)
             elif name == "vector":
-                hits = VectorChannel(self.cache, self.embedder, index_type).search(
+                hits = self._vector(self.cache, self.embedder, index_type).search(
                     query, filters, depth, query_vec=vector, bundle=bundle)
             else:
                 hits = self.channel(name, query, filters, depth, index_type, bundle)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -37,6 +38,11 @@ class Settings(BaseSettings):
     embed_model: str = "text-embedding-3-small"
     embed_batch_size: int = 64
     vector_index: str = Field(default="flat", description="flat (exact) | hnsw (approximate).")
+    search_backend: Literal["local", "postgres"] = Field(
+        default="local",
+        description="local: FAISS and BM25 files per generation, loaded by every replica; postgres: pgvector and "
+                    "BM25 postings queried inside PostgreSQL (needs SIFT_DATABASE_URL there, with pgvector).",
+    )
     generation_grace_s: float = Field(
         default=300.0, description="Keep an old generation while a replica has used it within this many seconds."
     )

@@ -107,7 +107,7 @@ def ingested_repo(base: Path, files: Mapping[str, str], kb: str, embedder: Any) 
     from sift.config import Settings
     from sift.db import open_database
     from sift.ingest.pipeline import ingest
-    from sift.retrievers.base import IndexCache
+    from sift.retrievers.backend import make_index_cache
     from sift.retrievers.search import Searcher
 
     repo = base / kb
@@ -117,7 +117,7 @@ def ingested_repo(base: Path, files: Mapping[str, str], kb: str, embedder: Any) 
     settings = Settings(data_dir=base / "data")
     ingest(settings, repo, kb, embedder=embedder)
     engine = open_database(settings)
-    searcher = Searcher(engine, IndexCache(engine, settings.resolved_index_dir()), embedder)
+    searcher = Searcher(engine, make_index_cache(settings, engine), embedder)
     try:
         yield settings, engine, searcher
     finally:
@@ -240,3 +240,15 @@ def any_database(request, tmp_path, monkeypatch) -> str:
         url = f"sqlite:///{tmp_path / 'sqlite' / 'sift.db'}"
     monkeypatch.setenv("SIFT_DATABASE_URL", url)
     return url
+
+
+@pytest.fixture(scope="session")
+def pgvector_server():
+    """A PostgreSQL server with the pgvector extension (pgserver's binaries) for this test process."""
+    from tests.pg import PgServer, pgvector_bin_dir
+
+    server = PgServer(pgvector_bin_dir()).start()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -54,6 +54,16 @@ def find_bin_dir() -> Path:
     raise PgUnavailable("PostgreSQL server binaries not found; run scripts/pg.sh (needs root for apt-get)")
 
 
+def pgvector_bin_dir() -> Path:
+    """Server binaries with the pgvector extension: PostgreSQL 16 + pgvector bundled by the ``pgserver`` wheel
+    (the ``test`` extra; Debian's ``postgresql`` package has no pgvector)."""
+    try:
+        import pgserver
+    except ImportError as exc:
+        raise PgUnavailable("the pgvector tests need the pgserver package: pip install -e '.[test]'") from exc
+    return Path(pgserver.__file__).parent / "pginstall" / "bin"
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that was free a moment ago."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:

@@ -116,11 +116,11 @@ def test_graph_cold_searcher_is_warmed_before_the_budget(env) -> None:
     # A fresh searcher and model, as in a new CLI process (cold indexes; the query encoder is built on first use,
     # which takes longer than this budget): warming happens before the clock starts, so nothing times out.
     from sift.embed import LocalEmbedder
-    from sift.retrievers.base import IndexCache
+    from sift.retrievers.backend import make_index_cache
     from sift.retrievers.search import Searcher
 
     settings, engine, _ = env
-    cold = Searcher(engine, IndexCache(engine, settings.resolved_index_dir()), LocalEmbedder())
+    cold = Searcher(engine, make_index_cache(settings, engine), LocalEmbedder())
     try:
         events, _ = _run((settings, engine, cold), "Where is validate_token defined?", channel_timeout_ms=300)
     finally:

@@ -13,7 +13,7 @@ from sift.db import open_database
 from sift.errors import InvalidQuery, NotFound
 from sift.ingest.pipeline import ingest
 from sift.models import Filters
-from sift.retrievers.base import IndexCache
+from sift.retrievers.backend import make_index_cache
 from sift.retrievers.search import Searcher, identifiers_in
 
 
@@ -33,7 +33,7 @@ def searcher(tmp_path_factory, local_embedder):
     ingest(settings, repo, "tiny", embedder=local_embedder)
     ingest(settings, other, "tiny", tenant="acme", embedder=local_embedder)
     engine = open_database(settings)
-    s = Searcher(engine, IndexCache(engine, settings.resolved_index_dir()), local_embedder)
+    s = Searcher(engine, make_index_cache(settings, engine), local_embedder)
     yield s, settings
     s.close()
 

@@ -1,0 +1,344 @@
+"""Query side of the PostgreSQL search backend: BM25, vector and smart channels as SQL over the serving generation.
+
+The channels have the local ones' interface (``retrievers.channels``) and are chosen by ``Searcher`` when its cache
+is a ``PgSearchCache``. A replica holds no index: each request resolves the serving generation (as ``IndexCache``
+does) and queries it, so a published generation is searched at once, with no files and no reload. Filters (tenant
+and knowledge base select ``kb_id``; source type, language and path glob go through ``files``; public through
+``chunks``) are WHERE clauses of the ranking query itself, so the top k are the top k of the allowed chunks.
+Tables and their invariants: ``sift.db.search_schema``; the write side: ``ingest.pg_index``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from sqlalchemy import Engine, text
+from sqlalchemy.exc import SQLAlchemyError
+
+from sift.catalog import KbRef, get_serving_kb, touch_lease
+from sift.db.search_schema import VISIBLE, vector_literal
+from sift.errors import IndexNotReady, InvalidQuery
+from sift.models import Filters, Hit
+from sift.retrievers.pg_sql import BM25_SQL, filter_sql, smart_sql
+from sift.retrievers.smart import CONTENT_WEIGHT, LEVEL_WEIGHT, NAME_WEIGHT, SmartResult, query_terms
+from sift.tokenize import tokenize
+
+log = logging.getLogger(__name__)
+
+INDEX_KINDS = {"file": ("file",), "function": ("function",), "doc": ("doc",), "all": ("file", "function", "doc")}
+#: HNSW candidates per query (pgvector's hnsw.ef_search): at least this many, and twice k for deep lists.
+EF_SEARCH = 128
+MAX_EF_SEARCH = 1000  # pgvector's upper bound
+#: BM25 parameters of the local index (sift.index.bm25.BM25Builder defaults, i.e. rank_bm25's).
+K1, B, EPSILON = 1.5, 0.75, 0.25
+_HIT_COLS = "c.node_id, c.path, c.start_line, c.end_line, c.kind, c.name, c.symbol, c.part, c.module_code"
+
+
+@dataclass
+class PgKb:
+    """The serving generation of one knowledge base and its search statistics (a few numbers, no index)."""
+
+    kb: KbRef
+    n_docs: int
+    total_len: int
+    n_terms: int
+    idf_sum: float
+    model_id: str
+    dim: int
+    vector_kind: str
+    engine: Engine = field(repr=False)
+
+    @property
+    def avgdl(self) -> float:
+        """Average document length in tokens, as the local index computes it."""
+        return self.total_len / self.n_docs if self.n_docs else 0.0
+
+    @property
+    def idf_floor(self) -> float:
+        """rank_bm25's floor for negative idf: epsilon × the mean idf over the vocabulary."""
+        return EPSILON * (self.idf_sum / self.n_terms) if self.n_terms else 0.0
+
+    def doc_freqs(self, tokens: list[str]) -> tuple[int, dict[str, int]]:
+        """(N, {token: document frequency}) in this generation; absent tokens are left out."""
+        if not tokens:
+            return self.n_docs, {}
+        with self.engine.connect() as conn:
+            rows = conn.execute(text("SELECT term, df FROM search_terms WHERE kb_id = :kb AND generation = :gen "
+                                     "AND term = ANY(CAST(:terms AS text[]))"),
+                                {"kb": self.kb.id, "gen": self.kb.generation, "terms": sorted(set(tokens))}).all()
+        return self.n_docs, {r.term: int(r.df) for r in rows}
+
+    def hits(self, rows: Sequence[Any], channel: str) -> list[Hit]:
+        """Hits from ranked rows of (chunk_id, score) and the chunk columns of ``_HIT_COLS``."""
+        return [_hit(r, float(r.score), channel, rank) for rank, r in enumerate(rows, 1)]
+
+    def rebuild(self, ranked: Iterable[tuple[int, float, int]], channel: str) -> list[Hit]:
+        """Hits for (chunk id, score, rank) triples, in one query; a chunk no longer in this generation is dropped."""
+        ranked = list(ranked)
+        if not ranked:
+            return []
+        with self.engine.connect() as conn:
+            rows = conn.execute(text(
+                f"SELECT c.id AS chunk_id, {_HIT_COLS} FROM chunks c JOIN files f ON f.id = c.file_id "
+                f"WHERE c.id = ANY(CAST(:ids AS integer[])) AND {VISIBLE}"),
+                {"ids": sorted({cid for cid, _, _ in ranked}), "kb": self.kb.id, "gen": self.kb.generation}).all()
+        by_id = {r.chunk_id: r for r in rows}
+        return [_hit(by_id[cid], score, channel, rank) for cid, score, rank in ranked if cid in by_id]
+
+
+def _hit(r: Any, score: float, channel: str, rank: int) -> Hit:
+    return Hit(chunk_id=int(r.chunk_id), node_id=r.node_id, path=r.path, start_line=r.start_line,
+               end_line=r.end_line, kind=r.kind, name=r.name, symbol=r.symbol, part=r.part or None,
+               module_code=bool(r.module_code), score=score, channel=channel, rank=rank, channels=(channel,))
+
+
+class PgSearchCache:
+    """Resolves a knowledge base's serving generation to a ``PgKb``; what ``IndexCache`` is to the local backend.
+
+    Only the generation's statistics row is remembered (per kb id and generation), and the (tenant, kb) →
+    generation lookup for ``ref_ttl_s`` (0: every call). Like ``IndexCache`` it leases the generations it serves,
+    so garbage collection keeps an old generation's rows while requests may still read them.
+    """
+
+    backend = "postgres"
+    blocking_io = True  # every search is a database round trip: run it off an event loop
+
+    def __init__(self, engine: Engine, ref_ttl_s: float = 0.0, lease_refresh_s: float = 30.0) -> None:
+        self.engine = engine
+        self.ref_ttl_s = ref_ttl_s
+        self.lease_refresh_s = lease_refresh_s
+        self.replica = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self._lock = threading.Lock()
+        self._refs: dict[tuple[str, str], tuple[float, KbRef]] = {}
+        self._loaded: dict[tuple[str, str], PgKb] = {}
+        self._leased: dict[tuple[int, int], float] = {}
+
+    def _ref(self, kb: str, tenant: str) -> KbRef:
+        key, now = (tenant, kb), time.monotonic()
+        hit = self._refs.get(key)
+        if hit is not None and hit[0] > now:
+            return hit[1]
+        ref = get_serving_kb(self.engine, kb, tenant)
+        if self.ref_ttl_s > 0:
+            self._refs[key] = (now + self.ref_ttl_s, ref)
+        return ref
+
+    def get(self, kb: str, tenant: str = "default") -> PgKb:
+        """The serving generation of ``kb`` (IndexNotReady while it has none or was not indexed in PostgreSQL)."""
+        ref = self._ref(kb, tenant)
+        key = (tenant, kb)
+        bundle = self._loaded.get(key)
+        if bundle is None or (bundle.kb.id, bundle.kb.generation) != (ref.id, ref.generation):
+            bundle = self._load(ref)
+            with self._lock:
+                self._loaded[key] = bundle
+        self._lease(ref)
+        return bundle
+
+    def _load(self, ref: KbRef) -> PgKb:
+        try:
+            with self.engine.connect() as conn:
+                row = conn.execute(text("SELECT * FROM search_stats WHERE kb_id = :kb AND generation = :gen"),
+                                   {"kb": ref.id, "gen": ref.generation}).first()
+        except SQLAlchemyError as exc:  # the tables are missing: pgvector was never set up here
+            raise IndexNotReady(f"knowledge base {ref.name!r} has no PostgreSQL search index (SIFT_SEARCH_BACKEND="
+                                f"postgres needs pgvector); run `sift ingest {ref.root_path} --kb {ref.name}`") from exc
+        if row is None:
+            raise IndexNotReady(
+                f"knowledge base {ref.name!r} generation {ref.generation} has no PostgreSQL search index; run "
+                f"`sift ingest {ref.root_path} --kb {ref.name}` with SIFT_SEARCH_BACKEND=postgres")
+        return PgKb(ref, int(row.n_docs), int(row.total_len), int(row.n_terms), float(row.idf_sum), row.model_id,
+                    int(row.dim), row.vector_kind, self.engine)
+
+    def _lease(self, kb: KbRef) -> None:
+        key, now = (kb.id, kb.generation), time.monotonic()
+        if now - self._leased.get(key, -1e9) < self.lease_refresh_s:
+            return
+        self._leased[key] = now
+        try:
+            with self.engine.begin() as conn:
+                touch_lease(conn, kb.id, kb.generation, self.replica)
+        except SQLAlchemyError as exc:  # a missed lease only shortens the grace period; never fail a query
+            log.warning("could not record the lease on kb %d generation %d: %s", kb.id, kb.generation, exc)
+
+    def forget(self, kb: str, tenant: str = "default") -> None:
+        """Drop what is remembered about ``kb`` (after it was deleted)."""
+        with self._lock:
+            self._loaded.pop((tenant, kb), None)
+            self._refs.pop((tenant, kb), None)
+
+    def loaded(self) -> int:
+        """How many knowledge bases have their statistics remembered."""
+        return len(self._loaded)
+
+    def warm(self) -> int:
+        """Nothing to load: the indexes live in PostgreSQL (kept for the app's lifespan, which calls it)."""
+        return self.loaded()
+
+
+def _bundle(cache: PgSearchCache, filters: Filters, bundle: PgKb | None) -> PgKb:
+    return bundle if bundle is not None else cache.get(filters.kb, filters.tenant or "default")
+
+
+def _base_params(bundle: PgKb) -> dict[str, Any]:
+    return {"kb": bundle.kb.id, "gen": bundle.kb.generation, "tenant": bundle.kb.tenant}
+
+
+class PgBM25Channel:
+    """Okapi BM25 in one SQL query over the postings, with the local index's k1, b and idf floor."""
+
+    name = "bm25"
+
+    def __init__(self, cache: PgSearchCache) -> None:
+        self.cache = cache
+
+    def search(self, query: str, filters: Filters, k: int, bundle: PgKb | None = None) -> list[Hit]:
+        """Top ``k`` chunks by BM25 score; score desc, then chunk id asc."""
+        bundle = _bundle(self.cache, filters, bundle)
+        terms = tokenize(query)
+        if k <= 0 or not terms or not bundle.n_docs:
+            return []
+        where, params = filter_sql(filters, "p.chunk_id")
+        params.update(_base_params(bundle), terms=terms, k=k, k1=K1, b=B, avgdl=bundle.avgdl,
+                      n=float(bundle.n_docs), floor=bundle.idf_floor)
+        with bundle.engine.connect() as conn:
+            rows = conn.execute(text(BM25_SQL.format(visible=VISIBLE, filters=where, hit_cols=_HIT_COLS)), params).all()
+        return bundle.hits(rows, self.name)
+
+
+class PgVectorChannel:
+    """Nearest chunks by inner product in pgvector: HNSW when the generation has it, else an exact scan."""
+
+    name = "vector"
+
+    def __init__(self, cache: PgSearchCache, embedder: Any, index_type: str = "all", exact: bool | None = None) -> None:
+        if index_type not in INDEX_KINDS:
+            raise InvalidQuery(f"index_type must be one of {', '.join(INDEX_KINDS)}, got {index_type!r}",
+                               field="index_type")
+        self.cache = cache
+        self.embedder = embedder
+        self.index_type = index_type
+        self.exact = exact  # None: as the generation was built (flat → exact, hnsw → approximate)
+
+    def search(self, query: str, filters: Filters, k: int, query_vec: np.ndarray | None = None,
+               bundle: PgKb | None = None) -> list[Hit]:
+        """Top ``k`` chunks by cosine similarity (inner product of normalised vectors); ties by chunk id."""
+        bundle = _bundle(self.cache, filters, bundle)
+        if k <= 0 or not bundle.n_docs:
+            return []
+        vec = self.embedder.embed_query(query) if query_vec is None else query_vec
+        if len(vec) != bundle.dim:
+            raise IndexNotReady(f"knowledge base {bundle.kb.name!r} was embedded with {bundle.model_id} "
+                                f"({bundle.dim} dimensions); the query model gives {len(vec)}")
+        where, params = filter_sql(filters, "v.chunk_id")
+        params.update(_base_params(bundle), q=vector_literal(vec), model=bundle.model_id,
+                      kinds=list(INDEX_KINDS[self.index_type]), k=k)
+        exact = self.exact if self.exact is not None else bundle.vector_kind != "hnsw"
+        if not exact:
+            ef = min(MAX_EF_SEARCH, max(EF_SEARCH, 2 * k))
+            rows = self._run(bundle, _hnsw_sql(bundle, where), {**params, "ef": ef}, ef)
+            if len(rows) >= k:
+                return bundle.hits(rows, self.name)
+            # Filters removed too many of the graph's candidates: rank the allowed chunks exactly instead.
+        rows = self._run(bundle, _exact_sql(where), params, None)
+        return bundle.hits(rows, self.name)
+
+    @staticmethod
+    def _run(bundle: PgKb, sql: str, params: dict[str, Any], ef: int | None) -> Sequence[Any]:
+        with bundle.engine.begin() as conn:
+            if ef is not None:
+                conn.execute(text(f"SET LOCAL hnsw.ef_search = {int(ef)}"))
+            return conn.execute(text(sql), params).all()
+
+
+_VEC_WHERE = f"v.kb_id = :kb AND v.model_id = :model AND {VISIBLE} AND v.kind = ANY(CAST(:kinds AS text[]))"
+
+
+def _exact_sql(filters: str) -> str:
+    """Every allowed vector scored (ordering by the uncast column never uses an HNSW index)."""
+    return (
+        f"SELECT s.chunk_id, -s.dist AS score, {_HIT_COLS} FROM ("
+        "  SELECT v.chunk_id, v.embedding <#> CAST(:q AS vector) AS dist FROM search_vectors v"
+        f"  JOIN files f ON f.id = v.file_id WHERE {_VEC_WHERE} {filters}"
+        "  ORDER BY dist, v.chunk_id LIMIT :k"
+        ") s JOIN chunks c ON c.id = s.chunk_id ORDER BY s.dist, s.chunk_id"
+    )
+
+
+def _hnsw_sql(bundle: PgKb, filters: str) -> str:
+    """The graph's ``ef`` nearest of the kb (its partial index: kb id and width as literals), then the filters."""
+    kb, dim = int(bundle.kb.id), int(bundle.dim)
+    return (
+        f"SELECT v.chunk_id, -v.dist AS score, {_HIT_COLS} FROM ("
+        f"  SELECT v.chunk_id, v.file_id, v.kind, v.model_id, v.kb_id, v.embedding::vector({dim}) <#> "
+        f"    CAST(:q AS vector({dim})) AS dist FROM search_vectors v WHERE v.kb_id = {kb} AND v.dim = {dim}"
+        "    ORDER BY dist LIMIT :ef"
+        f") v JOIN files f ON f.id = v.file_id JOIN chunks c ON c.id = v.chunk_id WHERE {_VEC_WHERE} {filters}"
+        " ORDER BY v.dist, v.chunk_id LIMIT :k"
+    )
+
+
+class PgSmartChannel:
+    """The smart keyword channel (``retrievers.smart``) with its matches counted in SQL."""
+
+    name = "smart"
+
+    def __init__(self, cache: PgSearchCache) -> None:
+        self.cache = cache
+
+    def search(self, query: str, filters: Filters, k: int, bundle: PgKb | None = None) -> list[Hit]:
+        """Top ``k`` chunks by expanded keyword matches."""
+        return self.search_detailed(query, filters, k, bundle)[0]
+
+    def search_detailed(self, query: str, filters: Filters, k: int,
+                        bundle: PgKb | None = None) -> tuple[list[Hit], SmartResult]:
+        """Hits plus the level and term requirement the search stopped at (``SmartMatcher.search``'s rules)."""
+        bundle = _bundle(self.cache, filters, bundle)
+        terms = query_terms(query)
+        n_terms = len(terms)
+        if not terms or not bundle.n_docs:
+            return [], SmartResult([], [], 0, 0, n_terms)
+        ti, forms, levels, cw, nw = [], [], [], [], []
+        for i, term in enumerate(terms):
+            for lv in (1, 2, 3):
+                for form in sorted(term.forms[lv] - (term.forms[lv - 1] if lv > 1 else frozenset())):
+                    ti.append(i)
+                    forms.append(form)
+                    levels.append(lv)
+                    cw.append(CONTENT_WEIGHT * LEVEL_WEIGHT[lv])  # the products SmartMatcher uses, to the bit
+                    nw.append(NAME_WEIGHT * LEVEL_WEIGHT[lv])
+        histogram_sql, params = smart_sql(filters, "histogram", _HIT_COLS)
+        top_sql, _ = smart_sql(filters, "top", _HIT_COLS)
+        params.update(_base_params(bundle), ti=ti, forms=forms, levels=levels, cw=cw, nw=nw)
+        with bundle.engine.connect() as conn:
+            histogram = conn.execute(text(histogram_sql), params).all()
+            level, required = _smart_plan(histogram, n_terms, k)
+            rows = conn.execute(text(top_sql), {**params, "level": level, "required": required, "k": k}).all()
+        hits = bundle.hits(rows, self.name)
+        return hits, SmartResult([], [h.score for h in hits], level, required, n_terms)
+
+
+def _smart_plan(histogram: Sequence[Any], n_terms: int, k: int, too_many: int = 50) -> tuple[int, int]:
+    """(level, required terms) that ``SmartMatcher.search`` would stop at, from counts of (m1, m2, m3) triples."""
+    def count(level: int, required: int) -> int:
+        return sum(int(r.n) for r in histogram if (r.m1, r.m2, r.m3)[level - 1] >= required)
+
+    plans = [(lv, n_terms) for lv in (1, 2, 3)]
+    plans += [(3, r) for r in range(n_terms - 1, max(1, math.ceil(n_terms / 3)) - 1, -1)]
+    level, required = plans[-1]
+    for level, required in plans:
+        if count(level, required) >= k:
+            break
+    if count(level, required) > too_many * k and required < n_terms and count(level, required + 1) >= k:
+        required += 1
+    return level, required

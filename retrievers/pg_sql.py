@@ -1,0 +1,157 @@
+"""SQL of the PostgreSQL search channels: the Okapi BM25 query, the smart matcher's counts, and filters.
+
+User input never enters the SQL text: terms, globs and vectors are bound parameters; only integers the server
+resolved (knowledge base id, vector width) are written into the HNSW query as literals, which the planner needs
+to match the partial index.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sift.db.search_schema import VISIBLE
+from sift.models import Filters
+
+# Okapi BM25 (sift.index.bm25.term_scores: idf * (tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))), in that
+# operation order), summed per chunk over the query's tokens in query order (a repeated token adds again), as
+# BM25Index._candidates does: floats added in another order differ in the last bit and would break exact ties.
+# idf is rank_bm25's, negative values floored at epsilon × mean idf (sift.index.bm25.idf_okapi). Ties: chunk id.
+BM25_SQL = """
+SELECT s.chunk_id, s.score, {hit_cols} FROM (
+  SELECT p.chunk_id,
+         sum(CASE WHEN t.idf < 0 THEN :floor ELSE t.idf END
+             * (p.tf * (:k1 + 1) / (p.tf + :k1 * (1 - :b + :b * p.doc_len / :avgdl))) ORDER BY q.ord) AS score
+  FROM unnest(CAST(:terms AS text[])) WITH ORDINALITY AS q(term, ord)
+  JOIN LATERAL (SELECT ln(:n - st.df + 0.5::float8) - ln(st.df + 0.5::float8) AS idf FROM search_terms st
+                WHERE st.kb_id = :kb AND st.generation = :gen AND st.term = q.term) t ON true
+  JOIN search_postings p ON p.kb_id = :kb AND p.term = q.term
+  JOIN files f ON f.id = p.file_id
+  WHERE {visible} {filters}
+  GROUP BY p.chunk_id
+  ORDER BY score DESC, p.chunk_id
+  LIMIT :k
+) s JOIN chunks c ON c.id = s.chunk_id
+ORDER BY s.score DESC, s.chunk_id
+"""
+
+# Smart matching (retrievers.smart.SmartMatcher): a query form matches a chunk's content (a posting) or its name
+# with its level's weight; per (chunk, term) the best match at each level counts; per chunk the number of terms
+# matched and their summed scores at levels 1, 2 and 3.
+_SMART_MATCHES = """
+WITH qf AS (
+  SELECT * FROM unnest(CAST(:ti AS int[]), CAST(:forms AS text[]), CAST(:levels AS int[]),
+                       CAST(:cw AS float8[]), CAST(:nw AS float8[])) AS x(ti, form, lvl, cw, nw)
+), m AS (
+  SELECT p.chunk_id, qf.ti, qf.lvl, qf.cw AS s FROM qf
+    JOIN search_postings p ON p.kb_id = :kb AND p.term = qf.form JOIN files f ON f.id = p.file_id
+    WHERE {visible} {content_filters}
+  UNION ALL
+  SELECT n.chunk_id, qf.ti, qf.lvl, qf.nw AS s FROM qf
+    JOIN search_names n ON n.kb_id = :kb AND n.term = qf.form JOIN files f ON f.id = n.file_id
+    WHERE {visible} {name_filters}
+), t AS (
+  SELECT chunk_id, ti, max(s) FILTER (WHERE lvl = 1) AS s1, max(s) FILTER (WHERE lvl <= 2) AS s2, max(s) AS s3
+  FROM m GROUP BY chunk_id, ti
+), per_chunk AS (
+  SELECT chunk_id, count(s1) AS m1, count(s2) AS m2, count(s3) AS m3,
+         sum(s1 ORDER BY ti) AS t1, sum(s2 ORDER BY ti) AS t2, sum(s3 ORDER BY ti) AS t3
+  FROM t GROUP BY chunk_id
+)
+"""
+_SMART_HISTOGRAM = "SELECT m1, m2, m3, count(*) AS n FROM per_chunk GROUP BY m1, m2, m3"
+# Term scores are summed in term order, as SmartMatcher sums its rows, so equal scores are equal to the bit.
+_SMART_TOP = """
+SELECT x.chunk_id, x.score, {hit_cols} FROM (
+  SELECT chunk_id, CASE :level WHEN 1 THEN t1 WHEN 2 THEN t2 ELSE t3 END AS score FROM per_chunk
+  WHERE CASE :level WHEN 1 THEN m1 WHEN 2 THEN m2 ELSE m3 END >= :required
+  ORDER BY score DESC, chunk_id
+  LIMIT :k
+) x JOIN chunks c ON c.id = x.chunk_id
+ORDER BY x.score DESC, x.chunk_id
+"""
+
+
+def smart_sql(filters: Filters, part: str, hit_cols: str) -> tuple[str, dict[str, Any]]:
+    """The smart matcher's ``histogram`` of (m1, m2, m3) counts or its ``top`` chunks, with the filters applied."""
+    content, params = filter_sql(filters, "p.chunk_id")
+    names, _ = filter_sql(filters, "n.chunk_id")
+    head = _SMART_MATCHES.format(visible=VISIBLE, content_filters=content, name_filters=names)
+    tail = _SMART_HISTOGRAM if part == "histogram" else _SMART_TOP.format(hit_cols=hit_cols)
+    return head + tail, params
+
+
+def filter_sql(filters: Filters, chunk_col: str) -> tuple[str, dict[str, Any]]:
+    """`` AND …`` conditions on files alias ``f`` (and ``chunk_col`` for public) with their bound parameters.
+
+    The knowledge base (and so the tenant) is applied by every query through ``:kb``; these are the rest of
+    ``Filters``, with the same meaning as ``retrievers.base.ChunkTable.mask``.
+    """
+    parts: list[str] = []
+    params: dict[str, Any] = {}
+    if filters.source_type is not None:
+        parts.append("f.source_type = :f_source_type")
+        params["f_source_type"] = str(filters.source_type)
+    if filters.language:
+        parts.append("f.language = :f_language")
+        params["f_language"] = filters.language
+    if filters.public_only:
+        parts.append(f"EXISTS (SELECT 1 FROM chunks pc WHERE pc.id = {chunk_col} AND pc.public)")
+    if filters.path_glob:
+        sql, glob_params = glob_sql(filters.path_glob, "f.path")
+        parts.append(sql)
+        params.update(glob_params)
+    return "".join(f" AND {p}" for p in parts), params
+
+
+def glob_sql(pattern: str, column: str) -> tuple[str, dict[str, Any]]:
+    """``retrievers.base._glob_match`` as a SQL condition on ``column``: POSIX regexes and a prefix, all bound."""
+    alts = [f"{column} ~ :f_glob0"]
+    params: dict[str, Any] = {"f_glob0": "^" + glob_regex(pattern) + "$"}
+    if "/" not in pattern:  # a bare name matches the last path segment
+        alts.append(f"{column} ~ :f_glob1")
+        params["f_glob1"] = "(^|/)" + glob_regex(pattern, segment=True) + "$"
+    if pattern.endswith("/") or not any(ch in pattern for ch in "*?["):  # a directory matches its subtree
+        alts.append(f"starts_with({column}, :f_glob2)")
+        params["f_glob2"] = pattern.rstrip("/") + "/"
+    if "**" in pattern:
+        alts.append(f"{column} ~ :f_glob3")
+        params["f_glob3"] = "^" + glob_regex(pattern.replace("**/", "*").replace("**", "*")) + "$"
+    return "(" + " OR ".join(alts) + ")", params
+
+
+def glob_regex(pattern: str, segment: bool = False) -> str:
+    """An fnmatch pattern as a PostgreSQL (ARE) regex body: ``*`` any run, ``?`` one character, ``[…]`` a set.
+
+    ``segment=True`` keeps every wildcard inside one path segment (for matching a file's base name). Every other
+    character is escaped, so nothing in a pattern is a regex operator.
+    """
+    out: list[str] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        ch = pattern[i]
+        i += 1
+        if ch == "*":
+            out.append("[^/]*" if segment else ".*")
+        elif ch == "?":
+            out.append("[^/]" if segment else ".")
+        elif ch == "[":
+            j = i
+            if j < n and pattern[j] == "!":
+                j += 1
+            if j < n and pattern[j] == "]":
+                j += 1
+            while j < n and pattern[j] != "]":
+                j += 1
+            if j >= n:  # no closing bracket: fnmatch takes "[" literally
+                out.append("\\[")
+                continue
+            body = pattern[i:j]
+            i = j + 1
+            negate = body.startswith("!")
+            if negate:
+                body = body[1:]
+            chars = "".join(c if c.isalnum() or c == "-" else "\\" + c for c in body)
+            out.append(f"[{'^' if negate else ''}{chars}{'/' if negate and segment else ''}]")
+        else:
+            out.append(ch if ch.isalnum() else "\\" + ch)
+    return "".join(out)
