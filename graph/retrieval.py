@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # the PostgreSQL channels load only with that backend
 
 MAX_EVIDENCE_CHARS = 4000
 MAX_CALLERS = 5
-CHANNEL_DEPTH = 100  # candidates per channel: fusion's composite score re-orders deep lists (bench/retrieval.py)
+CHANNEL_DEPTH = 100  # candidates per channel: fusion's ranker re-orders deep lists (bench/retrieval.py)
 
 
 def plan_tasks(plan: Plan, kb: str, tenant: str, round_no: int) -> list[RetrieveTask]:

@@ -1,4 +1,4 @@
-"""Fused search: channels in parallel, RRF + composite score + dedup, grouped by file with snippets.
+"""Fused search: channels in parallel, scored by the ranker, deduplicated, grouped by file with snippets.
 
 ``Searcher`` owns the loaded indexes (through an ``IndexCache``) and the embedder; build one per process
 (CLI command, app lifespan) and call ``search`` per query.
@@ -156,7 +156,7 @@ class Searcher:
     ) -> SearchResult:
         """Fused top ``k``: each channel retrieves ``depth`` (default max(10k, 100)) candidates.
 
-        Deep candidate lists matter: the composite score re-orders them (tests and changelogs down, definitions
+        Deep candidate lists matter: the ranker re-orders them (tests and changelogs down, definitions
         up), so the best spans are often below a single channel's top 50. The query embedding is computed
         meanwhile (by the batching embedder's thread or a pool thread).
         """

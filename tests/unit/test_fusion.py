@@ -1,21 +1,11 @@
-"""Fusion: RRF, composite score, overlap dedup and grouping, on hand-computed tables."""
+"""Fusion: RRF, overlap dedup and grouping, on hand-computed tables (the ranker's score: test_ranker.py)."""
 
 from __future__ import annotations
 
 import pytest
 
 from sift.models import Hit, display_name
-from sift.retrievers.fusion import (
-    CompositeWeights,
-    composite_score,
-    dedup_overlaps,
-    duplicate_rate,
-    fuse,
-    group_by_file,
-    path_prior,
-    rrf,
-    sort_hits,
-)
+from sift.retrievers.fusion import dedup_overlaps, duplicate_rate, fuse, group_by_file, rrf, sort_hits
 
 
 def hit(cid, path="a.py", start=1, end=5, score=1.0, kind="function", name="f", channel="bm25", part=None):
@@ -39,23 +29,6 @@ def test_rrf_table(rankings, k, expected):
     assert got.keys() == expected.keys()
     for key, value in expected.items():
         assert got[key] == pytest.approx(value)
-
-
-@pytest.mark.parametrize(
-    ("kind", "name", "part", "tokens", "idents", "factor"),
-    [
-        ("doc", "Intro", None, set(), set(), 1.0),
-        ("function", "helper", None, set(), set(), 1.25),
-        ("file", "a.py", None, set(), set(), 0.85),
-        ("doc", "Authentication", None, {"authentication"}, set(), 1.3),  # heading names a query term
-        ("function", "AuthService.validate_token", None, {"validate"}, {"validate_token"}, 1.25 * 1.6),  # definition
-        ("function", "check", 2, {"check"}, set(), 1.25 * 1.3),  # "check (part 2)" is named check
-        ("doc", "Options (beta)", None, {"beta"}, set(), 1.3),  # a heading's own parentheses count
-    ],
-)
-def test_composite_score_table(kind, name, part, tokens, idents, factor):
-    h = hit(1, kind=kind, name=name, part=part)
-    assert composite_score(h, 1.0, tokens, idents, CompositeWeights()) == pytest.approx(factor)
 
 
 def test_dedup_overlaps_keeps_tighter_better_span():
@@ -100,22 +73,3 @@ def test_duplicate_rate_and_grouping():
     assert duplicate_rate([]) == 0.0
     grouped = group_by_file(hits, {1: "snip"})
     assert list(grouped) == ["a.py", "b.py"] and grouped["a.py"][0]["snippet"] == "snip"
-
-
-@pytest.mark.parametrize(
-    ("path", "words", "prior"),
-    [
-        ("src/attr/_make.py", set(), 1.0),
-        ("tests/test_make.py", set(), 0.5),
-        ("tests/test_make.py", {"test"}, 1.0),  # the query asks about tests
-        ("pkg/foo_test.go", set(), 0.5),
-        ("web/app.spec.ts", set(), 0.5),
-        ("src/testing_utils.py", set(), 1.0),
-        ("CHANGELOG.md", set(), 0.6),
-        ("changelog.d/123.change.md", {"release"}, 1.0),
-        ("docs/changes.rst", set(), 0.6),
-        ("src/attr/__init__.pyi", set(), 0.8),
-    ],
-)
-def test_path_prior_table(path, words, prior):
-    assert path_prior(path, words) == pytest.approx(prior)

@@ -1,0 +1,260 @@
+"""Fit the ranker's weights on the train questions and report them on the dev sets; write ranker_weights.json.
+
+    python scripts/fit_ranker.py                 # ingest train + dev projects (once), fit, report, write the weights
+    python scripts/fit_ranker.py --ingest-only   # only ingest what is not ingested yet
+    python scripts/fit_ranker.py --check         # fit again and fail unless the committed weights come out equal
+
+Train questions are mined from 31 pinned packages by ``bench/train/make_pairs.py`` (never the dev or test
+projects) and read from the test cache (``tests/.cache/train``). Each package is ingested into
+``bench/out/ranker`` exactly as ``sift ingest`` does, and recorded in ``bench/out/ranker/ingested.json`` once
+its ingest has finished, so an interrupted run continues with the packages not ingested yet (a package cut off
+halfway is ingested again, incrementally). Every train question is searched with all channels at the depth
+fused search uses; each pooled candidate gets the ranker's features (``sift.retrievers.ranker.features``) and a
+label: it overlaps the question's gold span and is not a whole-file chunk.
+
+The model is a conditional logit (a softmax over each question's candidates, whose linear score is the ranker's
+``w · f``), fitted by L-BFGS from the hand weights with an L2 penalty. The penalty strength is the one of
+``LAMBDAS`` with the best span MRR on the dev sets (attrs, marshmallow, click); the frozen test sets are never
+read here. The weights file says ``"use": "fitted"`` only when that dev span MRR is at least the hand weights';
+otherwise fused search keeps the hand weights. Deterministic: fixed question order, one BLAS thread, weights
+rounded to 6 decimals, so a run from a clean cache reproduces the committed file bit for bit.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import argparse  # noqa: E402
+import hashlib  # noqa: E402
+import json  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from dataclasses import dataclass  # noqa: E402
+from itertools import zip_longest  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from sift.retrievers.ranker import FEATURES, HAND_WEIGHTS, RankerWeights, features, pool  # noqa: E402
+
+OUT = ROOT / "bench" / "out" / "ranker"
+DONE = OUT / "ingested.json"
+WEIGHTS = ROOT / "retrievers" / "ranker_weights.json"
+LAMBDAS = (0.01, 0.1, 1.0)
+Gold = list[tuple[str, int, int]]
+
+
+@dataclass
+class Group:
+    """One question's pooled candidates: hits, feature matrix and labels."""
+
+    qid: str
+    hits: list
+    x: np.ndarray
+    y: np.ndarray
+    gold: Gold
+
+
+def _overlaps(path: str, start: int, end: int, gold: Gold) -> bool:
+    return any(path == p and start <= e and s <= end for p, s, e in gold)
+
+
+def _group(searcher: Any, query: str, kb: str, gold: Gold, qid: str) -> Group:
+    """Search ``query`` as fused search does and pool its channels' rankings into a labelled group."""
+    from sift.models import Filters
+    from sift.retrievers.search import identifiers_in
+    from sift.tokenize import tokenize
+
+    result = searcher.search(query, Filters(kb=kb), k=10)
+    names = list(result.per_channel)
+    p = pool([result.per_channel[n] for n in names], names)
+    x = features(p, set(tokenize(query)), {i.lower() for i in identifiers_in(query)})
+    y = np.array([h.kind != "file" and _overlaps(h.path, h.start_line, h.end_line, gold) for h in p.hits], float)
+    return Group(qid, p.hits, x, y, gold)
+
+
+def _train_questions(packages: list[dict], cap: int | None) -> list[dict]:
+    """Each package's questions in file order (the generator's own deterministic order); with ``cap``, at most
+    that many per package, taken from its sources in turn so that every kind of pair stays represented."""
+    from tests.sources import CACHE
+
+    out = []
+    for pkg in packages:
+        path = CACHE / "train" / f"{pkg['name']}.jsonl"
+        if not path.exists():
+            raise SystemExit(f"{path} is missing: run python bench/train/make_pairs.py first")
+        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        if cap is not None and len(rows) > cap:
+            by_source: dict[str, list[dict]] = {}
+            for r in rows:
+                by_source.setdefault(r["source"], []).append(r)
+            turns = [r for batch in zip_longest(*by_source.values()) for r in batch if r is not None]
+            rows = turns[:cap]
+        out.extend(rows)
+    return out
+
+
+def _ingest_all(settings: Any, embedder: Any, sources: list[tuple[str, str, Any]]) -> None:
+    """Ingest each ``(kb, label, fetch)`` not recorded in ``DONE`` under the same label; record each when done."""
+    from sift.ingest.pipeline import ingest
+
+    done: dict[str, dict] = json.loads(DONE.read_text(encoding="utf-8")) if DONE.exists() else {}
+    todo = [(kb, label, fetch) for kb, label, fetch in sources if done.get(kb, {}).get("label") != label]
+    print(f"ingest: {len(sources) - len(todo)} of {len(sources)} knowledge bases already ingested", flush=True)
+    for n, (kb, label, fetch) in enumerate(todo, 1):
+        t0 = time.perf_counter()
+        summary = ingest(settings, fetch(), kb, embedder=embedder)
+        seconds = round(time.perf_counter() - t0, 1)
+        index = summary.get("index") or {}
+        done[kb] = {"label": label, "seconds": seconds, "files": summary["files"], "chunks": summary["chunks"],
+                    "embedded": index.get("embedded"), "cached": index.get("cached")}
+        tmp = DONE.with_suffix(".tmp")
+        tmp.write_text(json.dumps(done, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        tmp.replace(DONE)  # the record changes all at once: a run killed here re-ingests at most this package
+        print(f"ingest [{n}/{len(todo)}] {label}: {seconds:.0f}s {done[kb]}", flush=True)
+
+
+def _stack(groups: list[Group]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """All groups' candidates as one matrix, their labels, and where each group starts."""
+    starts = np.cumsum([0] + [len(g.y) for g in groups[:-1]])
+    return np.vstack([g.x for g in groups]), np.concatenate([g.y for g in groups]), starts
+
+
+def _loss(w: np.ndarray, x: np.ndarray, y: np.ndarray, starts: np.ndarray, lam: float) -> tuple[float, np.ndarray]:
+    """Mean softmax cross-entropy of the positives within each group, plus ``lam`` · ||w||² (log_rrf unpenalised)."""
+    s = x @ w
+    m = np.maximum.reduceat(s, starts)
+    sizes = np.diff(np.append(starts, len(s)))
+    e = np.exp(s - np.repeat(m, sizes))
+    z = np.add.reduceat(e, starts)
+    ep = e * y
+    zp = np.add.reduceat(ep, starts)
+    n = len(starts)
+    total = float(np.sum(np.log(z) - np.log(zp))) / n
+    coef = e / np.repeat(z, sizes) - ep / np.repeat(zp, sizes)
+    grad = (x.T @ coef) / n
+    pen = w.copy()
+    pen[FEATURES.index("log_rrf")] = 0.0
+    return total + lam * float(pen @ pen), grad + 2 * lam * pen
+
+
+def fit(groups: list[Group], lam: float) -> dict[str, float]:
+    """Weights minimising the penalised softmax loss, starting from the hand weights."""
+    from scipy.optimize import minimize
+
+    x, y, starts = _stack(groups)
+    w0 = RankerWeights(HAND_WEIGHTS).vector().copy()
+    res = minimize(_loss, w0, args=(x, y, starts, lam), jac=True, method="L-BFGS-B", options={"maxiter": 500})
+    return {name: round(float(v), 6) for name, v in zip(FEATURES, res.x, strict=True)}
+
+
+def _metrics(groups: list[Group], weights: RankerWeights) -> dict[str, float]:
+    """span@1, span@3, span MRR of the fused top 10 under ``weights`` (the same ranking and dedup as ``fuse``)."""
+    from sift.retrievers.fusion import dedup_overlaps, sort_hits
+    from sift.retrievers.ranker import scores
+
+    at1 = at3 = mrr = 0.0
+    for g in groups:
+        sc = scores(g.x, weights)
+        ranked = sort_hits([h.model_copy(update={"score": float(s)}) for h, s in zip(g.hits, sc, strict=True)])
+        top = sort_hits(dedup_overlaps(ranked))[:10]
+        flags = [_overlaps(h.path, h.start_line, h.end_line, g.gold) for h in top]
+        at1 += any(flags[:1])
+        at3 += any(flags[:3])
+        mrr += next((1.0 / r for r, f in enumerate(flags, 1) if f), 0.0)
+    n = len(groups)
+    return {"span@1": round(at1 / n, 4), "span@3": round(at3 / n, 4), "spanMRR": round(mrr / n, 4)}
+
+
+def _gold(spans: list) -> Gold:
+    return [(s["path"], s["start_line"], s["end_line"]) if isinstance(s, dict) else (s.path, s.start_line, s.end_line)
+            for s in spans]
+
+
+def main() -> None:
+    """Ingest what is missing, pool, fit for each penalty, choose on dev, write or check the weights file."""
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--check", action="store_true", help="fail unless the fit reproduces the committed weights")
+    ap.add_argument("--ingest-only", action="store_true", help="ingest the projects not ingested yet, then stop")
+    ap.add_argument("--max-per-package", type=int, default=None, help="cap train questions per package (default: all)")
+    args = ap.parse_args()
+
+    from bench.retrieval import SPLITS, source_root
+    from bench.train.make_pairs import fetch, load_packages
+    from sift.config import Settings
+    from sift.db import open_database
+    from sift.embed import LocalEmbedder
+    from sift.eval.format import load_questions
+    from sift.retrievers.base import IndexCache
+    from sift.retrievers.search import Searcher
+
+    t0 = time.perf_counter()
+    packages = load_packages()
+    dev = [q for path in SPLITS["dev"] for q in load_questions(ROOT / path)[0] if q.gold_spans]
+    embedder = LocalEmbedder()
+    settings = Settings(data_dir=OUT / "data")
+    sources = [(p["name"], f"{p['name']}-{p['version']}", lambda p=p: fetch(p)) for p in packages]
+    sources += [(kb, kb, lambda kb=kb: source_root(kb)) for kb in sorted({q.kb for q in dev})]
+    _ingest_all(settings, embedder, sources)
+    print(f"ingested {len(packages)} train packages and the dev projects ({time.perf_counter() - t0:.0f}s)",
+          flush=True)
+    if args.ingest_only:
+        return
+    train = _train_questions(packages, args.max_per_package)
+    digest = hashlib.sha256("\n".join(json.dumps(q, sort_keys=True) for q in train).encode()).hexdigest()
+    engine = open_database(settings)
+    searcher = Searcher(engine, IndexCache(engine, settings.resolved_index_dir()), embedder)
+    train_groups = []
+    for n, q in enumerate(train, 1):
+        train_groups.append(_group(searcher, q["query"], q["kb"], _gold(q["gold_spans"]), q["id"]))
+        if n % 500 == 0:
+            print(f"pooled {n}/{len(train)} train questions ({time.perf_counter() - t0:.0f}s)", flush=True)
+    usable = [g for g in train_groups if g.y.any()]
+    dev_groups = [_group(searcher, q.query, q.kb, _gold(q.gold_spans), q.id) for q in dev]
+    searcher.close()
+    print(f"train: {len(train)} questions, {len(usable)} with a positive candidate "
+          f"({sum(len(g.y) for g in usable)} candidates); dev: {len(dev_groups)} questions "
+          f"({time.perf_counter() - t0:.0f}s)", flush=True)
+
+    hand = _metrics(dev_groups, RankerWeights(HAND_WEIGHTS))
+    print(f"dev, hand weights: {hand}  (train {_metrics(usable, RankerWeights(HAND_WEIGHTS))})", flush=True)
+    best = None
+    for lam in LAMBDAS:
+        weights = fit(usable, lam)
+        dev_m = _metrics(dev_groups, RankerWeights(weights))
+        print(f"dev, fitted, lambda {lam}: {dev_m}  (train {_metrics(usable, RankerWeights(weights))})", flush=True)
+        if best is None or dev_m["spanMRR"] > best[2]["spanMRR"]:
+            best = (lam, weights, dev_m)
+    assert best is not None
+    lam, weights, dev_m = best
+    use = "fitted" if dev_m["spanMRR"] >= hand["spanMRR"] else "hand"
+    doc = {
+        "source": "scripts/fit_ranker.py",
+        "model": "conditional logit over FEATURES, L2 penalty chosen on dev span MRR",
+        "use": use,
+        "lambda": lam,
+        "train_questions": len(train), "train_usable": len(usable), "train_sha256": digest,
+        "dev": dev_m, "dev_hand": hand,
+        "weights": weights,
+    }
+    print(f"chosen: lambda {lam}, dev {dev_m} vs hand {hand}: fused search uses the {use} weights")
+    text = json.dumps(doc, indent=2, sort_keys=True) + "\n"
+    if args.check:
+        same = WEIGHTS.exists() and WEIGHTS.read_text(encoding="utf-8") == text
+        print("weights reproduced bit for bit" if same else "weights differ from the committed file")
+        raise SystemExit(0 if same else 1)
+    WEIGHTS.write_text(text, encoding="utf-8")
+    print(f"wrote {WEIGHTS.relative_to(ROOT)} (lambda {lam}; {time.perf_counter() - t0:.0f}s in all)")
+
+
+if __name__ == "__main__":
+    main()

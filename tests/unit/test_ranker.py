@@ -1,0 +1,156 @@
+"""The ranker: features of pooled candidates, and the score they give, on hand-computed tables."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from sift.models import Hit, display_name
+from sift.retrievers.ranker import (
+    FEATURES,
+    HAND_WEIGHTS,
+    RankerWeights,
+    features,
+    name_parts,
+    pool,
+    scores,
+    weights_in,
+)
+
+HAND = RankerWeights(HAND_WEIGHTS)
+
+
+def hit(cid, path="a.py", start=1, end=5, score=1.0, kind="function", name="f", channel="bm25", part=None):
+    return Hit(chunk_id=cid, node_id=None, path=path, start_line=start, end_line=end, kind=kind,
+               name=display_name(name, part), symbol=name, part=part, score=score, channel=channel, rank=0,
+               channels=(channel,))
+
+
+def row(matrix: np.ndarray, i: int = 0) -> dict[str, float]:
+    return dict(zip(FEATURES, matrix[i].tolist(), strict=True))
+
+
+def hand_score(h: Hit, tokens: set[str], idents: set[str]) -> float:
+    """The hand-weighted score of ``h`` alone at rank 1 of one ranking, over its RRF score (1/61)."""
+    return float(scores(features(pool([[h]]), tokens, idents), HAND)[0]) * 61
+
+
+@pytest.mark.parametrize(
+    ("kind", "name", "part", "tokens", "idents", "factor"),
+    [
+        ("doc", "Intro", None, set(), set(), 1.0),
+        ("function", "helper", None, set(), set(), 1.25),
+        ("file", "a.py", None, set(), set(), 0.85),
+        ("doc", "Authentication", None, {"authentication"}, set(), 1.3),  # heading names a query term
+        ("function", "AuthService.validate_token", None, {"validate"}, {"validate_token"}, 1.25 * 1.6),  # definition
+        ("function", "check", 2, {"check"}, set(), 1.25 * 1.3),  # "check (part 2)" is named check
+        ("doc", "Options (beta)", None, {"beta"}, set(), 1.3),  # a heading's own parentheses count
+    ],
+)
+def test_hand_weights_reproduce_the_composite_multipliers(kind, name, part, tokens, idents, factor):
+    assert hand_score(hit(1, kind=kind, name=name, part=part), tokens, idents) == pytest.approx(factor)
+
+
+@pytest.mark.parametrize(
+    ("path", "words", "prior"),
+    [
+        ("src/attr/_make.py", set(), 1.0),
+        ("tests/test_make.py", set(), 0.5),
+        ("tests/test_make.py", {"test"}, 1.0),  # the query asks about tests
+        ("pkg/foo_test.go", set(), 0.5),
+        ("web/app.spec.ts", set(), 0.5),
+        ("src/testing_utils.py", set(), 1.0),
+        ("CHANGELOG.md", set(), 0.6),
+        ("changelog.d/123.change.md", {"release"}, 1.0),
+        ("docs/changes.rst", set(), 0.6),
+        ("src/attr/__init__.pyi", set(), 0.8),
+    ],
+)
+def test_hand_weights_path_classes(path, words, prior):
+    assert hand_score(hit(1, path=path, kind="doc", name="Intro"), words, set()) == pytest.approx(prior)
+
+
+@pytest.mark.parametrize(
+    ("symbol", "kind", "expected"),
+    [
+        ("Session.send", "function", ("send", "Session", frozenset({"session", "send"}))),
+        ("Schema.Meta.fields", "function", ("fields", "Schema.Meta", frozenset({"schema", "meta", "field"}))),
+        ("helper", "function", ("helper", "", frozenset({"helper"}))),
+        ("Version 2.0", "doc", ("0", "", frozenset({"version", "2", "0"}))),  # a heading's dots name no container
+        ("src/pkg/core.py", "file", ("py", "", frozenset({"src", "pkg", "core", "py"}))),
+    ],
+)
+def test_name_parts_table(symbol, kind, expected):
+    assert name_parts(symbol, kind) == expected
+
+
+def test_pool_sums_rrf_over_rankings_and_keeps_each_channels_best_rank():
+    sub1 = [hit(1, score=9.0), hit(2, score=3.0)]
+    sub2 = [hit(2, score=8.0), hit(1, score=1.0)]  # a second sub-query of the same channel
+    vec = [hit(2, channel="vector", score=0.7)]
+    p = pool([sub1, sub2, vec])
+    assert p.keys == [1, 2]
+    assert p.rrf[1] == pytest.approx(1 / 61 + 1 / 62)
+    assert p.rrf[2] == pytest.approx(1 / 62 + 1 / 61 + 1 / 61)
+    assert p.ranks["bm25"] == {1: 1, 2: 1} and p.scores["bm25"] == {1: 9.0, 2: 8.0}
+    assert p.channels[2] == {"bm25", "vector"}
+
+
+def test_pool_names_override_and_duplicates_count_once():
+    p = pool([[hit(1), hit(1, start=1, end=5), hit(2)]], names=["smart"])
+    assert p.rrf[1] == pytest.approx(1 / 61) and p.rrf[2] == pytest.approx(1 / 63)  # ranks are positions
+    assert p.ranks == {"smart": {1: 1, 2: 3}}
+
+
+def test_features_of_channels_scores_and_structure():
+    cls = hit(1, name="Session", kind="function", score=4.0)
+    method = hit(2, name="Session._send", start=2, end=3, score=2.0)
+    section = hit(3, path="docs/a.md", name="Timeouts", kind="doc", channel="vector", score=0.5)
+    p = pool([[cls, method], [section]])
+    m = features(p, {"timeouts", "session"}, set())
+    c, meth, doc = row(m, 0), row(m, 1), row(m, 2)
+    assert c["rr_bm25"] == pytest.approx(60 / 61) and c["rr_vector"] == 0.0 and c["bm25_rel"] == 1.0
+    assert meth["bm25_rel"] == pytest.approx(0.5) and meth["private"] == 1.0 and meth["member"] == 1.0
+    assert c["container"] == 1.0 and c["member"] == 0.0 and c["name_match"] == 1.0
+    assert c["name_cover"] == pytest.approx(0.5)
+    assert doc["doc"] == 1.0 and doc["vector_cos"] == pytest.approx(0.5) and doc["rr_vector"] == pytest.approx(60 / 61)
+    assert doc["log_rrf"] == pytest.approx(math.log(1 / 61)) and doc["member"] == doc["container"] == 0.0
+
+
+def test_containment_is_within_one_file():
+    cls = hit(1, path="a.py", name="Session")
+    method_elsewhere = hit(2, path="b.py", name="Session.send")
+    m = features(pool([[cls, method_elsewhere]]), set(), set())
+    assert row(m, 0)["container"] == 0.0 and row(m, 1)["member"] == 0.0
+
+
+def test_query_asking_for_tests_and_changes():
+    t = hit(1, path="tests/test_a.py", kind="function", name="test_a")
+    c = hit(2, path="CHANGES.rst", kind="doc", name="1.0")
+    asked = features(pool([[t, c]]), {"test", "change"}, set())
+    unasked = features(pool([[t, c]]), {"parse"}, set())
+    assert row(asked, 0)["test_asked"] == 1.0 and row(asked, 0)["test_unasked"] == 0.0
+    assert row(asked, 1)["changelog_asked"] == 1.0 and row(unasked, 1)["changelog_unasked"] == 1.0
+    assert row(unasked, 0)["test_unasked"] == 1.0
+
+
+def test_scores_are_positive_and_follow_the_weights():
+    m = np.array([[0.0] * len(FEATURES), [1.0] * len(FEATURES)])
+    got = scores(m, RankerWeights({"code": 2.0}))
+    assert got[0] == pytest.approx(1.0) and got[1] == pytest.approx(math.e ** 2)
+
+
+@pytest.mark.parametrize(
+    ("doc", "source"),
+    [
+        (None, "hand"),
+        ({"use": "hand", "weights": {"code": 9.0}}, "hand"),  # a fit that lost on dev is kept, not used
+        ({"use": "fitted", "source": "scripts/fit_ranker.py", "weights": {"code": 9.0}}, "scripts/fit_ranker.py"),
+    ],
+)
+def test_weights_in_uses_a_fit_only_when_told(doc, source):
+    w = weights_in(doc)
+    assert w.source == source
+    assert w.weights == (HAND_WEIGHTS if source == "hand" else {"code": 9.0})
