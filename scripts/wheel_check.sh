@@ -20,7 +20,8 @@ wheel=$(ls "$work"/dist/sift-*.whl)
 # The listing goes to a file first: `grep -q` stops reading at its first match, and under pipefail the lister's
 # broken pipe would read as a missing file.
 "$PY" -c "import sys, zipfile; print('\n'.join(zipfile.ZipFile(sys.argv[1]).namelist()))" "$wheel" > "$work/names"
-for data in sift/migrations/env.py sift/migrations/script.py.mako sift/ingest/parsers/queries/python.scm; do
+for data in sift/migrations/env.py sift/migrations/script.py.mako sift/ingest/parsers/queries/python.scm \
+    sift/retrievers/ranker_weights.json; do
   grep -qx "$data" "$work/names" || { echo "wheel lacks $data" >&2; exit 1; }
 done
 if [ "$(grep -cvE "^(sift/|sift-[^/]*\.dist-info/)" "$work/names")" != 0 ]; then
