@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 # LangGraph reads input/output schemas with pydantic, which needs typing_extensions' TypedDict on Python < 3.12
 from typing_extensions import TypedDict
 
-from sift.models import ChunkIdentity
+from sift.models import ChunkIdentity, Span
 
 QuestionType = Literal["locate", "explain", "list", "doc", "follow-up", "chit-chat"]
 NOT_FOUND = "Not found in the indexed sources."
@@ -104,16 +104,10 @@ class ChannelResult(BaseModel):
         return len(self.ranked) + len(self.spans)
 
 
-class EvidenceItem(BaseModel):
+class EvidenceItem(Span):
     """A numbered piece of evidence the answer could cite, as the answer lists it."""
 
     id: int
-    path: str
-    start_line: int
-    end_line: int
-    kind: str
-    name: str
-    score: float
 
 
 class Evidence(EvidenceItem, ChunkIdentity):
