@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import gc
 import logging
-import time
 
 from sqlalchemy import Engine, select
 
-from sift.catalog import KbRef, get_serving_kb
+from sift.catalog import KbRef
 from sift.db.tables import KnowledgeBase
 from sift.errors import SiftError
 from sift.retrievers.base import IndexCache, KbIndex
@@ -33,42 +32,19 @@ class ApiIndexCache(IndexCache):
     """An IndexCache for a busy server.
 
     A search asks for the bundle once per channel; the (tenant, kb) → serving generation lookup is remembered
-    for ``ref_ttl_s`` so those asks cost no database round trip. A newly published generation is picked up
-    within that delay (the previous one stays valid meanwhile). The bundle is also matched on the knowledge
-    base id, so a deleted and re-created name never reuses the old bundle.
+    for ``ref_ttl_s`` so those asks cost no database round trip (``ServingCache``). Each newly loaded
+    generation settles the heap, and ``warm`` loads every published knowledge base at start-up.
     """
 
     def __init__(self, engine: Engine, index_root, ref_ttl_s: float = 0.5) -> None:  # noqa: ANN001
-        super().__init__(engine, index_root)
-        self.ref_ttl_s = ref_ttl_s
-        self._refs: dict[tuple[str, str], tuple[float, KbRef]] = {}
+        super().__init__(engine, index_root, ref_ttl_s=ref_ttl_s)
         self._warming = False  # during warm() the caller settles the heap once, after every kb is loaded
-
-    def _ref(self, kb: str, tenant: str) -> KbRef:
-        key = (tenant, kb)
-        now = time.monotonic()
-        hit = self._refs.get(key)
-        if hit is not None and hit[0] > now:
-            return hit[1]
-        ref = get_serving_kb(self.engine, kb, tenant)
-        self._refs[key] = (now + self.ref_ttl_s, ref)
-        return ref
 
     def _load(self, ref: KbRef) -> KbIndex:
         bundle = super()._load(ref)
         if not self._warming:
             settle_heap()
         return bundle
-
-    def forget(self, kb: str, tenant: str = "default") -> None:
-        """Drop what is remembered about ``kb`` (after it was deleted)."""
-        with self._lock:
-            self._loaded.pop((tenant, kb), None)
-            self._refs.pop((tenant, kb), None)
-
-    def loaded(self) -> int:
-        """How many knowledge bases have a bundle in memory."""
-        return len(self._loaded)
 
     def warm(self) -> int:
         """Load every published knowledge base's serving generation; returns how many loaded (the caller settles

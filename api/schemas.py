@@ -1,4 +1,7 @@
-"""Request and response bodies of the REST API (pydantic; they are the OpenAPI schema)."""
+"""Request and response bodies of the REST API (pydantic; they are the OpenAPI schema).
+
+The answer and its parts are the graph's models (``sift.graph.state``), not copies of them.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +11,8 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
 from sift.db.api_tables import THREAD_ID_MAX
+from sift.graph import state as graph
+from sift.graph.state import Citation
 from sift.graph.threads import THREAD_ID
 from sift.models import MAX_QUESTION_CHARS
 from sift.names import NAME_PATTERN
@@ -256,89 +261,10 @@ class FileContent(BaseModel):
     lines: list[str]
 
 
-class Citation(BaseModel):
-    """A checked citation: the evidence it points to, the file and the exact lines, with the cited text."""
+class Answer(graph.Answer):
+    """The graph's final answer, as returned by ``POST /v1/chat``: always on a thread."""
 
-    evidence_id: int = Field(description="The [n] marker in the answer text.", examples=[1])
-    path: str = Field(examples=["pkg/auth.py"])
-    start_line: int = Field(examples=[12])
-    end_line: int = Field(examples=[14])
-    snippet: str = ""
-    valid: bool = True
-
-
-class FileCitation(BaseModel):
-    """A citation listed under its file in ``Answer.files``."""
-
-    type: str = Field(description="Kind of the cited span (function, class, doc, lines, …).")
-    name: str
-    line: int
-    start_line: int
-    end_line: int
-    evidence_id: int
-    snippet: str = ""
-
-
-class EvidenceItem(BaseModel):
-    """A numbered piece of evidence the answer could cite."""
-
-    id: int
-    path: str
-    start_line: int
-    end_line: int
-    kind: str
-    name: str
-    score: float
-
-
-class PlanSummary(BaseModel):
-    """What the planner decided for the question."""
-
-    model_config = ConfigDict(extra="allow")
-
-    question_type: str = Field(examples=["locate"])
-    need_retrieval: bool = True
-    standalone: str = Field("", description="The question rewritten to stand alone.")
-    identifiers: list[str] = Field(default_factory=list)
-    key_terms: list[str] = Field(default_factory=list)
-    intent: str = "both"
-    kbs: list[str] = Field(default_factory=list)
-    channels: list[str] = Field(default_factory=list)
-    index_type: str = "all"
-    source_type: str | None = None
-    docql: list[str] = Field(default_factory=list)
-    subqueries: list[str] = Field(default_factory=list)
-    k_citations: int = 1
-    budget_ms: int = 0
-    budget_tokens: int = 0
-    strategy: str = "initial"
-
-
-class Answer(BaseModel):
-    """The graph's final answer, as returned by ``POST /v1/chat``."""
-
-    model_config = ConfigDict(extra="allow")
-
-    text: str
-    citations: list[Citation]
-    files: dict[str, list[FileCitation]] = Field(default_factory=dict)
-    grounded: bool
-    rounds: int = 0
-    fallbacks: int = 0
-    plan: PlanSummary | None = None
-    tokens: int = 0
-    elapsed_ms: float = 0.0
-    mode: Literal["extractive", "llm"] = "extractive"
-    thread_id: str
-    degraded: bool = False
-    degraded_reasons: list[str] = Field(default_factory=list)
-    evidence: list[EvidenceItem] = Field(default_factory=list)
-    confidence: Literal["high", "medium", "low"] = Field(
-        "low", description="How likely the answer is right, calibrated on the dev sets (see the README); "
-        "never high for a degraded answer; low for a not-found.")
-    confidence_score: float = Field(0.0, ge=0.0, le=1.0, description="The probability behind the level.")
-    confidence_signals: dict[str, float] = Field(
-        default_factory=dict, description="Inputs of the score: margin, coverage, agreement.")
+    thread_id: str = Field(examples=["slack-C024BE91L"])
 
 
 class Turn(BaseModel):

@@ -83,11 +83,11 @@ def _dump_row(q: Any, answer: Any, latency_ms: float) -> dict[str, Any]:
         "id": q.id, "query": q.query, "latency_ms": round(latency_ms, 1), "rounds": answer.rounds, "answer_contains": q.answer_contains, "text": answer.text,
         "confidence": answer.confidence, "confidence_score": answer.confidence_score,
         "confidence_signals": answer.confidence_signals,
-        "plan": {k: answer.plan.get(k) for k in ("question_type", "identifiers", "strategy")},
+        "plan": {k: getattr(answer.plan, k, None) for k in ("question_type", "identifiers", "strategy")},
         "citations": [{"path": c.path, "start_line": c.start_line, "end_line": c.end_line,
                        "gold": _overlaps_gold(c, q)} for c in answer.citations],
-        "evidence": [{**e, "gold": any(e["path"] == g.path and e["start_line"] <= g.end_line
-                                       and g.start_line <= e["end_line"] for g in q.gold_spans)}
+        "evidence": [{**e.model_dump(), "gold": any(e.path == g.path and e.start_line <= g.end_line
+                                                    and g.start_line <= e.end_line for g in q.gold_spans)}
                      for e in answer.evidence],
     }
 

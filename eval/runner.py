@@ -47,24 +47,27 @@ class AnswerLike(Protocol):
 
 
 @dataclass(frozen=True)
-class HitRecord:
-    """A hit as kept in a run."""
+class SpanRecord:
+    """Lines of one file (1-based, inclusive) as a run keeps them."""
 
     path: str
     start_line: int
     end_line: int
+
+
+@dataclass(frozen=True)
+class HitRecord(SpanRecord):
+    """A hit as kept in a run."""
+
     score: float | None = None
     kind: str = ""
     name: str = ""
 
 
 @dataclass(frozen=True)
-class CitationRecord:
+class CitationRecord(SpanRecord):
     """A citation as kept in a run; ``valid`` is the citation checker's verdict when the answer carries it."""
 
-    path: str
-    start_line: int
-    end_line: int
     evidence_id: str | None = None
     valid: bool | None = None
 

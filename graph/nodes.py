@@ -51,6 +51,7 @@ from sift.graph.state import (
     Confidence,
     Draft,
     Evidence,
+    FileCitation,
     RetrieveTask,
     reset,
 )
@@ -267,15 +268,15 @@ def _final_confidence(model: ConfidenceModel, state: AskState, draft: Draft, cit
     return conf
 
 
-def _files(citations: list[Citation], evidence: list[Evidence]) -> dict[str, list[dict[str, Any]]]:
+def _files(citations: list[Citation], evidence: list[Evidence]) -> dict[str, list[FileCitation]]:
     by_id = {e.id: e for e in evidence}
-    files: dict[str, list[dict[str, Any]]] = {}
+    files: dict[str, list[FileCitation]] = {}
     for c in citations:
         e = by_id.get(c.evidence_id)
-        files.setdefault(c.path, []).append({
-            "type": e.kind if e else "lines", "name": e.name if e else c.path, "line": c.start_line,
-            "start_line": c.start_line, "end_line": c.end_line, "evidence_id": c.evidence_id, "snippet": c.snippet,
-        })
+        files.setdefault(c.path, []).append(FileCitation(
+            type=e.kind if e else "lines", name=e.name if e else c.path, line=c.start_line,
+            start_line=c.start_line, end_line=c.end_line, evidence_id=c.evidence_id, snippet=c.snippet,
+        ))
     return files
 
 
@@ -310,8 +311,7 @@ def finish(state: AskState, draft: Draft, citations: list[Citation], grounded: b
         plan=plan.summary(), tokens=state.get("tokens", 0),
         elapsed_ms=round((time.time() - state.get("started", time.time())) * 1000, 1), mode=draft.mode,
         degraded=bool(reasons), degraded_reasons=reasons,
-        evidence=[{"id": e.id, "path": e.path, "start_line": e.start_line, "end_line": e.end_line, "kind": e.kind,
-                   "name": e.name, "score": e.score} for e in evidence],
+        evidence=[e.item() for e in evidence],
         confidence=conf.level, confidence_score=conf.score, confidence_signals=conf.signals,
     )
     turn = {"question": state["question"], "standalone": plan.standalone, "answer": answer.text,

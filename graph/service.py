@@ -93,7 +93,7 @@ def validate_question(question: str, kb: str) -> str:
 def _event(node: str, update: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """Progress events for one node's state update."""
     if node == "planner" and update.get("plan") is not None:
-        return [("plan", update["plan"].summary())]
+        return [("plan", update["plan"].summary().model_dump())]
     if node == "retrieve":
         return [("retrieve", {"channel": r.channel, "query": r.query, "round": r.round, "hits": r.size,
                               "elapsed_ms": r.elapsed_ms, "error": r.error}) for r in update.get("results") or []]

@@ -16,18 +16,16 @@ from pydantic import BaseModel, ConfigDict, Field
 # LangGraph reads input/output schemas with pydantic, which needs typing_extensions' TypedDict on Python < 3.12
 from typing_extensions import TypedDict
 
-from sift.models import ChunkIdentity
+from sift.models import ChunkIdentity, Span
 
 QuestionType = Literal["locate", "explain", "list", "doc", "follow-up", "chit-chat"]
 NOT_FOUND = "Not found in the indexed sources."
 
 
-class Plan(BaseModel):
-    """What the planner decided: question type, terms, channels, index level, DocQL, sub-queries, budget, K."""
+class PlanSummary(BaseModel):
+    """What the planner decided, as answers and progress events show it (the ``Plan`` without its internals)."""
 
-    model_config = ConfigDict(extra="ignore")
-
-    question_type: QuestionType = "explain"
+    question_type: QuestionType = Field("explain", examples=["locate"])
     need_retrieval: bool = True
     standalone: str = Field("", description="The question rewritten to stand alone (follow-ups resolved).")
     identifiers: list[str] = Field(default_factory=list)
@@ -38,22 +36,22 @@ class Plan(BaseModel):
     source_type: Literal["code", "doc"] | None = None
     docql: list[str] = Field(default_factory=list)
     subqueries: list[str] = Field(default_factory=list)
-    read_files: list[str] = Field(default_factory=list, description="Paths whose whole text joins the evidence.")
-    budget_ms: int = 1500
     k_citations: int = 1
-    top_k: int = 8
+    budget_ms: int = 1500
     strategy: str = "initial"
 
-    def summary(self) -> dict[str, Any]:
+
+class Plan(PlanSummary):
+    """What the planner decided: question type, terms, channels, index level, DocQL, sub-queries, budget, K."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    read_files: list[str] = Field(default_factory=list, description="Paths whose whole text joins the evidence.")
+    top_k: int = 8
+
+    def summary(self) -> PlanSummary:
         """The compact plan shown in answers and progress events."""
-        return {
-            "question_type": self.question_type, "need_retrieval": self.need_retrieval,
-            "standalone": self.standalone, "identifiers": self.identifiers, "key_terms": self.key_terms,
-            "intent": self.intent, "channels": self.channels, "index_type": self.index_type,
-            "source_type": self.source_type, "docql": self.docql, "subqueries": self.subqueries,
-            "k_citations": self.k_citations, "budget_ms": self.budget_ms,
-            "strategy": self.strategy,
-        }
+        return PlanSummary.model_validate(self.model_dump(include=set(PlanSummary.model_fields)))
 
 
 class RetrieveTask(BaseModel):
@@ -106,16 +104,15 @@ class ChannelResult(BaseModel):
         return len(self.ranked) + len(self.spans)
 
 
-class Evidence(ChunkIdentity):
-    """A numbered piece of evidence: exact lines of one file version, with the text the answer may quote."""
+class EvidenceItem(Span):
+    """A numbered piece of evidence the answer could cite, as the answer lists it."""
 
     id: int
-    path: str
-    start_line: int
-    end_line: int
-    kind: str
-    name: str
-    score: float
+
+
+class Evidence(EvidenceItem, ChunkIdentity):
+    """A numbered piece of evidence: exact lines of one file version, with the text the answer may quote."""
+
     channels: list[str] = Field(default_factory=list)
     text: str = ""
     signature: str | None = None
@@ -134,16 +131,32 @@ class Evidence(ChunkIdentity):
         """``[n] path:start-end``: how evidence is shown to a reader or a model."""
         return f"[{self.id}] {self.path}:{self.start_line}-{self.end_line}"
 
+    def item(self) -> EvidenceItem:
+        """This evidence as the answer lists it."""
+        return EvidenceItem.model_validate(self.model_dump(include=set(EvidenceItem.model_fields)))
+
 
 class Citation(BaseModel):
-    """A checked citation: which evidence, which file, which lines, and the cited text."""
+    """A checked citation: the evidence it points to, the file and the exact lines, with the cited text."""
 
-    evidence_id: int
-    path: str
-    start_line: int
-    end_line: int
+    evidence_id: int = Field(description="The [n] marker in the answer text.", examples=[1])
+    path: str = Field(examples=["pkg/auth.py"])
+    start_line: int = Field(examples=[12])
+    end_line: int = Field(examples=[14])
     snippet: str = ""
     valid: bool = True
+
+
+class FileCitation(BaseModel):
+    """A citation listed under its file in ``Answer.files``."""
+
+    type: str = Field(description="Kind of the cited span (function, class, doc, lines, …).")
+    name: str
+    line: int
+    start_line: int
+    end_line: int
+    evidence_id: int
+    snippet: str = ""
 
 
 ConfidenceLevel = Literal["high", "medium", "low"]
@@ -183,12 +196,12 @@ class Answer(BaseModel):
     """The final answer every entry point (CLI, REST, Studio, eval) returns."""
 
     text: str
-    citations: list[Citation] = Field(default_factory=list)
-    files: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
-    grounded: bool = False
+    citations: list[Citation]
+    files: dict[str, list[FileCitation]] = Field(default_factory=dict)
+    grounded: bool
     rounds: int = 0
     fallbacks: int = 0
-    plan: dict[str, Any] = Field(default_factory=dict)
+    plan: PlanSummary | None = None
     tokens: int = 0
     elapsed_ms: float = 0.0
     mode: Literal["extractive", "llm"] = "extractive"
@@ -196,9 +209,9 @@ class Answer(BaseModel):
     degraded: bool = False
     degraded_reasons: list[str] = Field(default_factory=list, description="What this answer had to do without: "
                                         "a retrieve branch that ran out of time, an LLM that failed.")
-    evidence: list[dict[str, Any]] = Field(default_factory=list)
+    evidence: list[EvidenceItem] = Field(default_factory=list)
     confidence: ConfidenceLevel = Field("low", description="How likely the answer is right (see the README): high, "
-                                        "medium, or low; a not-found is always low.")
+                                        "medium, or low; never high for a degraded answer; a not-found is always low.")
     confidence_score: float = Field(0.0, ge=0.0, le=1.0, description="The calibrated probability behind the level.")
     confidence_signals: dict[str, float] = Field(default_factory=dict, description="What the score was computed "
                                                  "from: first/second candidate margin, coverage, channel agreement.")

@@ -116,6 +116,16 @@ def new_batch() -> FileBatch:
     return FileBatch([], [], [], [], [])
 
 
+def _link(rows: list[dict[str, Any]], index_key: str, id_key: str, base: int, file_id: int,
+          out: list[dict[str, Any]]) -> None:
+    """Give each row its file and turn its in-file node index (``index_key``) into a node id (``id_key``)."""
+    for row in rows:
+        index = row.pop(index_key)
+        row[id_key] = None if index is None else base + index
+        row["file_id"] = file_id
+        out.append(row)
+
+
 def write_batch(conn: Connection, batch: FileBatch) -> tuple[int, int]:
     """Insert a batch of file versions with their nodes, chunks, entities and refs; returns (nodes, chunks).
 
@@ -139,25 +149,10 @@ def write_batch(conn: Connection, batch: FileBatch) -> tuple[int, int]:
         next_node += len(nodes)
         for row in nodes:
             row["id"] = base + row.pop("_index")
-            parent = row.pop("_parent")
-            row["parent_id"] = None if parent is None else base + parent
-            row["file_id"] = file_id
-            node_rows.append(row)
-        for row in chunks:
-            node = row.pop("_node")
-            row["node_id"] = None if node is None else base + node
-            row["file_id"] = file_id
-            chunk_rows.append(row)
-        for row in entities:
-            node = row.pop("_node")
-            row["node_id"] = None if node is None else base + node
-            row["file_id"] = file_id
-            entity_rows.append(row)
-        for row in refs:
-            caller = row.pop("_caller")
-            row["caller_node_id"] = None if caller is None else base + caller
-            row["file_id"] = file_id
-            ref_rows.append(row)
+        _link(nodes, "_parent", "parent_id", base, file_id, node_rows)
+        _link(chunks, "_node", "node_id", base, file_id, chunk_rows)
+        _link(entities, "_node", "node_id", base, file_id, entity_rows)
+        _link(refs, "_caller", "caller_node_id", base, file_id, ref_rows)
     for table, rows in ((Node, node_rows), (Chunk, chunk_rows), (Entity, entity_rows), (Ref, ref_rows)):
         if rows:
             conn.execute(insert(table), rows)

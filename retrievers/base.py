@@ -3,18 +3,15 @@
 ``KbIndex`` is loaded once per (knowledge base, generation): the FAISS and BM25 files of the generation and a
 columnar copy of its chunks' metadata (no text), so filters become numpy masks applied before ranking and hits
 are built without a database round trip per hit. ``IndexCache`` hands out the bundle of the serving generation
-and reloads only when the generation changes; the app or CLI owns one (no module-level state).
+and reloads only when the generation changes (``retrievers.serving``); the app or CLI owns one (no module-level
+state).
 """
 
 from __future__ import annotations
 
 import fnmatch
 import logging
-import os
-import socket
-import threading
 import time
-import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,13 +19,13 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 import numpy as np
 from sqlalchemy import Engine, select
-from sqlalchemy.exc import SQLAlchemyError
 
-from sift.catalog import KbRef, generation_dir, get_serving_kb, touch_lease
+from sift.catalog import KbRef, generation_dir
 from sift.db import visible_in
 from sift.db.tables import Chunk, File, Generation
 from sift.errors import IndexNotReady
 from sift.models import Filters, Hit
+from sift.retrievers.serving import ServingCache
 
 if TYPE_CHECKING:  # faiss and scipy load with the first index, not with this module
     from sift.index.generation import LoadedIndexes
@@ -193,53 +190,13 @@ class KbIndex:
         return [h for h in built if h is not None]
 
 
-class IndexCache:
-    """Loads a knowledge base's serving generation once and swaps it when a new one is published.
+class IndexCache(ServingCache[KbIndex]):
+    """Loads a knowledge base's serving generation's index files once and swaps them when a new one is published
+    (the lookup, matching and leases are ``ServingCache``'s)."""
 
-    A bundle is keyed by (kb id, generation), so a knowledge base deleted and made again under the same name
-    is never served its predecessor's index. Each cache is one replica: it leases the generations it serves
-    (``generation_leases``), and garbage collection keeps a generation while a lease on it is fresh.
-    """
-
-    def __init__(self, engine: Engine, index_root: Path, lease_refresh_s: float = 30.0) -> None:
-        self.engine = engine
+    def __init__(self, engine: Engine, index_root: Path, lease_refresh_s: float = 30.0, ref_ttl_s: float = 0.0) -> None:
+        super().__init__(engine, ref_ttl_s=ref_ttl_s, lease_refresh_s=lease_refresh_s)
         self.index_root = index_root
-        self.lease_refresh_s = lease_refresh_s
-        self.replica = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-        self._lock = threading.Lock()
-        self._loaded: dict[tuple[str, str], KbIndex] = {}
-        self._leased: dict[tuple[int, int], float] = {}
-
-    def _ref(self, kb: str, tenant: str) -> KbRef:
-        """The knowledge base and its serving generation (subclasses may remember it briefly)."""
-        return get_serving_kb(self.engine, kb, tenant)
-
-    def get(self, kb: str, tenant: str = "default") -> KbIndex:
-        """The index bundle of ``kb``'s serving generation (IndexNotReady while it has none)."""
-        ref = self._ref(kb, tenant)
-        key = (tenant, kb)
-        bundle = self._loaded.get(key)
-        if bundle is None or (bundle.kb.id, bundle.kb.generation) != (ref.id, ref.generation):
-            with self._lock:
-                bundle = self._loaded.get(key)
-                if bundle is None or (bundle.kb.id, bundle.kb.generation) != (ref.id, ref.generation):
-                    bundle = self._load(ref)
-                    self._loaded[key] = bundle
-        self._lease(bundle.kb)
-        return bundle
-
-    def _lease(self, kb: KbRef) -> None:
-        """Tell garbage collection this replica serves ``kb``'s generation (at most every ``lease_refresh_s``)."""
-        key = (kb.id, kb.generation)
-        now = time.monotonic()
-        if now - self._leased.get(key, -1e9) < self.lease_refresh_s:
-            return
-        self._leased[key] = now
-        try:
-            with self.engine.begin() as conn:
-                touch_lease(conn, kb.id, kb.generation, self.replica)
-        except SQLAlchemyError as exc:  # a missed lease only shortens the grace period; never fail a query
-            log.warning("could not record the lease on kb %d generation %d: %s", kb.id, kb.generation, exc)
 
     def _load(self, ref: KbRef) -> KbIndex:
         from sift.index.generation import load_indexes

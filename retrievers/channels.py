@@ -19,10 +19,6 @@ from sift.tokenize import tokenize
 INDEX_TYPES = ("file", "function", "doc", "all")
 
 
-def _bundle(cache: IndexCache, filters: Filters, bundle: KbIndex | None = None) -> KbIndex:
-    return bundle if bundle is not None else cache.get(filters.kb, filters.tenant or "default")
-
-
 def _allowed_ids(bundle: KbIndex, filters: Filters) -> np.ndarray | None:
     mask = bundle.chunks.mask(filters)
     return None if mask is None else bundle.chunks.ids[mask]
@@ -46,7 +42,7 @@ class BM25Channel:
 
     def search(self, query: str, filters: Filters, k: int, bundle: KbIndex | None = None) -> list[Hit]:
         """Top ``k`` chunks by BM25 score (``bundle``: the generation already resolved by the caller)."""
-        bundle = _bundle(self.cache, filters, bundle)
+        bundle = self.cache.resolve(filters, bundle)
         bm25 = bundle.indexes.bm25
         allowed = None
         mask = bundle.chunks.mask(filters)
@@ -74,7 +70,7 @@ class VectorChannel:
     def search(self, query: str, filters: Filters, k: int, query_vec: np.ndarray | None = None,
                bundle: KbIndex | None = None) -> list[Hit]:
         """Top ``k`` chunks by cosine similarity (inner product of normalised vectors)."""
-        bundle = _bundle(self.cache, filters, bundle)
+        bundle = self.cache.resolve(filters, bundle)
         vec = self.embedder.embed_query(query) if query_vec is None else query_vec
         allowed = _allowed_ids(bundle, filters)
         kinds = ("file", "function", "doc") if self.index_type == "all" else (self.index_type,)
@@ -109,7 +105,7 @@ class SmartChannel:
     def search_detailed(self, query: str, filters: Filters, k: int,
                         bundle: KbIndex | None = None) -> tuple[list[Hit], SmartResult]:
         """Hits plus the level and term requirement the search stopped at."""
-        bundle = _bundle(self.cache, filters, bundle)
+        bundle = self.cache.resolve(filters, bundle)
         result = self.matcher(bundle).search(query, k, bundle.chunks.mask(filters))
         ids = bundle.chunks.ids
         hits = (bundle.hit(int(ids[p]), s, self.name, r)

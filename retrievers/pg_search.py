@@ -10,13 +10,7 @@ Tables and their invariants: ``sift.db.search_schema``; the write side: ``ingest
 
 from __future__ import annotations
 
-import logging
 import math
-import os
-import socket
-import threading
-import time
-import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,15 +19,14 @@ import numpy as np
 from sqlalchemy import Engine, text
 from sqlalchemy.exc import SQLAlchemyError
 
-from sift.catalog import KbRef, get_serving_kb, touch_lease
+from sift.catalog import KbRef
 from sift.db.search_schema import VISIBLE, vector_literal
 from sift.errors import IndexNotReady, InvalidQuery
 from sift.models import Filters, Hit
 from sift.retrievers.pg_sql import BM25_SQL, filter_sql, smart_sql
+from sift.retrievers.serving import ServingCache
 from sift.retrievers.smart import CONTENT_WEIGHT, LEVEL_WEIGHT, NAME_WEIGHT, SmartResult, query_terms
 from sift.tokenize import tokenize
-
-log = logging.getLogger(__name__)
 
 INDEX_KINDS = {"file": ("file",), "function": ("function",), "doc": ("doc",), "all": ("file", "function", "doc")}
 #: HNSW candidates per query (pgvector's hnsw.ef_search): at least this many, and twice k for deep lists.
@@ -102,7 +95,7 @@ def _hit(r: Any, score: float, channel: str, rank: int) -> Hit:
                module_code=bool(r.module_code), score=score, channel=channel, rank=rank, channels=(channel,))
 
 
-class PgSearchCache:
+class PgSearchCache(ServingCache[PgKb]):
     """Resolves a knowledge base's serving generation to a ``PgKb``; what ``IndexCache`` is to the local backend.
 
     Only the generation's statistics row is remembered (per kb id and generation), and the (tenant, kb) →
@@ -112,38 +105,6 @@ class PgSearchCache:
 
     backend = "postgres"
     blocking_io = True  # every search is a database round trip: run it off an event loop
-
-    def __init__(self, engine: Engine, ref_ttl_s: float = 0.0, lease_refresh_s: float = 30.0) -> None:
-        self.engine = engine
-        self.ref_ttl_s = ref_ttl_s
-        self.lease_refresh_s = lease_refresh_s
-        self.replica = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-        self._lock = threading.Lock()
-        self._refs: dict[tuple[str, str], tuple[float, KbRef]] = {}
-        self._loaded: dict[tuple[str, str], PgKb] = {}
-        self._leased: dict[tuple[int, int], float] = {}
-
-    def _ref(self, kb: str, tenant: str) -> KbRef:
-        key, now = (tenant, kb), time.monotonic()
-        hit = self._refs.get(key)
-        if hit is not None and hit[0] > now:
-            return hit[1]
-        ref = get_serving_kb(self.engine, kb, tenant)
-        if self.ref_ttl_s > 0:
-            self._refs[key] = (now + self.ref_ttl_s, ref)
-        return ref
-
-    def get(self, kb: str, tenant: str = "default") -> PgKb:
-        """The serving generation of ``kb`` (IndexNotReady while it has none or was not indexed in PostgreSQL)."""
-        ref = self._ref(kb, tenant)
-        key = (tenant, kb)
-        bundle = self._loaded.get(key)
-        if bundle is None or (bundle.kb.id, bundle.kb.generation) != (ref.id, ref.generation):
-            bundle = self._load(ref)
-            with self._lock:
-                self._loaded[key] = bundle
-        self._lease(ref)
-        return bundle
 
     def _load(self, ref: KbRef) -> PgKb:
         try:
@@ -160,34 +121,9 @@ class PgSearchCache:
         return PgKb(ref, int(row.n_docs), int(row.total_len), int(row.n_terms), float(row.idf_sum), row.model_id,
                     int(row.dim), row.vector_kind, self.engine)
 
-    def _lease(self, kb: KbRef) -> None:
-        key, now = (kb.id, kb.generation), time.monotonic()
-        if now - self._leased.get(key, -1e9) < self.lease_refresh_s:
-            return
-        self._leased[key] = now
-        try:
-            with self.engine.begin() as conn:
-                touch_lease(conn, kb.id, kb.generation, self.replica)
-        except SQLAlchemyError as exc:  # a missed lease only shortens the grace period; never fail a query
-            log.warning("could not record the lease on kb %d generation %d: %s", kb.id, kb.generation, exc)
-
-    def forget(self, kb: str, tenant: str = "default") -> None:
-        """Drop what is remembered about ``kb`` (after it was deleted)."""
-        with self._lock:
-            self._loaded.pop((tenant, kb), None)
-            self._refs.pop((tenant, kb), None)
-
-    def loaded(self) -> int:
-        """How many knowledge bases have their statistics remembered."""
-        return len(self._loaded)
-
     def warm(self) -> int:
         """Nothing to load: the indexes live in PostgreSQL (kept for the app's lifespan, which calls it)."""
         return self.loaded()
-
-
-def _bundle(cache: PgSearchCache, filters: Filters, bundle: PgKb | None) -> PgKb:
-    return bundle if bundle is not None else cache.get(filters.kb, filters.tenant or "default")
 
 
 def _base_params(bundle: PgKb) -> dict[str, Any]:
@@ -204,7 +140,7 @@ class PgBM25Channel:
 
     def search(self, query: str, filters: Filters, k: int, bundle: PgKb | None = None) -> list[Hit]:
         """Top ``k`` chunks by BM25 score; score desc, then chunk id asc."""
-        bundle = _bundle(self.cache, filters, bundle)
+        bundle = self.cache.resolve(filters, bundle)
         terms = tokenize(query)
         if k <= 0 or not terms or not bundle.n_docs:
             return []
@@ -233,7 +169,7 @@ class PgVectorChannel:
     def search(self, query: str, filters: Filters, k: int, query_vec: np.ndarray | None = None,
                bundle: PgKb | None = None) -> list[Hit]:
         """Top ``k`` chunks by cosine similarity (inner product of normalised vectors); ties by chunk id."""
-        bundle = _bundle(self.cache, filters, bundle)
+        bundle = self.cache.resolve(filters, bundle)
         if k <= 0 or not bundle.n_docs:
             return []
         vec = self.embedder.embed_query(query) if query_vec is None else query_vec
@@ -303,7 +239,7 @@ class PgSmartChannel:
     def search_detailed(self, query: str, filters: Filters, k: int,
                         bundle: PgKb | None = None) -> tuple[list[Hit], SmartResult]:
         """Hits plus the level and term requirement the search stopped at (``SmartMatcher.search``'s rules)."""
-        bundle = _bundle(self.cache, filters, bundle)
+        bundle = self.cache.resolve(filters, bundle)
         terms = query_terms(query)
         n_terms = len(terms)
         if not terms or not bundle.n_docs:

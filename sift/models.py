@@ -212,17 +212,23 @@ class Filters(Frozen):
     public_only: bool = False
 
 
-class Hit(Frozen, ChunkIdentity):
-    """One ranked, located piece of evidence from a channel (or from fusion); ``name`` is for display."""
+class Span(BaseModel):
+    """A located span of one file: its lines, what kind of thing it is, its display name and the score that
+    ranked it (a channel's, fusion's, or the evidence's)."""
 
-    chunk_id: int | None
-    node_id: int | None
     path: str
     start_line: int
     end_line: int
     kind: str
     name: str
     score: float
+
+
+class Hit(Frozen, ChunkIdentity, Span):
+    """One ranked, located piece of evidence from a channel (or from fusion); ``name`` is for display."""
+
+    chunk_id: int | None
+    node_id: int | None
     channel: str
     rank: int
     snippet: str = ""

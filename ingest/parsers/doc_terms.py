@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-from sift.models import NodeKind, ParsedEntity, ParsedNode
+from sift.models import DocumentTree, NodeKind, ParsedEntity, ParsedNode, SourceType
 
 DETAIL_LIMIT = 300
 TERM_NAME_LIMIT = 120
@@ -133,6 +133,13 @@ def attach_sections(nodes: Sequence[ParsedNode], entities: list[ParsedEntity]) -
     for entity in entities:
         entity.node = section_index(nodes, entity.start_line)
     return sorted(entities, key=lambda e: (e.start_line, e.name))
+
+
+def document_tree(path: str, language: str, parser: str, nodes: list[ParsedNode],
+                  entities: list[ParsedEntity]) -> DocumentTree:
+    """A documentation file's tree: its heading nodes, with each entity attached to its section."""
+    return DocumentTree(path=path, language=language, source_type=SourceType.DOC, nodes=nodes,
+                        entities=attach_sections(nodes, entities), parser=parser)
 
 
 def indent_of(line: str) -> int:

@@ -21,14 +21,14 @@ from mdit_py_plugins.myst_role import myst_role_plugin
 from sift.ingest.parsers.doc_terms import (
     TERM_NAME_LIMIT,
     HeadingDraft,
-    attach_sections,
     build_tree,
     clip,
     collapse,
     definition_terms,
+    document_tree,
 )
 from sift.ingest.parsers.text import line_count
-from sift.models import DocumentTree, ParsedEntity, SourceType
+from sift.models import DocumentTree, ParsedEntity
 
 # MyST directives whose body is code: the lang is the directive's argument (``{code-block} python``) or, for the
 # doctest family, the directive name itself.
@@ -139,15 +139,7 @@ class MarkdownParser:
         found = _Collected()
         self._walk(self._md.parse(source), 0, found, headings=True)
         nodes = build_tree(path, found.headings, line_count(text), {"codeblocks": found.preamble_codeblocks})
-        entities = attach_sections(nodes, found.entities)
-        return DocumentTree(
-            path=path,
-            language=language,
-            source_type=SourceType.DOC,
-            nodes=nodes,
-            entities=entities,
-            parser=self.name,
-        )
+        return document_tree(path, language, self.name, nodes, found.entities)
 
     def _walk(
         self, tokens: list[Token], offset: int, found: _Collected, *, headings: bool, terms: bool = True

@@ -20,16 +20,16 @@ from typing import Any
 from sift.ingest.parsers.doc_terms import (
     TERM_NAME_LIMIT,
     HeadingDraft,
-    attach_sections,
     build_tree,
     clip,
     collapse,
     definition_terms,
+    document_tree,
     indent_of,
     section_index,
 )
 from sift.ingest.parsers.text import line_count
-from sift.models import DocumentTree, ParsedEntity, SourceType
+from sift.models import DocumentTree, ParsedEntity
 
 _PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 _CODE_DIRECTIVES = frozenset(
@@ -299,12 +299,4 @@ class RstParser:
             block = {"lang": lit.lang, "start_line": lit.start + 1, "end_line": lit.end + 1}
             nodes[section_index(nodes, lit.start + 1)].meta["codeblocks"].append(block)
         prose = ["" if k in literal_lines else ln for k, ln in enumerate(lines)]
-        entities = attach_sections(nodes, _terms(prose))
-        return DocumentTree(
-            path=path,
-            language=language,
-            source_type=SourceType.DOC,
-            nodes=nodes,
-            entities=entities,
-            parser=self.name,
-        )
+        return document_tree(path, language, self.name, nodes, _terms(prose))

@@ -77,14 +77,14 @@ def _assert_numbered(answer: Answer) -> None:
     assert marks == list(range(1, len(marks) + 1))
     assert [c.evidence_id for c in answer.citations] == list(range(1, len(answer.citations) + 1))
     assert set(marks) == {c.evidence_id for c in answer.citations}
-    evidence = {e["id"]: e for e in answer.evidence}
+    evidence = {e.id: e for e in answer.evidence}
     assert sorted(evidence) == list(range(1, len(evidence) + 1))
     for c in answer.citations:
         e = evidence[c.evidence_id]
-        assert (e["path"], e["start_line"], e["end_line"]) == (c.path, c.start_line, c.end_line)
+        assert (e.path, e.start_line, e.end_line) == (c.path, c.start_line, c.end_line)
     for path, items in answer.files.items():
         for item in items:
-            assert evidence[item["evidence_id"]]["path"] == path
+            assert evidence[item.evidence_id].path == path
 
 
 def test_confident_answer_is_high_and_plain(env) -> None:

@@ -89,7 +89,7 @@ def test_list_question_enumerates_the_whole_module(env) -> None:
         assert _line(VALIDATORS, name) in cited
     assert "_helper" not in answer.text  # private definitions are not part of the public list
     assert "`Validator`" not in answer.text  # nor is the base class the listed ones derive from
-    listed = [e for e in answer.evidence if e["path"] == "forms/validate.py"]
+    listed = [e for e in answer.evidence if e.path == "forms/validate.py"]
     assert len(listed) >= 5
 
 
