@@ -159,9 +159,9 @@ def test_graph_retrieve_branches_run_concurrently(env) -> None:
     events, values = _run(env, "How are tokens validated?", delay_ms=delay, channel_timeout_ms=2000)
     branches = [r for r in values["results"] if r.round == 0 and r.channel in SEARCH_CHANNELS]
     assert len(branches) == 3
-    assert max(r.started for r in branches) < min(r.finished for r in branches)  # all three overlapped
-    span = max(r.finished for r in branches) - min(r.started for r in branches)
-    assert span < 0.85  # sequential would take at least 0.9 s
+    # All three were running at once: each started before any finished (each sleeps 300 ms first). This is the
+    # proof of concurrency; a wall-clock bound on the whole span would also measure how busy the machine is.
+    assert max(r.started for r in branches) < min(r.finished for r in branches)
     assert _answer(events)["grounded"]
 
 
