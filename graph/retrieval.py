@@ -24,7 +24,7 @@ from sift.errors import SiftError
 from sift.graph.extractive import CEILING_KEY, MODULE_CHANNEL
 from sift.graph.state import ChannelResult, Evidence, Plan, RankedChunk, RetrieveTask
 from sift.index.bm25 import idf_plus_one
-from sift.models import Filters, Hit
+from sift.models import Filters, Hit, SourceType
 from sift.retrievers.base import KbIndex
 from sift.retrievers.docql import DocQLChannel
 from sift.retrievers.fusion import dedup_overlaps, fuse, sort_hits
@@ -57,7 +57,8 @@ def plan_tasks(plan: Plan, kb: str, tenant: str, round_no: int) -> list[Retrieve
 
 def run_task(task: RetrieveTask, engine: Engine, searcher: Any) -> list[Hit]:
     """Run one branch and return its hits (an empty list is a result, not an error)."""
-    filters = Filters(kb=task.kb, tenant=task.tenant, source_type=task.source_type)
+    filters = Filters(kb=task.kb, tenant=task.tenant,
+                      source_type=SourceType(task.source_type) if task.source_type else None)
     if task.channel == "docql":
         hits = DocQLChannel(engine).search(task.query, filters, task.k)
     elif task.channel == "file":

@@ -16,7 +16,10 @@ from sift.errors import InvalidQuery, SiftError
 from sift.graph.context import AskContext
 from sift.models import MAX_QUESTION_CHARS
 
-if TYPE_CHECKING:  # the state module imports LangGraph, which the CLI loads only once a question is valid
+if TYPE_CHECKING:  # LangGraph (the state module) loads once a question is valid, psycopg with its checkpointer
+    from psycopg import AsyncConnection
+    from psycopg.rows import DictRow
+
     from sift.graph.confidence import ConfidenceModel
     from sift.graph.state import Answer
 
@@ -54,21 +57,28 @@ async def _postgres_checkpointer(url: str) -> AsyncIterator[Any]:
     conninfo = make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
     kwargs = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
     # check_connection: a connection the server dropped (restart, failover) is replaced, not handed out.
-    async with AsyncConnectionPool(conninfo, min_size=1, max_size=8, kwargs=kwargs, open=False,
-                                   check=AsyncConnectionPool.check_connection) as pool:
-        saver = AsyncPostgresSaver(pool, serde=make_serde())  # type: ignore[arg-type]
+    # Rows are dicts (the row_factory in kwargs): the annotation tells the type checker so.
+    pool: AsyncConnectionPool[AsyncConnection[DictRow]] = AsyncConnectionPool(
+        conninfo, min_size=1, max_size=8, kwargs=kwargs, open=False, check=AsyncConnectionPool.check_connection)
+    async with pool:
+        saver = AsyncPostgresSaver(pool, serde=make_serde())
         async with pool.connection() as conn:
             # One process at a time creates or migrates the checkpoint tables. The lock is polled, not awaited:
             # the migrations build indexes CONCURRENTLY, which waits for every running statement — a blocked
             # pg_advisory_lock() call included — so a blocking wait would deadlock with the holder.
-            while not (await (await conn.execute("SELECT pg_try_advisory_lock(%s)", (SETUP_LOCK,))).fetchone()
-                       )["pg_try_advisory_lock"]:
+            while not await _try_lock(conn):
                 await asyncio.sleep(0.05)
             try:
                 await saver.setup()
             finally:
                 await conn.execute("SELECT pg_advisory_unlock(%s)", (SETUP_LOCK,))
         yield saver
+
+
+async def _try_lock(conn: AsyncConnection[DictRow]) -> bool:
+    """Whether this session took the checkpoint tables' setup lock."""
+    row = await (await conn.execute("SELECT pg_try_advisory_lock(%s)", (SETUP_LOCK,))).fetchone()
+    return bool(row and row["pg_try_advisory_lock"])
 
 
 def make_serde() -> Any:
