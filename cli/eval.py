@@ -16,6 +16,8 @@ from sift.cli.output import echo, escape, print_json
 from sift.errors import NotFound, SiftError
 
 if TYPE_CHECKING:
+    from rich.progress import Progress
+
     from sift.config import Settings
 
 EXAMPLE = """examples:
@@ -200,7 +202,8 @@ class _ProgressBar:
     """A rich progress bar on a terminal; silent otherwise. Yields the runner's per-question callback."""
 
     def __init__(self, total: int) -> None:
-        self.total, self.bar, self.task = total, None, None
+        self.total = total
+        self.bar: Progress | None = None
 
     def __enter__(self) -> Callable[[Any], None] | None:
         if not sys.stderr.isatty():
@@ -208,11 +211,11 @@ class _ProgressBar:
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-        self.bar = Progress(TextColumn("eval"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                            console=Console(stderr=True), transient=True)
-        self.bar.start()
-        self.task = self.bar.add_task("eval", total=self.total)
-        return lambda _result: self.bar.advance(self.task)
+        self.bar = bar = Progress(TextColumn("eval"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                                  console=Console(stderr=True), transient=True)
+        bar.start()
+        task = bar.add_task("eval", total=self.total)
+        return lambda _result: bar.advance(task)
 
     def __exit__(self, *exc: object) -> None:
         if self.bar is not None:
