@@ -19,7 +19,7 @@ import time
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sqlalchemy import Engine, text
@@ -32,6 +32,9 @@ from sift.models import Filters, Hit
 from sift.retrievers.pg_sql import BM25_SQL, filter_sql, smart_sql
 from sift.retrievers.smart import CONTENT_WEIGHT, LEVEL_WEIGHT, NAME_WEIGHT, SmartResult, query_terms
 from sift.tokenize import tokenize
+
+if TYPE_CHECKING:  # the embedders load with the entry point
+    from sift.embed import Embedder
 
 log = logging.getLogger(__name__)
 
@@ -221,7 +224,8 @@ class PgVectorChannel:
 
     name = "vector"
 
-    def __init__(self, cache: PgSearchCache, embedder: Any, index_type: str = "all", exact: bool | None = None) -> None:
+    def __init__(self, cache: PgSearchCache, embedder: Embedder, index_type: str = "all",
+                 exact: bool | None = None) -> None:
         if index_type not in INDEX_KINDS:
             raise InvalidQuery(f"index_type must be one of {', '.join(INDEX_KINDS)}, got {index_type!r}",
                                field="index_type")
