@@ -50,6 +50,7 @@ from sift.graph.state import (
     Confidence,
     Draft,
     Evidence,
+    Plan,
     RetrieveTask,
     reset,
 )
@@ -74,7 +75,7 @@ async def planner(state: AskState, runtime: Runtime[AskContext]) -> dict[str, An
             "tenant": state.get("tenant") or "default"}
 
 
-async def _warm(ctx: AskContext, kb: str, tenant: str, plan: Any) -> None:
+async def _warm(ctx: AskContext, kb: str, tenant: str, plan: Plan) -> None:
     """Load the kb's indexes and the query encoder before the branches' time budgets start.
 
     A cold process (the CLI) would otherwise spend a branch's budget loading, lose the vector channel and answer

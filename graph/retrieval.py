@@ -28,7 +28,7 @@ from sift.models import Filters, Hit, SourceType
 from sift.retrievers.base import KbIndex
 from sift.retrievers.docql import DocQLChannel
 from sift.retrievers.fusion import dedup_overlaps, fuse, sort_hits
-from sift.retrievers.search import identifiers_in
+from sift.retrievers.search import Searcher, identifiers_in
 from sift.text import split_lines
 from sift.tokenize import prefix_variants, tokenize
 
@@ -55,7 +55,7 @@ def plan_tasks(plan: Plan, kb: str, tenant: str, round_no: int) -> list[Retrieve
     return tasks
 
 
-def run_task(task: RetrieveTask, engine: Engine, searcher: Any) -> list[Hit]:
+def run_task(task: RetrieveTask, engine: Engine, searcher: Searcher) -> list[Hit]:
     """Run one branch and return its hits (an empty list is a result, not an error)."""
     filters = Filters(kb=task.kb, tenant=task.tenant,
                       source_type=SourceType(task.source_type) if task.source_type else None)
@@ -250,7 +250,7 @@ def module_evidence(engine: Engine, kb: str, tenant: str, path: str, evidence: S
     return out
 
 
-def term_idf(searcher: Any, kb: str, tenant: str, terms: Sequence[str]) -> dict[str, float]:
+def term_idf(searcher: Searcher, kb: str, tenant: str, terms: Sequence[str]) -> dict[str, float]:
     """Okapi idf of each query term in the kb's BM25 index (how distinctive it is); unknown terms get the max,
     unless the corpus has them without a derivational prefix (``prefix_variants``)."""
     try:
