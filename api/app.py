@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from typing import Any
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import TYPE_CHECKING
 
 import anyio
 from litestar import Litestar
@@ -39,10 +39,17 @@ from sift.db import open_database
 from sift.retrievers.pg_search import PgSearchCache
 from sift.retrievers.search import Searcher
 
+if TYPE_CHECKING:  # the embedder's and the graph's modules load in the lifespan
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+    from sqlalchemy import Engine
+
+    from sift.embed import Embedder
+
 log = logging.getLogger(__name__)
 
 
-def _make_service(settings: ApiSettings, engine: Any, searcher: Searcher, checkpointer: Any) -> Any:
+def _make_service(settings: ApiSettings, engine: Engine, searcher: Searcher,
+                  checkpointer: BaseCheckpointSaver) -> LimitedAskService | None:
     """The chat service, or None when the graph package does not provide one."""
     try:
         from sift.chat import make_chat_model
@@ -54,7 +61,8 @@ def _make_service(settings: ApiSettings, engine: Any, searcher: Searcher, checkp
                              settings.chat_concurrency)
 
 
-def _lifespan(settings: ApiSettings, embedder: Any) -> Any:
+def _lifespan(settings: ApiSettings,
+              embedder: Embedder | None) -> Callable[[Litestar], AbstractAsyncContextManager[None]]:
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         from sift.embed import LocalEmbedder, make_embedder
@@ -94,7 +102,8 @@ def _lifespan(settings: ApiSettings, embedder: Any) -> Any:
     return lifespan
 
 
-def create_app(settings: Settings | None = None, *, embedder: Any = None, debug: bool = False) -> Litestar:
+def create_app(settings: Settings | None = None, *, embedder: Embedder | None = None,
+               debug: bool = False) -> Litestar:
     """The REST app for ``settings`` (an already loaded ``embedder`` may be passed to skip loading one)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

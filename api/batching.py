@@ -11,9 +11,12 @@ import logging
 import queue
 import threading
 from concurrent.futures import Future
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:  # the model loads in the app's lifespan
+    from sift.embed import Embedder
 
 log = logging.getLogger(__name__)
 
@@ -21,7 +24,7 @@ log = logging.getLogger(__name__)
 class BatchingEmbedder:
     """Wraps an embedder; ``embed_query`` calls from many threads are batched, everything else passes through."""
 
-    def __init__(self, inner: Any, max_batch: int = 64, max_wait_s: float = 0.002) -> None:
+    def __init__(self, inner: Embedder, max_batch: int = 64, max_wait_s: float = 0.002) -> None:
         self.inner = inner
         self.model_id = inner.model_id
         self.max_batch = max_batch

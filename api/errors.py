@@ -7,6 +7,7 @@ from typing import Any
 
 from litestar import MediaType, Request, Response
 from litestar.exceptions import HTTPException, ValidationException
+from litestar.types import ExceptionHandlersMap
 from pydantic import BaseModel, Field
 
 from sift.errors import Conflict, IndexNotReady, InvalidQuery, NotFound, OutsideRoot, SiftError, UpstreamError
@@ -101,7 +102,7 @@ def handle_exception(request: Request, exc: Exception) -> Response[dict[str, Any
     return Response(body, status_code=status, media_type=MediaType.JSON, headers=headers)
 
 
-EXCEPTION_HANDLERS = {Exception: handle_exception, HTTPException: handle_exception, SiftError: handle_exception}
+EXCEPTION_HANDLERS: ExceptionHandlersMap = {Exception: handle_exception, HTTPException: handle_exception, SiftError: handle_exception}
 
 
 class ChatUnavailable(SiftError):

@@ -7,13 +7,16 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING
 
 import uvicorn
 
+if TYPE_CHECKING:
+    from litestar import Litestar
+
 
 @contextmanager
-def serve_in_thread(app: Any, host: str = "127.0.0.1", port: int = 0, startup_timeout: float = 120.0
+def serve_in_thread(app: Litestar, host: str = "127.0.0.1", port: int = 0, startup_timeout: float = 120.0
                     ) -> Iterator[str]:
     """Run ``app`` until the block exits; yields its base URL (``port=0`` picks a free port)."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

@@ -26,6 +26,7 @@ from pydantic_core import to_jsonable_python
 from sqlalchemy import Engine
 
 from sift.api.errors import HTTP_CODES, error_body
+from sift.api.limits import LimitedAskService
 from sift.graph.threads import record_turn
 
 log = logging.getLogger(__name__)
@@ -115,7 +116,7 @@ def error_event(data: Any) -> dict[str, Any]:
 
 
 async def chat_events(
-    service: Any, engine: Engine, *, tenant: str, kb: str, thread: dict[str, Any], question: str,
+    service: LimitedAskService, engine: Engine, *, tenant: str, kb: str, thread: dict[str, Any], question: str,
     keepalive_s: float = 15.0,
 ) -> AsyncIterator[ServerSentEventMessage]:
     """Relay ``service.stream`` as SSE messages and record the turn however the stream ends; the graph runs

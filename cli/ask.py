@@ -5,10 +5,15 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sift.cli.common import add_common, settings_from
 from sift.cli.output import echo, escape, print_json
+
+if TYPE_CHECKING:  # the graph loads once the question is valid
+    from sift.config import Settings
+    from sift.graph.service import OnEvent
+    from sift.graph.state import Answer
 
 EXAMPLE = 'example: sift ask "where is the auth token validated?" --kb myproject --thread t1 --show-steps'
 
@@ -45,7 +50,8 @@ def _step(event: str, data: dict[str, Any]) -> None:
     echo(escape(line), file=sys.stderr)
 
 
-def _ask(settings: Any, question: str, kb: str, tenant: str, thread_id: str | None, on_event: Any) -> Any:
+def _ask(settings: Settings, question: str, kb: str, tenant: str, thread_id: str | None,
+         on_event: OnEvent | None) -> Answer:
     """Answer in the tenant's thread ``thread_id`` (new when None, or when the id is unused), kept in the thread
     store the API reads, and record the question in ``qa_records`` as the API does."""
     from sift.catalog import get_serving_kb

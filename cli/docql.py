@@ -16,7 +16,7 @@ EXAMPLES = """examples:
 """
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``docql`` command."""
     p = subparsers.add_parser(
         "docql",

@@ -16,7 +16,16 @@ from sift.cli.output import echo, escape, print_json
 from sift.errors import NotFound, SiftError
 
 if TYPE_CHECKING:
+    from rich.progress import Progress
+
     from sift.config import Settings
+    from sift.eval.format import EvalQuestion
+    from sift.eval.runner import EvalRun, QuestionResult
+    from sift.graph.state import Answer
+    from sift.models import Hit
+
+    #: The fused retriever ``sift eval`` measures: a question's top ``k`` hits.
+    Retrieve = Callable[[EvalQuestion, int], list[Hit]]
 
 EXAMPLE = """examples:
   sift eval eval/sets/myproject.jsonl --kb myproject --mode retrieval --out eval/runs --name myproject-retrieval
@@ -131,7 +140,7 @@ def run_set(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_group(by: str, questions: list[Any]) -> None:
+def _check_group(by: str, questions: list[EvalQuestion]) -> None:
     """``--by`` must be ``kind`` or a metadata key some question has (a misspelt key would group nothing)."""
     keys = sorted({k for q in questions for k in q.meta})
     if by != "kind" and by not in keys:
@@ -139,7 +148,7 @@ def _check_group(by: str, questions: list[Any]) -> None:
                                                                         if keys else ""))
 
 
-def _single_kb(questions: list[Any]) -> str:
+def _single_kb(questions: list[EvalQuestion]) -> str:
     kbs = {q.kb for q in questions if q.kb}
     if len(kbs) != 1:
         raise _usage("pass --kb NAME (the questions name " + (", ".join(sorted(kbs)) or "no knowledge base") + ")")
@@ -153,7 +162,7 @@ def _kb_generation(settings: Settings, kb: str) -> int:
     return get_serving_kb(open_database(settings), kb, settings.tenant).generation
 
 
-def _fused_retriever(settings: Settings, kb: str) -> tuple[Callable[[Any, int], list[Any]], Callable[[], None]]:
+def _fused_retriever(settings: Settings, kb: str) -> tuple[Retrieve, Callable[[], None]]:
     """The fused retriever over the kb's serving generation, and the function that releases it."""
     try:
         from sift.embed import make_embedder
@@ -169,13 +178,13 @@ def _fused_retriever(settings: Settings, kb: str) -> tuple[Callable[[Any, int], 
     searcher = Searcher(engine, make_index_cache(settings, engine), make_embedder(settings))
     filters = Filters(kb=kb, tenant=settings.tenant)
 
-    def retrieve(question: Any, k: int) -> list[Any]:
+    def retrieve(question: EvalQuestion, k: int) -> list[Hit]:
         return searcher.search(question.query, filters, k=k).hits
 
     return retrieve, searcher.close
 
 
-def _warm_up(retrieve: Callable[[Any, int], list[Any]], questions: list[Any], k: int) -> None:
+def _warm_up(retrieve: Retrieve, questions: list[EvalQuestion], k: int) -> None:
     """Run one untimed query so index loading and model start-up do not land in the latency percentiles."""
     if not questions:
         return
@@ -184,13 +193,13 @@ def _warm_up(retrieve: Callable[[Any, int], list[Any]], questions: list[Any], k:
         retrieve(questions[0], k)
 
 
-def _answerer(settings: Settings, kb: str) -> tuple[Callable[[Any], Any], Callable[[], None]]:
+def _answerer(settings: Settings, kb: str) -> tuple[Callable[[EvalQuestion], Answer], Callable[[], None]]:
     """The graph's answer function, with its resources opened once for the whole run."""
     from sift.graph.ask import make_answerer
 
     answer_fn, close = make_answerer(settings, settings.tenant)
 
-    def answer(question: Any) -> Any:
+    def answer(question: EvalQuestion) -> Answer:
         return answer_fn(question.query, kb)
 
     return answer, close
@@ -200,26 +209,27 @@ class _ProgressBar:
     """A rich progress bar on a terminal; silent otherwise. Yields the runner's per-question callback."""
 
     def __init__(self, total: int) -> None:
-        self.total, self.bar, self.task = total, None, None
+        self.total = total
+        self.bar: Progress | None = None
 
-    def __enter__(self) -> Callable[[Any], None] | None:
+    def __enter__(self) -> Callable[[QuestionResult], None] | None:
         if not sys.stderr.isatty():
             return None
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-        self.bar = Progress(TextColumn("eval"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                            console=Console(stderr=True), transient=True)
-        self.bar.start()
-        self.task = self.bar.add_task("eval", total=self.total)
-        return lambda _result: self.bar.advance(self.task)
+        self.bar = bar = Progress(TextColumn("eval"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                                  console=Console(stderr=True), transient=True)
+        bar.start()
+        task = bar.add_task("eval", total=self.total)
+        return lambda _result: bar.advance(task)
 
     def __exit__(self, *exc: object) -> None:
         if self.bar is not None:
             self.bar.stop()
 
 
-def _print_summary(result: Any, json_path: Path, md_path: Path) -> None:
+def _print_summary(result: EvalRun, json_path: Path, md_path: Path) -> None:
     from sift.eval.report import KIND_COLUMNS_ANSWER, KIND_COLUMNS_RETRIEVAL
 
     agg = result.aggregate

@@ -6,11 +6,16 @@ import argparse
 import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sift.cli import UsageError
 from sift.cli.common import add_common, settings_from
 from sift.cli.output import echo, escape, print_json
+
+if TYPE_CHECKING:  # rich loads only on a terminal
+    from types import TracebackType
+
+    from rich.progress import Progress, TaskID
 
 EXAMPLE = "example: sift ingest ~/src/myproject --kb myproject"
 
@@ -112,8 +117,8 @@ class _Progress:
 
     def __init__(self, enabled: bool) -> None:
         self.enabled = enabled
-        self._bar: Any = None
-        self._tasks: dict[str, Any] = {}
+        self._bar: Progress | None = None
+        self._tasks: dict[str, TaskID] = {}
 
     def __enter__(self) -> _Progress | None:
         if not self.enabled:
@@ -129,16 +134,19 @@ class _Progress:
         return self
 
     def __call__(self, phase: str, done: int, total: int | None) -> None:
+        bar = self._bar
+        assert bar is not None  # called only through what __enter__ returned, which it opened
         unit, label = _PHASES.get(phase, ("items", phase))
         task = self._tasks.get(phase)
         if task is None:
             for earlier in self._tasks.values():  # a new phase means the earlier ones are over
-                self._bar.stop_task(earlier)
-            task = self._tasks[phase] = self._bar.add_task(label, total=total, rate="")
-        elapsed = self._bar.tasks[task].elapsed or 1e-9
+                bar.stop_task(earlier)
+            task = self._tasks[phase] = bar.add_task(label, total=total, rate="")
+        elapsed = bar.tasks[task].elapsed or 1e-9
         rate = f"{done / elapsed:.0f} {unit}/s" if unit and done else ""
-        self._bar.update(task, completed=done, total=total, rate=rate)
+        bar.update(task, completed=done, total=total, rate=rate)
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
         if self._bar is not None:
-            self._bar.__exit__(*exc)
+            self._bar.__exit__(exc_type, exc, tb)

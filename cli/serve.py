@@ -6,6 +6,7 @@ import argparse
 import ipaddress
 import os
 from pathlib import Path
+from typing import Any
 
 from sift.cli import UsageError
 from sift.cli.common import add_common
@@ -64,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.workers < 1:
         raise UsageError("--workers must be at least 1")
-    overrides: dict[str, object] = {"auth": resolve_auth(args.host, args.auth, os.environ.get("SIFT_AUTH"))}
+    overrides: dict[str, Any] = {"auth": resolve_auth(args.host, args.auth, os.environ.get("SIFT_AUTH"))}
     if args.data_dir is not None:
         overrides["data_dir"] = args.data_dir.resolve()
     if args.allow_root:

@@ -61,8 +61,8 @@ def _changed(a_questions: list[dict[str, Any]], b_questions: list[dict[str, Any]
             continue
         for name in OUTCOMES:
             va, vb = _outcome(qa, name), _outcome(qb, name)
-            if va is None or vb is None or va == vb or "error" in (va, vb):
-                continue
+            if not isinstance(va, float | int) or not isinstance(vb, float | int) or va == vb:
+                continue  # missing, unchanged, or an error on either side
             changes.append({"id": qa["id"], "kind": qa.get("kind"), "outcome": name, "a": va, "b": vb,
                             "change": "won" if vb > va else "lost"})
     return changes

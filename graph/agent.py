@@ -19,6 +19,7 @@ from langchain_core.messages import (
     HumanMessage,
     RemoveMessage,
     SystemMessage,
+    ToolCall,
     ToolMessage,
 )
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
@@ -73,7 +74,7 @@ async def agent(state: AskState, runtime: Runtime[AskContext]) -> dict[str, Any]
     steps = 0 if fresh else state.get("agent_steps", 0)
     earlier = [] if fresh else list(state.get("messages") or [])
     prompt = [*earlier, *opening]
-    runner = ctx.chat_model.bind_tools(prompts.TOOL_SPECS)
+    runner = ctx.require_chat_model().bind_tools(prompts.TOOL_SPECS)
     spent = 0
 
     async def call() -> AIMessage:
@@ -91,13 +92,14 @@ async def agent(state: AskState, runtime: Runtime[AskContext]) -> dict[str, Any]
     return {**update, "messages": [*clear, *opening, reply], "tokens": state.get("tokens", 0) + spent}
 
 
-def _pending(messages: list[AnyMessage]) -> list[dict[str, Any]]:
+def _pending(messages: list[AnyMessage]) -> list[ToolCall]:
     """Tool calls of the last model turn that have no result yet, in the order the model asked for them."""
-    last = next((i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], AIMessage)), None)
-    if last is None:
-        return []
-    done = {m.tool_call_id for m in messages[last + 1:] if isinstance(m, ToolMessage)}
-    return [tc for tc in messages[last].tool_calls if tc["id"] not in done]
+    for last in range(len(messages) - 1, -1, -1):
+        turn = messages[last]
+        if isinstance(turn, AIMessage):
+            done = {m.tool_call_id for m in messages[last + 1:] if isinstance(m, ToolMessage)}
+            return [tc for tc in turn.tool_calls if tc["id"] not in done]
+    return []
 
 
 def route_agent(state: AskState) -> Literal["tools", "answer", "check"]:

@@ -11,7 +11,9 @@ import inspect
 from collections.abc import Callable
 from typing import Any, Literal
 
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
@@ -57,7 +59,8 @@ def route_after_plan(state: AskState, runtime: Runtime[AskContext]) -> list[Send
     return agent.route_writer(state, runtime) if target == "generate" else target
 
 
-def build_graph(provide: Provide | None = None, context_schema: type[Any] = AskContext) -> StateGraph:
+def build_graph(provide: Provide | None = None,
+                context_schema: type[Any] = AskContext) -> StateGraph[AskState, Any, AskInput, AskOutput]:
     """The uncompiled graph; compile it with a checkpointer (the app) or without one (``langgraph dev``).
 
     ``provide`` supplies the run context when the caller cannot pass one (Studio sends only JSON), and
@@ -91,6 +94,8 @@ def build_graph(provide: Provide | None = None, context_schema: type[Any] = AskC
     return g
 
 
-def compile_graph(checkpointer: Any = None) -> Any:
+def compile_graph(
+    checkpointer: BaseCheckpointSaver | None = None,
+) -> CompiledStateGraph[AskState, AskContext, AskInput, AskOutput]:
     """The compiled graph, checkpointed by ``checkpointer`` when given."""
     return build_graph().compile(checkpointer=checkpointer, name="sift-ask")

@@ -50,3 +50,9 @@ class AskContext:
     chat_model: BaseChatModel | None = None
     limits: RunLimits = field(default_factory=RunLimits)
     confidence: ConfidenceModel = field(default_factory=_fitted_confidence)
+
+    def require_chat_model(self) -> BaseChatModel:
+        """The chat model, for the LLM paths (which run only when one is configured)."""
+        if self.chat_model is None:
+            raise RuntimeError("no chat model is configured: set SIFT_LLM_BASE_URL and SIFT_LLM_MODEL")
+        return self.chat_model

@@ -59,7 +59,7 @@ def query_tokens(plan: Plan, idf: Mapping[str, float] | None = None) -> list[str
         toks.extend(tokenize(ident))
     toks = list(dict.fromkeys(toks))
     ceiling = idf.get(CEILING_KEY) if idf else None
-    if ceiling is not None:
+    if idf and ceiling is not None:
         unseen = set()
         for word in re.findall(r"\w+", question):
             parts = tokenize(word)
@@ -835,7 +835,7 @@ def write_extractive(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str,
     else:
         if len({(e.path, _whole_name(e)) for e in chosen}) == 1:
             chosen = sorted(chosen, key=lambda e: e.start_line)  # the parts of one section, read in order
-        said = []
+        said: list[Evidence] = []
         for e in chosen:
             if e.kind in CODE_KINDS:
                 told = _code_sentences(e, plan, tokens)

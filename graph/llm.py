@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field, ValidationError
 from sift.chat import is_transient
 from sift.graph import prompts
 from sift.graph.context import AskContext
-from sift.graph.state import Citation, Draft, Evidence, Plan
+from sift.graph.state import AskState, Citation, Draft, Evidence, Plan
 from sift.graph.tools import evidence_block
 
 log = logging.getLogger(__name__)
@@ -128,7 +128,7 @@ async def structured(ctx: AskContext, schema: type[M], messages: Sequence[BaseMe
     validated by pydantic when the server rejects a JSON schema (HTTP 400). Raises after the last retry."""
     tokens = 0
     for method in ("json_schema", "json_mode"):
-        runner = ctx.chat_model.with_structured_output(schema, method=method, include_raw=True)
+        runner = ctx.require_chat_model().with_structured_output(schema, method=method, include_raw=True)
 
         async def call(runner: Any = runner) -> M:
             nonlocal tokens
@@ -153,7 +153,7 @@ def to_draft(answer: LLMAnswer, evidence: Sequence[Evidence], tokens: int) -> Dr
     return _draft(answer, evidence, tokens)
 
 
-async def summarize_with_llm(ctx: AskContext, state: dict[str, Any]) -> Draft | None:
+async def summarize_with_llm(ctx: AskContext, state: AskState) -> Draft | None:
     """The forced summary: no tools, only the gathered evidence; None when the model fails."""
     evidence = state.get("evidence") or []
     messages = [SystemMessage(prompts.SUMMARY_SYSTEM),

@@ -8,7 +8,6 @@ import logging
 import time
 from typing import Any, Literal
 
-from langgraph.graph import END
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 from sqlalchemy import select
@@ -52,6 +51,7 @@ from sift.graph.state import (
     Draft,
     Evidence,
     FileCitation,
+    Plan,
     RetrieveTask,
     reset,
 )
@@ -76,7 +76,7 @@ async def planner(state: AskState, runtime: Runtime[AskContext]) -> dict[str, An
             "tenant": state.get("tenant") or "default"}
 
 
-async def _warm(ctx: AskContext, kb: str, tenant: str, plan: Any) -> None:
+async def _warm(ctx: AskContext, kb: str, tenant: str, plan: Plan) -> None:
     """Load the kb's indexes and the query encoder before the branches' time budgets start.
 
     A cold process (the CLI) would otherwise spend a branch's budget loading, lose the vector channel and answer
@@ -185,7 +185,7 @@ def route_check(state: AskState, runtime: Runtime[AskContext]) -> Literal["fallb
     """Grounded → end; otherwise another round while rounds, budget and strategies last; then summarize."""
     verdict, plan, draft = state["verdict"], state["plan"], state["draft"]
     if verdict is not None and verdict.ok:
-        return END
+        return "__end__"  # END, which LangGraph types as a plain str
     rounds = state.get("rounds", 0)
     elapsed_ms = (time.time() - state.get("started", time.time())) * 1000
     if rounds >= runtime.context.limits.max_rounds or elapsed_ms >= plan.budget_ms or not plan.need_retrieval:

@@ -10,7 +10,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from sift.graph.state import Plan
+from sift.graph.state import IndexType, Intent, Plan, QuestionType
 from sift.retrievers.search import identifiers_in
 from sift.tokenize import STOPWORDS
 
@@ -40,7 +40,7 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _QUESTION_WORDS = frozenset(["make", "makes", "made", "get", "gets", "use", "uses", "used", "way", "ways", "thing", "things", "need", "want", "like", "work", "works", "working", "happen", "happens", "one", "ones", "instead", "example", "e", "g", "etc"])
 
 
-def question_type(question: str, has_history: bool) -> str:
+def question_type(question: str, has_history: bool) -> QuestionType:
     """locate / explain / list / doc / follow-up / chit-chat, by the question's opening and its verbs."""
     if _CHIT_CHAT.match(question):
         return "chit-chat"
@@ -119,14 +119,14 @@ def plan_question(
     standalone = rewrite_follow_up(question, history) if qtype == "follow-up" else question
     base_type = question_type(standalone, False) if qtype == "follow-up" else qtype
     idents = identifiers_in(standalone)
-    intent = "both"
+    intent: Intent = "both"
     if base_type == "doc":
         intent = "doc"
     elif base_type == "locate" and idents:
         intent = "code"
     if re.search(r"\b(tested|tests?|test suite)\b", standalone, re.IGNORECASE):
         intent = "code"
-    index_type = "all"
+    index_type: IndexType = "all"
     if _OVERVIEW.search(standalone):
         index_type = "file"
     elif base_type in ("locate", "explain") and idents:
@@ -135,9 +135,9 @@ def plan_question(
     if len(subqueries) > 1:
         subqueries = [standalone, *subqueries]
     return Plan(
-        question_type=qtype,  # type: ignore[arg-type]
+        question_type=qtype,
         standalone=standalone, identifiers=idents, key_terms=key_terms(standalone), intent=intent,
-        channels=["bm25", "vector", "smart"], index_type=index_type,  # type: ignore[arg-type]
+        channels=["bm25", "vector", "smart"], index_type=index_type,
         docql=docql_queries(idents, standalone), subqueries=subqueries,
         budget_ms=20000 if llm else 1500,
         k_citations=1, top_k=8,

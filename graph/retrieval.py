@@ -24,11 +24,11 @@ from sift.errors import SiftError
 from sift.graph.extractive import CEILING_KEY, MODULE_CHANNEL
 from sift.graph.state import ChannelResult, Evidence, Plan, RankedChunk, RetrieveTask
 from sift.index.bm25 import idf_plus_one
-from sift.models import Filters, Hit
+from sift.models import Filters, Hit, SourceType
 from sift.retrievers.base import KbIndex
 from sift.retrievers.docql import DocQLChannel
 from sift.retrievers.fusion import dedup_overlaps, fuse, sort_hits
-from sift.retrievers.search import identifiers_in
+from sift.retrievers.search import Searcher, identifiers_in
 from sift.text import split_lines
 from sift.tokenize import prefix_variants, tokenize
 
@@ -55,9 +55,10 @@ def plan_tasks(plan: Plan, kb: str, tenant: str, round_no: int) -> list[Retrieve
     return tasks
 
 
-def run_task(task: RetrieveTask, engine: Engine, searcher: Any) -> list[Hit]:
+def run_task(task: RetrieveTask, engine: Engine, searcher: Searcher) -> list[Hit]:
     """Run one branch and return its hits (an empty list is a result, not an error)."""
-    filters = Filters(kb=task.kb, tenant=task.tenant, source_type=task.source_type)
+    filters = Filters(kb=task.kb, tenant=task.tenant,
+                      source_type=SourceType(task.source_type) if task.source_type else None)
     if task.channel == "docql":
         hits = DocQLChannel(engine).search(task.query, filters, task.k)
     elif task.channel == "file":
@@ -249,7 +250,7 @@ def module_evidence(engine: Engine, kb: str, tenant: str, path: str, evidence: S
     return out
 
 
-def term_idf(searcher: Any, kb: str, tenant: str, terms: Sequence[str]) -> dict[str, float]:
+def term_idf(searcher: Searcher, kb: str, tenant: str, terms: Sequence[str]) -> dict[str, float]:
     """Okapi idf of each query term in the kb's BM25 index (how distinctive it is); unknown terms get the max,
     unless the corpus has them without a derivational prefix (``prefix_variants``)."""
     try:

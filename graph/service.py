@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from sqlalchemy import Engine
 
@@ -16,9 +16,23 @@ from sift.errors import InvalidQuery, SiftError
 from sift.graph.context import AskContext
 from sift.models import MAX_QUESTION_CHARS
 
-if TYPE_CHECKING:  # the state module imports LangGraph, which the CLI loads only once a question is valid
+if TYPE_CHECKING:  # LangGraph (the state module) loads once a question is valid, psycopg with its checkpointer
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.runnables import RunnableConfig
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+    from psycopg import AsyncConnection
+    from psycopg.rows import DictRow
+
+    from sift.embed import Embedder
     from sift.graph.confidence import ConfidenceModel
     from sift.graph.state import Answer
+    from sift.retrievers.search import Searcher
+
+#: What ``ask_sync`` reports progress to: ``on_event(event, data)`` for each event ``AskService.stream`` yields.
+OnEvent = Callable[[str, dict[str, Any]], None]
 
 SETUP_LOCK = 0x51F7C4EC  # advisory lock key for creating the PostgreSQL checkpoint tables
 STATE_TYPES = [("sift.graph.state", name) for name in
@@ -27,7 +41,7 @@ STATE_TYPES = [("sift.graph.state", name) for name in
 
 
 @asynccontextmanager
-async def open_checkpointer(settings: Settings) -> AsyncIterator[Any]:
+async def open_checkpointer(settings: Settings) -> AsyncIterator[AsyncSqliteSaver | AsyncPostgresSaver]:
     """Where threads live: the PostgreSQL database when ``SIFT_DATABASE_URL`` is one (so every replica sees every
     thread), else SQLite at ``DATA_DIR/checkpoints.db``. Either way threads survive restarts."""
     url = settings.resolved_database_url()
@@ -44,7 +58,7 @@ async def open_checkpointer(settings: Settings) -> AsyncIterator[Any]:
 
 
 @asynccontextmanager
-async def _postgres_checkpointer(url: str) -> AsyncIterator[Any]:
+async def _postgres_checkpointer(url: str) -> AsyncIterator[AsyncPostgresSaver]:
     """``AsyncPostgresSaver`` over a small connection pool; its tables are created on first use."""
     from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
     from psycopg.rows import dict_row
@@ -54,15 +68,16 @@ async def _postgres_checkpointer(url: str) -> AsyncIterator[Any]:
     conninfo = make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
     kwargs = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
     # check_connection: a connection the server dropped (restart, failover) is replaced, not handed out.
-    async with AsyncConnectionPool(conninfo, min_size=1, max_size=8, kwargs=kwargs, open=False,
-                                   check=AsyncConnectionPool.check_connection) as pool:
-        saver = AsyncPostgresSaver(pool, serde=make_serde())  # type: ignore[arg-type]
+    # Rows are dicts (the row_factory in kwargs): the annotation tells the type checker so.
+    pool: AsyncConnectionPool[AsyncConnection[DictRow]] = AsyncConnectionPool(
+        conninfo, min_size=1, max_size=8, kwargs=kwargs, open=False, check=AsyncConnectionPool.check_connection)
+    async with pool:
+        saver = AsyncPostgresSaver(pool, serde=make_serde())
         async with pool.connection() as conn:
             # One process at a time creates or migrates the checkpoint tables. The lock is polled, not awaited:
             # the migrations build indexes CONCURRENTLY, which waits for every running statement — a blocked
             # pg_advisory_lock() call included — so a blocking wait would deadlock with the holder.
-            while not (await (await conn.execute("SELECT pg_try_advisory_lock(%s)", (SETUP_LOCK,))).fetchone()
-                       )["pg_try_advisory_lock"]:
+            while not await _try_lock(conn):
                 await asyncio.sleep(0.05)
             try:
                 await saver.setup()
@@ -71,7 +86,13 @@ async def _postgres_checkpointer(url: str) -> AsyncIterator[Any]:
         yield saver
 
 
-def make_serde() -> Any:
+async def _try_lock(conn: AsyncConnection[DictRow]) -> bool:
+    """Whether this session took the checkpoint tables' setup lock."""
+    row = await (await conn.execute("SELECT pg_try_advisory_lock(%s)", (SETUP_LOCK,))).fetchone()
+    return bool(row and row["pg_try_advisory_lock"])
+
+
+def make_serde() -> JsonPlusSerializer:
     """A checkpoint serializer that admits the graph's own state models (and nothing else unregistered)."""
     from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
@@ -111,8 +132,8 @@ def _event(node: str, update: dict[str, Any]) -> list[tuple[str, dict[str, Any]]
 class AskService:
     """Runs the graph for questions on threads, checkpointed by ``checkpointer``."""
 
-    def __init__(self, settings: Settings, engine: Engine, searcher: Any, checkpointer: Any,
-                 chat_model: Any = None, confidence: ConfidenceModel | None = None) -> None:
+    def __init__(self, settings: Settings, engine: Engine, searcher: Searcher, checkpointer: BaseCheckpointSaver,
+                 chat_model: BaseChatModel | None = None, confidence: ConfidenceModel | None = None) -> None:
         self.settings = settings
         from sift.graph.confidence import load_model
 
@@ -132,7 +153,7 @@ class AskService:
                           chat_model=self.chat_model, confidence=self.confidence)
 
     @staticmethod
-    def _config(thread_id: str) -> dict[str, Any]:
+    def _config(thread_id: str) -> RunnableConfig:
         from sift.graph.build import RECURSION_LIMIT
 
         return {"configurable": {"thread_id": thread_id}, "recursion_limit": RECURSION_LIMIT}
@@ -149,17 +170,19 @@ class AskService:
                                          "elapsed_ms": round((time.perf_counter() - t0) * 1000, 1)})
 
     async def stream(self, question: str, kb: str, tenant: str = "default",
-                     thread_id: str | None = None) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+                     thread_id: str | None = None) -> AsyncGenerator[tuple[str, dict[str, Any]], None]:
         """Yield ``(event, data)``: plan, retrieve, fuse, check, fallback, token, answer, done — or error."""
         thread_id = thread_id or uuid.uuid4().hex
         t0 = time.perf_counter()
         try:
             question = validate_question(question, kb)
             config = self._config(thread_id)
-            async for mode, chunk in self.graph.astream(
+            async for item in self.graph.astream(
                 {"question": question, "kb": kb, "tenant": tenant}, config, context=self.context(),
                 stream_mode=["updates", "messages"],
             ):
+                # With a list of modes each item is a (mode, chunk) pair; LangGraph annotates the one-mode item.
+                mode, chunk = cast("tuple[str, Any]", item)
                 if mode == "messages":
                     msg, meta = chunk
                     text = getattr(msg, "content", "")
@@ -196,7 +219,7 @@ class AskService:
         return True
 
 
-def open_resources(settings: Settings, embedder: Any = None) -> tuple[Engine, Any]:
+def open_resources(settings: Settings, embedder: Embedder | None = None) -> tuple[Engine, Searcher]:
     """The engine and fused searcher for ``settings`` (the embedder is loaded here unless given)."""
     from sift.db import open_database
     from sift.embed import make_embedder
@@ -209,8 +232,8 @@ def open_resources(settings: Settings, embedder: Any = None) -> tuple[Engine, An
 
 
 def ask_sync(settings: Settings, question: str, kb: str, tenant: str = "default", thread_id: str | None = None,
-             *, engine: Engine | None = None, searcher: Any = None, chat_model: Any = None,
-             on_event: Any = None) -> Answer:
+             *, engine: Engine | None = None, searcher: Searcher | None = None,
+             chat_model: BaseChatModel | None = None, on_event: OnEvent | None = None) -> Answer:
     """Blocking ask for the CLI and batch runs: opens the checkpointer, runs (streaming to ``on_event``), closes."""
     from sift.chat import make_chat_model
 

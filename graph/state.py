@@ -19,6 +19,10 @@ from typing_extensions import TypedDict
 from sift.models import ChunkIdentity, Span
 
 QuestionType = Literal["locate", "explain", "list", "doc", "follow-up", "chit-chat"]
+Intent = Literal["code", "doc", "both"]
+IndexType = Literal["file", "function", "doc", "all"]
+SearchChannel = Literal["bm25", "vector", "smart"]
+SEARCH_CHANNELS: tuple[SearchChannel, ...] = ("bm25", "vector", "smart")
 NOT_FOUND = "Not found in the indexed sources."
 
 
@@ -30,9 +34,9 @@ class PlanSummary(BaseModel):
     standalone: str = Field("", description="The question rewritten to stand alone (follow-ups resolved).")
     identifiers: list[str] = Field(default_factory=list)
     key_terms: list[str] = Field(default_factory=list)
-    intent: Literal["code", "doc", "both"] = "both"
-    channels: list[str] = Field(default_factory=lambda: ["bm25", "vector", "smart"])
-    index_type: Literal["file", "function", "doc", "all"] = "all"
+    intent: Intent = "both"
+    channels: list[SearchChannel] = Field(default_factory=lambda: list(SEARCH_CHANNELS))
+    index_type: IndexType = "all"
     source_type: Literal["code", "doc"] | None = None
     docql: list[str] = Field(default_factory=list)
     subqueries: list[str] = Field(default_factory=list)
@@ -57,12 +61,12 @@ class Plan(PlanSummary):
 class RetrieveTask(BaseModel):
     """One parallel retrieve branch: a channel over one sub-query (or a DocQL query, or a file to read)."""
 
-    channel: Literal["bm25", "vector", "smart", "docql", "file"]
+    channel: SearchChannel | Literal["docql", "file"]
     query: str
     kb: str
     tenant: str = "default"
     index_type: str = "all"
-    source_type: str | None = None
+    source_type: Literal["code", "doc"] | None = None
     k: int = 20
     round: int = 0
 

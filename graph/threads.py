@@ -13,7 +13,7 @@ import re
 import uuid
 from typing import Any
 
-from sqlalchemy import Engine, delete, func, insert, select, update
+from sqlalchemy import Connection, Engine, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from sift.db.api_tables import THREAD_ID_MAX, QaRecord, Thread
@@ -40,11 +40,11 @@ def check_thread_id(thread_id: str) -> str:
     return thread_id
 
 
-def _row(conn: Any, tenant: str, thread_id: str) -> Any:
+def _row(conn: Connection, tenant: str, thread_id: str) -> Any:
     return conn.execute(select(Thread).where(Thread.tenant == tenant, Thread.thread_id == thread_id)).first()
 
 
-def _owned(conn: Any, tenant: str, thread_id: str) -> Any:
+def _owned(conn: Connection, tenant: str, thread_id: str) -> Any:
     row = _row(conn, tenant, thread_id)
     if row is None:
         raise NotFound(f"thread {thread_id!r} does not exist; send a message with this thread_id (or PUT "

@@ -33,8 +33,8 @@ def run_tool(ctx: AskContext, kb: str, tenant: str, name: str, args: dict[str, A
             return lines.numbered()[:TOOL_TEXT_CHARS], [hit]
         if name == "docql":
             kb_id, gen = resolve_kb(ctx.engine, kb, tenant)
-            result = execute(ctx.engine, kb_id, gen, str(args.get("query", "")), limit=10)
-            return json.dumps(result["files"])[:TOOL_TEXT_CHARS], result_hits(result, 10)
+            found = execute(ctx.engine, kb_id, gen, str(args.get("query", "")), limit=10)
+            return json.dumps(found["files"])[:TOOL_TEXT_CHARS], result_hits(found, 10)
         return f"unknown tool {name!r}; the tools are search, list_file_content and docql", []
     except SiftError as exc:
         return f"error: {exc.message}", []

@@ -158,7 +158,7 @@ def _windows(
     if end - start + 1 <= max_lines:
         return [ChunkDraft(ChunkKind.FUNCTION, node, name, start, end, _slice(lines, start, end),
                            module_code=module_code)]
-    out = []
+    out: list[ChunkDraft] = []
     for s in range(start, end + 1, max_lines):
         e = min(end, s + max_lines - 1)
         body = _slice(lines, s, e)

@@ -155,7 +155,7 @@ def _load_previous(previous_dir: Path | None, model_id: str) -> dict[str, tuple[
 
 
 def _vectors_for(
-    rows: list[Any],
+    rows: Sequence[Row],
     ids: np.ndarray,
     texts: list[str],
     embedder: Embedder,

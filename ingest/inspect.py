@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Connection, Engine, func, select
 
 from sift.catalog import generation_dir, get_kb
 from sift.config import Settings
@@ -13,7 +13,7 @@ from sift.db import visible_in
 from sift.db.tables import Chunk, File, Generation, IngestJob, KnowledgeBase, Node
 
 
-def _counts(conn: Any, kb_id: int, generation: int) -> dict[str, Any]:
+def _counts(conn: Connection, kb_id: int, generation: int) -> dict[str, Any]:
     files = conn.execute(
         select(func.count()).select_from(File).where(File.kb_id == kb_id, visible_in(File, generation))
     ).scalar()

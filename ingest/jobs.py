@@ -24,7 +24,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine, and_, exists, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
@@ -39,6 +39,9 @@ from sift.ingest.liveness import DEFAULT_STALE_AFTER_S, beat, current_process, d
 from sift.ingest.pipeline import JobCancelled, ingest, mark_job_failed
 from sift.ingest.store import ensure_kb
 from sift.names import check_name
+
+if TYPE_CHECKING:  # the embedding module loads when a job builds an index
+    from sift.embed import Embedder
 
 log = logging.getLogger(__name__)
 
@@ -129,7 +132,7 @@ def release(engine: Engine, job: ClaimedJob, worker_id: str) -> None:
 
 
 def run_job(settings: Settings, engine: Engine, job: ClaimedJob, worker_id: str, *,
-            stale_after_s: float = DEFAULT_STALE_AFTER_S, embedder: Any = None) -> dict[str, Any]:
+            stale_after_s: float = DEFAULT_STALE_AFTER_S, embedder: Embedder | None = None) -> dict[str, Any]:
     """Run a claimed job through the pipeline; returns ``{"job", "kb", "status", ...}`` (status succeeded,
     failed, cancelled or released)."""
     result: dict[str, Any] = {"job": job.id, "kb": job.kb, "tenant": job.tenant, "worker": worker_id}

@@ -18,9 +18,9 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Engine, func, insert, select, update
+from sqlalchemy import Connection, Engine, func, insert, select, update
 
 from sift.catalog import KbRef, generation_dir
 from sift.config import Settings
@@ -45,6 +45,9 @@ from sift.ingest.walk import WalkedFile, WalkStats, walk
 from sift.models import DocumentTree
 from sift.names import check_name
 from sift.text import split_lines
+
+if TYPE_CHECKING:  # the embedding module loads only when an index is built
+    from sift.embed import Embedder
 
 log = logging.getLogger(__name__)
 
@@ -112,7 +115,7 @@ def ingest(
     tenant: str | None = None,
     public: bool = False,
     engine: Engine | None = None,
-    embedder: Any = None,
+    embedder: Embedder | None = None,
     build_index: bool = True,
     progress: Progress | None = None,
     job_id: int | None = None,
@@ -147,7 +150,7 @@ def _run(
     kb_name: str,
     tenant: str,
     public: bool,
-    embedder: Any,
+    embedder: Embedder | None,
     build_index: bool,
     progress: Progress | None,
     job_id: int | None,
@@ -203,7 +206,7 @@ def _build(
     number: int,
     previous: dict[str, tuple[int, str]],
     job_id: int,
-    embedder: Any,
+    embedder: Embedder | None,
     build_index: bool,
     progress: Progress,
     llm_parser: LLMParserOptions | None,
@@ -224,8 +227,7 @@ def _build(
     walked: list[WalkedFile] = []
     for wf in walk(root, max_file_bytes=settings.max_file_bytes, stats=walk_stats):
         walked.append(wf)
-        if progress:
-            progress("walk", len(walked), None)
+        progress("walk", len(walked), None)
     files = registry.prefetch(walked, lambda wf: previous.get(wf.path, (0, None))[1] != wf.content_hash)
     for done, wf in enumerate(files, 1):
         seen.add(wf.path)
@@ -243,8 +245,7 @@ def _build(
         if len(batch) >= settings.ingest_batch_size:
             _flush(engine, batch, summary, job_id)
             batch = store.new_batch()
-        if progress:
-            progress("parse", done, len(walked))
+        progress("parse", done, len(walked))
     _flush(engine, batch, summary, job_id)
     deleted = [fid for path, (fid, _) in previous.items() if path not in seen]
     summary["deleted"] = len(deleted)
@@ -270,11 +271,9 @@ def _build(
         if embedder is None:
             from sift.embed import make_embedder
 
-            if progress:
-                progress("model", 0, None)
+            progress("model", 0, None)
             embedder = make_embedder(settings)
-            if progress:
-                progress("model", 1, 1)
+            progress("model", 1, 1)
         if settings.search_backend == "postgres":
             from sift.ingest.pg_index import build_pg_index
 
@@ -327,7 +326,7 @@ def _gen_stats(summary: dict[str, Any]) -> dict[str, Any]:
     return {k: summary[k] for k in keys}
 
 
-def _claim_job(conn: Any, job_id: int, me: ProcessId) -> None:
+def _claim_job(conn: Connection, job_id: int, me: ProcessId) -> None:
     """Take job ``job_id`` for this process: it must be queued, or claimed by this very process (a worker)."""
     mine = (IngestJob.status == "running") & (IngestJob.host == me.host) & (IngestJob.pid == me.pid)
     taken = conn.execute(
@@ -339,7 +338,7 @@ def _claim_job(conn: Any, job_id: int, me: ProcessId) -> None:
                            "nothing was ingested")
 
 
-def _start_job(conn: Any, kb: KbRef, root: Path, number: int, job_id: int | None, me: ProcessId) -> int:
+def _start_job(conn: Connection, kb: KbRef, root: Path, number: int, job_id: int | None, me: ProcessId) -> int:
     worker = f"{me.host}:{me.pid}"
     values = dict(status="running", generation=number, started_at=func.now(), heartbeat_at=func.now(),
                   worker=func.coalesce(IngestJob.worker, worker) if job_id is not None else worker, **me.values())
@@ -351,7 +350,7 @@ def _start_job(conn: Any, kb: KbRef, root: Path, number: int, job_id: int | None
     ).scalar_one()
 
 
-def _finish_job(conn: Any, job_id: int, summary: dict[str, Any], started: float) -> None:
+def _finish_job(conn: Connection, job_id: int, summary: dict[str, Any], started: float) -> None:
     conn.execute(
         update(IngestJob)
         .where(IngestJob.id == job_id)

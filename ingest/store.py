@@ -6,7 +6,7 @@ See ``sift.db.tables`` for the generation visibility rule this module maintains;
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -89,7 +89,7 @@ def close_files(conn: Connection, file_ids: Iterable[int], generation: int) -> N
         conn.execute(update(File).where(File.id.in_(ids[i : i + 500])).values(gen_to=generation))
 
 
-def _delete_file_rows(conn: Connection, file_ids: list[int]) -> None:
+def _delete_file_rows(conn: Connection, file_ids: Sequence[int]) -> None:
     for i in range(0, len(file_ids), 500):
         ids = file_ids[i : i + 500]
         for table in (Chunk, Node, Entity, Ref):
@@ -141,7 +141,10 @@ def write_batch(conn: Connection, batch: FileBatch) -> tuple[int, int]:
     if is_postgres(conn):
         conn.execute(select(func.pg_advisory_xact_lock(NODE_ID_LOCK)))
     next_node = (conn.execute(select(func.max(Node.id))).scalar() or 0) + 1
-    node_rows, chunk_rows, entity_rows, ref_rows = [], [], [], []
+    node_rows: list[dict[str, Any]] = []
+    chunk_rows: list[dict[str, Any]] = []
+    entity_rows: list[dict[str, Any]] = []
+    ref_rows: list[dict[str, Any]] = []
     for file_id, nodes, chunks, entities, refs in zip(
         file_ids, batch.nodes, batch.chunks, batch.entities, batch.refs, strict=True
     ):

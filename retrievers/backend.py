@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine
 
 from sift.config import Settings
 
+if TYPE_CHECKING:  # each backend's module loads only when it is the one in effect
+    from sift.retrievers.base import IndexCache
+    from sift.retrievers.pg_search import PgSearchCache
 
-def make_index_cache(settings: Settings, engine: Engine) -> Any:
+
+def make_index_cache(settings: Settings, engine: Engine) -> IndexCache | PgSearchCache:
     """``IndexCache`` over the generation files (``local``) or ``PgSearchCache`` over PostgreSQL (``postgres``)."""
     if settings.search_backend == "postgres":
         from sift.retrievers.pg_search import PgSearchCache

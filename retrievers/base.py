@@ -12,7 +12,7 @@ from __future__ import annotations
 import fnmatch
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, Protocol
@@ -146,7 +146,7 @@ def load_chunk_table(engine: Engine, kb_id: int, generation: int) -> ChunkTable:
             select(*cols).join(File, Chunk.file_id == File.id)
             .where(File.kb_id == kb_id, visible_in(File, generation)).order_by(Chunk.id)
         ).all()
-    data = list(zip(*rows, strict=True)) if rows else [[] for _ in cols]
+    data: list[Sequence[object]] = list(zip(*rows, strict=True)) if rows else [[] for _ in cols]
     obj = lambda xs: np.array(xs, dtype=object)  # noqa: E731
     return ChunkTable(
         ids=np.array(data[0], dtype=np.int64), path=obj(data[1]),

@@ -6,7 +6,8 @@ applies the metadata filters as a mask before ranking, and returns ``Hit``s buil
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
@@ -16,7 +17,11 @@ from sift.retrievers.base import IndexCache, KbIndex
 from sift.retrievers.smart import SmartMatcher, SmartResult
 from sift.tokenize import tokenize
 
+if TYPE_CHECKING:  # the embedders load with the entry point
+    from sift.embed import Embedder
+
 INDEX_TYPES = ("file", "function", "doc", "all")
+T = TypeVar("T")
 
 
 def _allowed_ids(bundle: KbIndex, filters: Filters) -> np.ndarray | None:
@@ -24,7 +29,7 @@ def _allowed_ids(bundle: KbIndex, filters: Filters) -> np.ndarray | None:
     return None if mask is None else bundle.chunks.ids[mask]
 
 
-def _derived(bundle: KbIndex, key: str, build: Any) -> Any:
+def _derived(bundle: KbIndex, key: str, build: Callable[[], T]) -> T:
     """Per-bundle derived structures, built on first use and dropped with the bundle."""
     store = bundle.__dict__.setdefault("_derived", {})
     if key not in store:
@@ -59,7 +64,7 @@ class VectorChannel:
 
     name = "vector"
 
-    def __init__(self, cache: IndexCache, embedder: Any, index_type: str = "all") -> None:
+    def __init__(self, cache: IndexCache, embedder: Embedder, index_type: str = "all") -> None:
         if index_type not in INDEX_TYPES:
             raise InvalidQuery(f"index_type must be one of {', '.join(INDEX_TYPES)}, got {index_type!r}",
                                field="index_type")

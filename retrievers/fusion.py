@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from sift.models import Hit
 from sift.retrievers.ranker import RankerWeights, active_weights, candidate_key, features, pool
@@ -27,11 +28,16 @@ class _Candidate:
     hit: Hit
 
 
-def _replace(obj: object, **update: object) -> object:
-    if isinstance(obj, _Candidate):  # the constructor, not dataclasses.replace: dedup calls this per overlap
-        return _Candidate(update.get("score", obj.score), obj.path, obj.start_line, obj.end_line,  # type: ignore[arg-type]
-                          obj.kind, update.get("channels", obj.channels), obj.hit)  # type: ignore[arg-type]
-    return obj.model_copy(update=update)  # type: ignore[attr-defined]
+# A ranked span: the public Hit, or the cheaper candidate fuse() sorts and deduplicates before building Hits.
+S = TypeVar("S", Hit, _Candidate)
+
+
+def _replace(obj: S, channels: tuple[str, ...], score: float | None = None) -> S:
+    new_score = obj.score if score is None else score
+    if isinstance(obj, Hit):
+        return obj.model_copy(update={"score": new_score, "channels": channels})
+    # the constructor, not dataclasses.replace: dedup calls this per overlap
+    return _Candidate(new_score, obj.path, obj.start_line, obj.end_line, obj.kind, channels, obj.hit)
 
 
 def fuse(
@@ -57,25 +63,25 @@ def fuse(
         _Candidate(float(score), h.path, h.start_line, h.end_line, h.kind, tuple(sorted(p.channels[key])), h)
         for key, h, score in zip(p.keys, p.hits, scored, strict=True)
     ]
-    kept = sort_hits(dedup_overlaps(sort_hits(candidates)))  # type: ignore[arg-type]
+    kept = sort_hits(dedup_overlaps(sort_hits(candidates)))
     return [
         c.hit.model_copy(update={"score": c.score, "channel": "fused", "channels": c.channels, "rank": rank,
                                  "start_line": c.start_line, "end_line": c.end_line})
-        for rank, c in enumerate(kept[:limit] if limit is not None else kept, 1)  # type: ignore[attr-defined]
+        for rank, c in enumerate(kept[:limit] if limit is not None else kept, 1)
     ]
 
 
-def sort_hits(hits: Iterable[Hit]) -> list[Hit]:
+def sort_hits(hits: Iterable[S]) -> list[S]:
     """Score descending, then path, then start line: the deterministic order everywhere."""
     return sorted(hits, key=lambda h: (-h.score, h.path, h.start_line, h.end_line))
 
 
-def overlaps(a: Hit, b: Hit) -> bool:
+def overlaps(a: S, b: S) -> bool:
     """Same file and intersecting line ranges."""
     return a.path == b.path and a.start_line <= b.end_line and b.start_line <= a.end_line
 
 
-def dedup_overlaps(hits: Sequence[Hit], tighter_ratio: float = 0.7) -> list[Hit]:
+def dedup_overlaps(hits: Sequence[S], tighter_ratio: float = 0.7) -> list[S]:
     """Drop hits overlapping a better one in the same file, keeping the tighter, better-scored span.
 
     Input must be sorted best first. A lower-scored hit strictly inside a kept one (a method inside its class,
@@ -83,7 +89,7 @@ def dedup_overlaps(hits: Sequence[Hit], tighter_ratio: float = 0.7) -> list[Hit]
     narrower lines are the better citation; inside a whole-file chunk it always does. The kept entry keeps the
     higher score and the union of channels.
     """
-    kept: list[Hit] = []
+    kept: list[S] = []
     by_path: dict[str, list[int]] = {}  # positions in ``kept`` per file: overlaps only happen within a file
     for h in hits:
         merged = False
@@ -96,9 +102,9 @@ def dedup_overlaps(hits: Sequence[Hit], tighter_ratio: float = 0.7) -> list[Hit]
             inside = k.start_line <= h.start_line and h.end_line <= k.end_line
             tighter = inside and (h.end_line - h.start_line) < (k.end_line - k.start_line)
             if tighter and (k.kind == "file" or h.score >= tighter_ratio * k.score):
-                kept[i] = _replace(h, score=k.score, channels=chans)
+                kept[i] = _replace(h, chans, score=k.score)
             else:
-                kept[i] = _replace(k, channels=chans)
+                kept[i] = _replace(k, chans)
             break
         if not merged:
             by_path.setdefault(h.path, []).append(len(kept))

@@ -10,7 +10,7 @@ These sit beside the hot path; the service itself calls the channels directly.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
@@ -24,11 +24,16 @@ from sift.errors import InvalidQuery
 from sift.models import Filters
 from sift.retrievers.search import Searcher
 
+if TYPE_CHECKING:  # langchain_community loads only when a FAISS store is asked for
+    from langchain_community.vectorstores import FAISS
+
+    from sift.embed import Embedder
+
 
 class LangChainEmbeddings(Embeddings):
     """A sift ``Embedder`` as LangChain ``Embeddings``."""
 
-    def __init__(self, embedder: Any) -> None:
+    def __init__(self, embedder: Embedder) -> None:
         self.embedder = embedder
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
@@ -65,7 +70,7 @@ class SiftRetriever(BaseRetriever):
         return docs
 
 
-def langchain_faiss(searcher: Searcher, kb: str, index_type: str = "function", tenant: str = "default") -> Any:
+def langchain_faiss(searcher: Searcher, kb: str, index_type: str = "function", tenant: str = "default") -> FAISS:
     """The ``index_type`` FAISS index of ``kb``'s serving generation as a LangChain ``FAISS`` vector store."""
     from langchain_community.docstore.in_memory import InMemoryDocstore
     from langchain_community.vectorstores import FAISS
@@ -87,7 +92,7 @@ def langchain_faiss(searcher: Searcher, kb: str, index_type: str = "function", t
         for r in rows
     }
     return FAISS(
-        embedding_function=LangChainEmbeddings(searcher.embedder), index=index.index,
+        embedding_function=LangChainEmbeddings(searcher.query_embedder()), index=index.index,
         docstore=InMemoryDocstore(docs), index_to_docstore_id={i: str(i) for i in ids},
         distance_strategy=DistanceStrategy.MAX_INNER_PRODUCT,
     )

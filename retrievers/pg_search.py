@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sqlalchemy import Engine, text
@@ -27,6 +27,9 @@ from sift.retrievers.pg_sql import BM25_SQL, filter_sql, smart_sql
 from sift.retrievers.serving import ServingCache
 from sift.retrievers.smart import CONTENT_WEIGHT, LEVEL_WEIGHT, NAME_WEIGHT, SmartResult, query_terms
 from sift.tokenize import tokenize
+
+if TYPE_CHECKING:  # the embedders load with the entry point
+    from sift.embed import Embedder
 
 INDEX_KINDS = {"file": ("file",), "function": ("function",), "doc": ("doc",), "all": ("file", "function", "doc")}
 #: HNSW candidates per query (pgvector's hnsw.ef_search): at least this many, and twice k for deep lists.
@@ -157,7 +160,8 @@ class PgVectorChannel:
 
     name = "vector"
 
-    def __init__(self, cache: PgSearchCache, embedder: Any, index_type: str = "all", exact: bool | None = None) -> None:
+    def __init__(self, cache: PgSearchCache, embedder: Embedder, index_type: str = "all",
+                 exact: bool | None = None) -> None:
         if index_type not in INDEX_KINDS:
             raise InvalidQuery(f"index_type must be one of {', '.join(INDEX_KINDS)}, got {index_type!r}",
                                field="index_type")

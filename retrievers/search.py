@@ -28,7 +28,8 @@ from sift.retrievers.fusion import fuse, group_by_file
 from sift.text import split_lines
 from sift.tokenize import tokenize
 
-if TYPE_CHECKING:  # the PostgreSQL channels load only with that backend
+if TYPE_CHECKING:  # the PostgreSQL channels load only with that backend, the embedders with the entry point
+    from sift.embed import Embedder
     from sift.retrievers.pg_search import PgKb, PgSearchCache
 
 CHANNELS = ("bm25", "vector", "smart")
@@ -95,8 +96,12 @@ class SearchResult:
         }
 
 
-def _channel_types(cache: Any) -> tuple[Any, Any, Any]:
-    """The BM25, smart and vector channel classes for the cache's search backend."""
+def _channel_types(cache: IndexCache | PgSearchCache) -> tuple[Any, Any, Any]:
+    """The BM25, smart and vector channel classes for the cache's search backend.
+
+    Typed Any: each backend's channels take only that backend's cache and bundle, a pairing that one
+    ``Searcher`` class over either backend cannot state in its annotations.
+    """
     if getattr(cache, "backend", "local") == "postgres":
         from sift.retrievers.pg_search import PgBM25Channel, PgSmartChannel, PgVectorChannel
 
@@ -107,7 +112,7 @@ def _channel_types(cache: Any) -> tuple[Any, Any, Any]:
 class Searcher:
     """Runs any subset of channels for a query and fuses them."""
 
-    def __init__(self, engine: Engine, cache: IndexCache | PgSearchCache, embedder: Any,
+    def __init__(self, engine: Engine, cache: IndexCache | PgSearchCache, embedder: Embedder | None,
                  max_workers: int = 4) -> None:
         self.engine = engine
         self.cache = cache
@@ -142,7 +147,7 @@ class Searcher:
         if name == "smart":
             return self.smart.search(query, filters, k, bundle=bundle)
         if name == "vector":
-            return self._vector(self.cache, self.embedder, index_type).search(query, filters, k, bundle=bundle)
+            return self._vector(self.cache, self.query_embedder(), index_type).search(query, filters, k, bundle=bundle)
         raise InvalidQuery(f"unknown channel {name!r}; use one of {', '.join(CHANNELS)} or all", field="channel")
 
     def search(
@@ -213,7 +218,7 @@ class Searcher:
             if name == "smart":
                 hits, extra = self.smart.search_detailed(query, filters, depth, bundle)
             elif name == "vector":
-                hits = self._vector(self.cache, self.embedder, index_type).search(
+                hits = self._vector(self.cache, self.query_embedder(), index_type).search(
                     query, filters, depth, query_vec=vector, bundle=bundle)
             else:
                 hits = self.channel(name, query, filters, depth, index_type, bundle)
@@ -235,11 +240,18 @@ class Searcher:
         timings["total"] = (time.perf_counter() - t_all) * 1000
         return SearchResult(query, fused, snippets, per_channel, timings, smart_level)
 
+    def query_embedder(self) -> Embedder:
+        """The embedder for query vectors; InvalidQuery when this searcher was built without one."""
+        if self.embedder is None:  # a searcher for the keyword channels only (``sift search`` without vector)
+            raise InvalidQuery("the vector channel needs an embedder; this searcher was built without one",
+                               field="channel")
+        return self.embedder
+
     def _embed_async(self, query: str) -> Future[np.ndarray]:
-        submit = getattr(self.embedder, "submit", None)
+        submit = getattr(self.embedder, "submit", None)  # BatchingEmbedder's: queue for its model thread
         if submit is not None:
             return submit(query)
-        return self._pool.submit(self.embedder.embed_query, query)
+        return self._pool.submit(self.query_embedder().embed_query, query)
 
     def snippets(self, hits: list[Hit]) -> dict[int | str, str]:
         """The first lines of each hit's chunk text (one query for the hits whose text is not remembered)."""

@@ -19,8 +19,9 @@ def make_chat_model(settings: Settings) -> BaseChatModel | None:
     if not (settings.llm_base_url and settings.llm_model):
         return None
     from langchain_openai import ChatOpenAI
+    from pydantic import SecretStr
 
-    return ChatOpenAI(base_url=settings.llm_base_url, api_key=settings.llm_api_key or "not-needed",
+    return ChatOpenAI(base_url=settings.llm_base_url, api_key=SecretStr(settings.llm_api_key or "not-needed"),
                       model=settings.llm_model, timeout=settings.llm_timeout_s, max_retries=0, temperature=0)
 
 

@@ -37,7 +37,7 @@ class Settings(BaseSettings):
     embed_api_key: str | None = None
     embed_model: str = "text-embedding-3-small"
     embed_batch_size: int = 64
-    vector_index: str = Field(default="flat", description="flat (exact) | hnsw (approximate).")
+    vector_index: Literal["flat", "hnsw"] = Field(default="flat", description="flat (exact) | hnsw (approximate).")
     search_backend: Literal["local", "postgres"] = Field(
         default="local",
         description="local: FAISS and BM25 files per generation, loaded by every replica; postgres: pgvector and "

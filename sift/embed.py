@@ -12,10 +12,10 @@ import os
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
 import numpy as np
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, Insert, Table, select
 from sqlalchemy.dialects import postgresql, sqlite
 
 from sift.config import Settings
@@ -190,11 +190,12 @@ class OpenAIEmbedder:
         dim: int | None = None,
     ) -> None:
         from langchain_openai import OpenAIEmbeddings
+        from pydantic import SecretStr
 
         self.client = OpenAIEmbeddings(
             model=model,
             base_url=base_url,
-            api_key=api_key or "unused",  # servers without auth still need a non-empty key in the client
+            api_key=SecretStr(api_key or "unused"),  # servers without auth still need a non-empty key in the client
             check_embedding_ctx_length=False,  # tiktoken pre-splitting only fits OpenAI's own models
             chunk_size=batch_size,
             max_retries=0,  # retries are done here, so the total number of attempts is known
@@ -267,14 +268,14 @@ class EmbeddingCache:
         """Cached vectors for those of ``hashes`` that are present."""
         wanted = list(dict.fromkeys(hashes))
         out: dict[str, np.ndarray] = {}
-        t = CacheRow.__table__
+        t = _cache_table()
         with self.engine.connect() as conn:
             for i in range(0, len(wanted), _SQL_BATCH):
                 q = select(t.c.content_hash, t.c.vector).where(
                     t.c.model_id == model_id, t.c.content_hash.in_(wanted[i : i + _SQL_BATCH])
                 )
-                for content_hash, blob in conn.execute(q):
-                    out[content_hash] = np.frombuffer(blob, dtype=np.float32)
+                for row in conn.execute(q):
+                    out[row.content_hash] = np.frombuffer(row.vector, dtype=np.float32)
         return out
 
     def put_many(self, model_id: str, vectors: dict[str, np.ndarray]) -> None:
@@ -289,14 +290,20 @@ class EmbeddingCache:
             for i in range(0, len(rows), _SQL_BATCH):
                 conn.execute(self._insert_ignore(), rows[i : i + _SQL_BATCH])
 
-    def _insert_ignore(self) -> Any:
-        t = CacheRow.__table__
+    def _insert_ignore(self) -> Insert:
+        t = _cache_table()
         dialect = self.engine.dialect.name
         if dialect == "sqlite":
             return sqlite.insert(t).on_conflict_do_nothing()
         if dialect == "postgresql":
             return postgresql.insert(t).on_conflict_do_nothing()
         return t.insert().prefix_with("IGNORE")  # MySQL/MariaDB
+
+
+def _cache_table() -> Table:
+    table = CacheRow.__table__
+    assert isinstance(table, Table)  # a declarative class maps a Table (typed as its base, FromClause)
+    return table
 
 
 def _blob(vector: np.ndarray) -> bytes:

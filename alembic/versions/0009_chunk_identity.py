@@ -38,10 +38,10 @@ def upgrade() -> None:
         sa.select(chunks.c.id, chunks.c.name).where(chunks.c.kind == "function", chunks.c.name.like("% (%)"))
     ).all()
     updates = []
-    for chunk_id, name in rows:
-        m = _SUFFIXES.match(name)
+    for row in rows:
+        m = _SUFFIXES.match(row.name)
         if m and (m["module"] or m["part"]):
-            updates.append({"cid": chunk_id, "s": m["symbol"], "p": int(m["part"]) if m["part"] else None,
+            updates.append({"cid": row.id, "s": m["symbol"], "p": int(m["part"]) if m["part"] else None,
                             "m": bool(m["module"])})
     stmt = (chunks.update().where(chunks.c.id == sa.bindparam("cid"))
             .values(symbol=sa.bindparam("s"), part=sa.bindparam("p"), module_code=sa.bindparam("m")))

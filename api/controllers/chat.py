@@ -15,6 +15,7 @@ from pydantic_core import to_jsonable_python
 
 from sift.api.controllers.common import errors
 from sift.api.errors import ChatUnavailable
+from sift.api.limits import LimitedAskService
 from sift.api.schemas import Answer, ChatRequest
 from sift.api.sse import STREAM_RESPONSE, chat_events
 from sift.catalog import get_serving_kb
@@ -22,7 +23,7 @@ from sift.errors import SiftError
 from sift.graph.threads import open_thread, record_turn
 
 
-def _service(state: State) -> Any:
+def _service(state: State) -> LimitedAskService:
     if state.ask is None:
         raise ChatUnavailable("chat is unavailable: the answer graph (graph.service) is not installed")
     return state.ask

@@ -9,7 +9,7 @@ from litestar.params import FromPath, JSONBody, Parameter
 
 from sift.api.controllers.common import errors
 from sift.api.schemas import KB_NAME, DocqlRequest, DocqlResponse, FileContent, SearchRequest, SearchResponse
-from sift.models import Filters
+from sift.models import Filters, SourceType
 from sift.retrievers.docql import execute, resolve_kb
 from sift.retrievers.files import read_file_lines
 
@@ -24,7 +24,7 @@ class SearchController(Controller):
     async def search(self, state: State, tenant: NamedDependency[str], data: JSONBody[SearchRequest]) -> SearchResponse:
         """BM25, vector and smart keyword channels fused with RRF, grouped by file."""
         filters = Filters(kb=data.kb, tenant=tenant, path_glob=data.path_glob, language=data.language,
-                          source_type=data.source_type)
+                          source_type=SourceType(data.source_type) if data.source_type else None)
         channels = data.channels if isinstance(data.channels, str) else tuple(dict.fromkeys(data.channels))
         if not channels:
             channels = "all"

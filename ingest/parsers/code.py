@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import PurePosixPath
+from typing import TypeGuard
 
 import tree_sitter_language_pack as tslp
 from tree_sitter import Node, Parser, Query, QueryCursor
@@ -35,10 +36,20 @@ from sift.models import (
 )
 
 # Language (as ingest.languages names it) → query file in queries/; TSX shares the TypeScript query.
-QUERY_FILES = {
+QUERY_FILES: dict[str, str] = {
     lang: lang for lang in ("python", "javascript", "typescript", "java", "go", "rust", "c", "cpp")
 }
 QUERY_FILES |= {"tsx": "typescript", "kotlin": "kotlin", "ruby": "ruby"}
+
+
+def _has_query(language: str) -> TypeGuard[tslp.SupportedLanguage]:
+    """Whether ``language`` has a query file (every such language is one the grammar pack ships)."""
+    return language in QUERY_FILES
+
+
+def _text(node: Node) -> str:
+    """The node's source text (a tree parsed from bytes always has it)."""
+    return (node.text or b"").decode("utf-8", "replace")
 
 # Nodes wrapping a definition whose first line is the definition's first line (decorators, export, template<>).
 _WRAPPERS = frozenset(
@@ -137,7 +148,7 @@ def _python_docstring(body: Node | None) -> str | None:
         if child.type == "expression_statement" and child.named_child_count == 1:
             child = child.named_children[0]
         if child.type == "string":
-            return python_string(child.text.decode("utf-8", "replace")) or None
+            return python_string(_text(child)) or None
         return None
     return None
 
@@ -192,9 +203,9 @@ class CodeParser:
 
     def supports(self, language: str) -> bool:
         """Whether a query exists for ``language``."""
-        return language in QUERY_FILES
+        return _has_query(language)
 
-    def _tools(self, language: str) -> tuple[Parser, Query]:
+    def _tools(self, language: tslp.SupportedLanguage) -> tuple[Parser, Query]:
         if language not in self._cache:
             source = resources.files("sift.ingest.parsers").joinpath("queries", f"{QUERY_FILES[language]}.scm")
             query = Query(tslp.get_language(language), source.read_text(encoding="utf-8"))
@@ -203,7 +214,7 @@ class CodeParser:
 
     def parse(self, path: str, text: str, language: str) -> DocumentTree:
         """Parse one source file into file → class → method nodes, entities and call refs."""
-        if language not in QUERY_FILES:
+        if not _has_query(language):
             raise ValueError(f"no tree-sitter query for language {language!r}")
         parser, query = self._tools(language)
         src = text.encode("utf-8", "surrogateescape")
@@ -250,8 +261,8 @@ def _make_def(caps: dict[str, list[Node]], seen: set[int]) -> _Def | None:
         return None
     seen.add(node.id)
     name_node = caps["name"][0]
-    name = name_node.text.decode("utf-8", "replace")
-    receiver = caps["receiver"][0].text.decode("utf-8", "replace") if "receiver" in caps else None
+    name = _text(name_node)
+    receiver = _text(caps["receiver"][0]) if "receiver" in caps else None
     if receiver is None and "::" in name:
         receiver, _, name = name.rpartition("::")
         receiver = receiver.rsplit("::", 1)[-1]
@@ -371,11 +382,11 @@ def _aliases(imports: list[dict[str, list[Node]]], path: str, language: str) -> 
     sep = "::" if language == "rust" else "."
     out: dict[str, str] = {}
     for caps in imports:
-        module = caps["import.module"][0].text.decode("utf-8", "replace")
+        module = _text(caps["import.module"][0])
         if language == "python":
             module = python_module(module, path)
-        name = caps["import.name"][0].text.decode("utf-8", "replace") if "import.name" in caps else None
-        alias = caps["import.alias"][0].text.decode("utf-8", "replace") if "import.alias" in caps else None
+        name = _text(caps["import.name"][0]) if "import.name" in caps else None
+        alias = _text(caps["import.alias"][0]) if "import.alias" in caps else None
         if name is not None:
             target = f"{module}{sep}{name}" if module else name
             local = alias or name
@@ -392,12 +403,12 @@ def _callee(caps: dict[str, list[Node]]) -> str | None:
         node = caps["callee"][0]
         if node.end_byte - node.start_byte > _MAX_CALLEE_BYTES:
             return None
-        raw = node.text.decode("utf-8", "replace")
+        raw = _text(node)
     elif "callee.name" in caps:
         obj, name = caps["callee.object"][0], caps["callee.name"][0]
         if obj.end_byte - obj.start_byte > _MAX_CALLEE_BYTES:
             return None
-        raw = f"{obj.text.decode('utf-8', 'replace')}.{name.text.decode('utf-8', 'replace')}"
+        raw = f"{_text(obj)}.{_text(name)}"
     else:
         return None
     callee = "".join(raw.split()).replace("?.", ".").replace("->", ".")
@@ -441,7 +452,7 @@ def _add_call_endpoint(tree: DocumentTree, call: Node, method: str, caller: int)
     args = call.child_by_field_name("arguments")
     if args is None or args.named_child_count < 2:
         return
-    route = unquote(args.named_children[0].text.decode("utf-8", "replace"))
+    route = unquote(_text(args.named_children[0]))
     if route is None:
         return
     route = join_paths(None, route)

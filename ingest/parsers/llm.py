@@ -29,12 +29,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from sift.chat import is_transient
+from sift.chat import is_transient, make_chat_model
 from sift.ingest.parsers.text import line_count
 from sift.models import CONTAINER_KINDS, DocumentTree, NodeKind, ParsedEntity, ParsedNode, SourceType
 from sift.text import split_lines
 
 if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
     from sqlalchemy import Engine
 
     from sift.config import Settings
@@ -284,7 +285,7 @@ class LLMBoundaryParser:
 
     name = "llm"
 
-    def __init__(self, model: Any, model_id: str, *, engine: Any = None,
+    def __init__(self, model: BaseChatModel, model_id: str, *, engine: Engine | None = None,
                  options: LLMParserOptions = LLMParserOptions()) -> None:
         self.model, self.model_id, self.engine, self.options = model, model_id, engine, options
         self.concurrency = max(1, options.concurrency or 4)
@@ -473,13 +474,12 @@ def make_llm_parser(settings: Settings, engine: Engine | None = None,
     )
     if options.mode == "off":
         return None
-    if not (settings.llm_base_url and settings.llm_model):
+    model = make_chat_model(settings)  # None unless SIFT_LLM_BASE_URL and SIFT_LLM_MODEL are both set
+    if model is None or not settings.llm_model:
         if options.mode == "llm":
             raise ValueError("the LLM parser needs a model: set SIFT_LLM_BASE_URL and SIFT_LLM_MODEL")
         return None
-    from sift.chat import make_chat_model
-
-    return LLMBoundaryParser(make_chat_model(settings), settings.llm_model, engine=engine, options=options)
+    return LLMBoundaryParser(model, settings.llm_model, engine=engine, options=options)
 
 
 def _user_prompt(path: str, language: str, lines: Sequence[str], a: int, b: int,

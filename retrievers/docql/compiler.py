@@ -115,7 +115,7 @@ TABLE_OF_RECORD = {
 class Plan:
     """How to run a query: ordered candidate rows, and whether SQL alone decides membership."""
 
-    stmt: Select[Any]
+    stmt: Select[*tuple[Any, ...]]
     table: str
     exact: bool
     filters: tuple[Expr, ...] = ()
@@ -209,7 +209,7 @@ def _uses_parent(exprs: tuple[Expr, ...]) -> bool:
     return any(walk(e) for e in exprs)
 
 
-def _node_select(kb_id: int, generation: int, filters: tuple[Expr, ...]) -> Select[Any]:
+def _node_select(kb_id: int, generation: int, filters: tuple[Expr, ...]) -> Select[*tuple[Any, ...]]:
     cols = [c.label(k) for k, c in _NODE_COLS.items()]
     stmt = select(*cols).select_from(Node).join(File, File.id == Node.file_id)
     if _uses_parent(filters):
@@ -305,7 +305,7 @@ def compile_query(q: Query, kb_id: int, generation: int) -> Plan:
     return plan
 
 
-def _call_select(q: Query, kb_id: int, generation: int) -> Select[Any]:
+def _call_select(q: Query, kb_id: int, generation: int) -> Select[*tuple[Any, ...]]:
     assert q.selector is not None and isinstance(q.selector.args[0], str)
     target = q.selector.args[0]
     cols = [c.label(k) for k, c in COLUMNS["call"].items()]

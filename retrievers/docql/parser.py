@@ -220,7 +220,7 @@ class _Parser:
         self.expect("(")
         out: list[str | Regex | None] = []
         if self.eat(")"):
-            return out
+            return []
         while True:
             self.ws()
             at = self.i

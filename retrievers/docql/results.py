@@ -160,8 +160,14 @@ def _item(q: Query, row: Row, texts: Texts, with_text: bool) -> Row:
         item = {"type": "codeblock", "lang": row["lang"], "heading": row["heading"], "source": row["source"]}
     else:
         item = {"type": "match", "text": row["text"], "section": row["section"]}
-    start = row.get("start_line", row.get("line", 1))
-    end = row.get("end_line", row.get("line", max(1, row.get("line_count") or 1)))
+    start: int = row["start_line"] if "start_line" in row else row.get("line", 1)
+    end: int
+    if "end_line" in row:
+        end = row["end_line"]
+    elif "line" in row:
+        end = row["line"]
+    else:
+        end = max(1, row.get("line_count") or 1)
     if r == "file":
         start, end = 1, max(1, row["line_count"])
     item.update({"line": start, "start_line": start, "end_line": end})

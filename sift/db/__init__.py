@@ -136,19 +136,28 @@ def _read_heads(versions: Path) -> set[str] | None:
     parents: set[str] = set()
     for script in sorted(versions.glob("*.py")):
         found: dict[str, object] = {}
+        target: ast.expr
+        value: ast.expr | None
         for node in ast.parse(script.read_text(encoding="utf-8")).body:
-            target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else \
-                node.target if isinstance(node, ast.AnnAssign) else None
-            if isinstance(target, ast.Name) and target.id in ("revision", "down_revision") and node.value:
+            if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                target, value = node.targets[0], node.value
+            elif isinstance(node, ast.AnnAssign):
+                target, value = node.target, node.value
+            else:
+                continue
+            if isinstance(target, ast.Name) and target.id in ("revision", "down_revision") and value:
                 try:
-                    found[target.id] = ast.literal_eval(node.value)
+                    found[target.id] = ast.literal_eval(value)
                 except ValueError:
                     return None
         revision, down = found.get("revision"), found.get("down_revision")
         if not isinstance(revision, str) or "down_revision" not in found:
             return None
         revisions.add(revision)
-        parents.update([down] if isinstance(down, str) else down or ())  # type: ignore[arg-type]
+        if isinstance(down, str):
+            parents.add(down)
+        elif isinstance(down, tuple | list):  # a merge revision
+            parents.update(d for d in down if isinstance(d, str))
     return revisions - parents or None
 
 
@@ -173,10 +182,10 @@ def _at_head(engine: Engine) -> bool:
     return current == heads
 
 
-def visible_in(file_table: type[tables.File] | object, generation: int) -> ColumnElement[bool]:
+def visible_in(file_table: type[tables.File], generation: int) -> ColumnElement[bool]:
     """SQL condition: the file version row is part of ``generation``."""
     f = file_table
-    return and_(f.gen_from <= generation, or_(f.gen_to.is_(None), f.gen_to > generation))  # type: ignore[attr-defined]
+    return and_(f.gen_from <= generation, or_(f.gen_to.is_(None), f.gen_to > generation))
 
 
 class str_position(FunctionElement[int]):

@@ -34,18 +34,28 @@ def _as_vectors(vectors: np.ndarray, dim: int) -> np.ndarray:
 
 
 def _new_index(dim: int, kind: VectorKind) -> faiss.IndexIDMap2:
+    inner: faiss.Index
     if kind == "flat":
         inner = faiss.IndexFlatIP(dim)
     elif kind == "hnsw":
-        inner = faiss.IndexHNSWFlat(dim, HNSW_M, faiss.METRIC_INNER_PRODUCT)
-        inner.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
+        hnsw = faiss.IndexHNSWFlat(dim, HNSW_M, faiss.METRIC_INNER_PRODUCT)
+        hnsw.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
+        inner = hnsw
     else:
         raise ValueError(f"vector index kind must be 'flat' or 'hnsw', not {kind!r}")
     return faiss.IndexIDMap2(inner)  # the Python wrapper keeps ``inner`` alive
 
 
+def _id_map(index: faiss.Index) -> faiss.IndexIDMap:
+    """The id map every sift vector file holds (FAISS hands indexes out as their base class)."""
+    id_map = faiss.downcast_index(index)
+    if not isinstance(id_map, faiss.IndexIDMap):
+        raise ValueError(f"not a sift vector index (an IndexIDMap2), but {type(id_map).__name__}")
+    return id_map
+
+
 def _kind_of(index: faiss.Index) -> VectorKind:
-    inner = faiss.downcast_index(faiss.downcast_index(index).index)
+    inner = faiss.downcast_index(_id_map(index).index)
     return "hnsw" if isinstance(inner, faiss.IndexHNSW) else "flat"
 
 
@@ -68,7 +78,7 @@ class VectorIndex:
     @property
     def ids(self) -> np.ndarray:
         """Chunk ids in insertion order."""
-        return faiss.vector_to_array(faiss.downcast_index(self.index).id_map).astype(np.int64)
+        return faiss.vector_to_array(_id_map(self.index).id_map).astype(np.int64)
 
     @classmethod
     def build(
@@ -118,16 +128,17 @@ class VectorIndex:
         hits.sort(key=lambda h: (-h[1], h[0]))
         return hits
 
-    def _params(self, allowed_ids: np.ndarray | None) -> faiss.SearchParameters | None | bool:
+    def _params(self, allowed_ids: np.ndarray | None) -> faiss.SearchParameters | None | Literal[False]:
         sel = None
         if allowed_ids is not None:
             allowed = _as_ids(allowed_ids)
             if not len(allowed):
                 return False
             sel = faiss.IDSelectorBatch(allowed)
+        # faiss's bundled stubs omit SearchParametersHNSW and the keyword arguments its Python wrapper accepts.
         if self.kind == "hnsw":
-            return faiss.SearchParametersHNSW(sel=sel, efSearch=self.ef_search)
-        return faiss.SearchParameters(sel=sel) if sel is not None else None
+            return faiss.SearchParametersHNSW(sel=sel, efSearch=self.ef_search)  # type: ignore[attr-defined]
+        return faiss.SearchParameters(sel=sel) if sel is not None else None  # type: ignore[call-arg]
 
     def vectors_for(self, ids: Sequence[int] | np.ndarray) -> np.ndarray:
         """The stored vectors of ``ids`` (all must be present)."""
