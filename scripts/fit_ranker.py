@@ -41,6 +41,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import argparse  # noqa: E402
+import ast  # noqa: E402
 import hashlib  # noqa: E402
 import inspect  # noqa: E402
 import json  # noqa: E402
@@ -153,7 +154,8 @@ def _pool_key(train: list[dict], dev: list[Any]) -> str:
     h.update(json.dumps(FEATURES).encode())
     for folder in POOL_CODE:
         for path in sorted((ROOT / folder).rglob("*.py")):
-            h.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes())
+            # The syntax tree, not the text: an edited comment or a reflowed line does not pool again.
+            h.update(str(path.relative_to(ROOT)).encode() + b"\0" + ast.dump(ast.parse(path.read_bytes())).encode())
     for fn in (_group, _overlaps):
         h.update(inspect.getsource(fn).encode())
     return h.hexdigest()[:16]
