@@ -12,12 +12,23 @@ halfway is ingested again, incrementally). Every train question is searched with
 fused search uses; each pooled candidate gets the ranker's features (``sift.retrievers.ranker.features``) and a
 label: it overlaps the question's gold span and is not a whole-file chunk.
 
-The model is a conditional logit (a softmax over each question's candidates, whose linear score is the ranker's
-``w · f``), fitted by L-BFGS from the hand weights with an L2 penalty. The penalty strength is the one of
-``LAMBDAS`` with the best span MRR on the dev sets (attrs, marshmallow, click); the frozen test sets are never
-read here. The weights file says ``"use": "fitted"`` only when that dev span MRR is at least the hand weights';
-otherwise fused search keeps the hand weights. Deterministic: fixed question order, one BLAS thread, weights
-rounded to 6 decimals, so a run from a clean cache reproduces the committed file bit for bit.
+The pooled feature matrices of the train and dev questions are cached in ``bench/out/ranker/pool-<key>.npz``,
+the key hashing everything the pooling depends on (the questions, ``ingested.json``, ``FEATURES`` and the
+sources of the retrieval code and of the pooling here), so a refit reads them in seconds; ``--no-cache`` pools
+again from the indexes.
+
+The model is a conditional logit (a softmax over each question's candidates) whose linear score is the hand
+weights' plus an offset: ``(w_hand + Δ) · f``, with an L2 penalty ``λ ||Δ||²``, i.e. a Gaussian prior centred on
+the hand weights. The largest ``λ`` of ``LAMBDAS`` gives back the hand ranking; the one with the best span MRR on
+the dev sets (attrs, marshmallow, click; the frozen test sets are never read here) is kept, ties going to the
+larger ``λ``. The name features (``FIXED``) keep their hand weights: train questions are mined with the target's
+own name parts masked, so there a query word naming a candidate points *away* from the answer, while a newcomer's
+words that name a definition point *to* it; fitted on train they learn the wrong sign.
+
+The weights file says ``"use": "fitted"`` only when the chosen fit's dev span MRR is strictly above the hand
+weights'; otherwise fused search keeps the hand weights. Deterministic: fixed question order, one BLAS thread,
+L-BFGS from ``Δ = 0``, weights rounded to 6 decimals, so a run from a clean cache reproduces the committed file bit
+for bit (``--check`` fails unless it does).
 """
 
 from __future__ import annotations
@@ -30,7 +41,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import argparse  # noqa: E402
+import ast  # noqa: E402
 import hashlib  # noqa: E402
+import inspect  # noqa: E402
 import json  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
@@ -49,18 +62,25 @@ from sift.retrievers.ranker import FEATURES, HAND_WEIGHTS, RankerWeights, featur
 OUT = ROOT / "bench" / "out" / "ranker"
 DONE = OUT / "ingested.json"
 WEIGHTS = ROOT / "retrievers" / "ranker_weights.json"
-LAMBDAS = (0.01, 0.1, 1.0)
+# Penalties on ||Δ||², largest first: 1e4 keeps every weight within ~1e-4 of the hand weights (the hand ranking).
+LAMBDAS = (1e4, 100.0, 10.0, 1.0, 0.1, 0.01, 0.001)
+# Name features keep their hand weights: the train questions mask the target's own name, so what they would teach
+# about a query word naming a candidate is the opposite of what a newcomer's question needs (see the docstring).
+FIXED = ("definition", "name_match", "name_cover")
+FREE = np.array([name not in FIXED for name in FEATURES])
+# What the pooling depends on besides the questions and the indexes: the retrieval code and the core it uses.
+POOL_CODE = ("retrievers", "sift")
 Gold = list[tuple[str, int, int]]
 
 
 @dataclass
 class Group:
-    """One question's pooled candidates: hits, feature matrix and labels."""
+    """One question's pooled candidates: their feature matrix, labels, spans and kinds, and the gold spans."""
 
     qid: str
-    hits: list
     x: np.ndarray
     y: np.ndarray
+    spans: list[tuple[str, int, int, str]]  # (path, start line, end line, kind) per candidate
     gold: Gold
 
 
@@ -79,7 +99,7 @@ def _group(searcher: Any, query: str, kb: str, gold: Gold, qid: str) -> Group:
     p = pool([result.per_channel[n] for n in names], names)
     x = features(p, set(tokenize(query)), {i.lower() for i in identifiers_in(query)})
     y = np.array([h.kind != "file" and _overlaps(h.path, h.start_line, h.end_line, gold) for h in p.hits], float)
-    return Group(qid, p.hits, x, y, gold)
+    return Group(qid, x, y, [(h.path, h.start_line, h.end_line, h.kind) for h in p.hits], gold)
 
 
 def _train_questions(packages: list[dict], cap: int | None) -> list[dict]:
@@ -123,15 +143,86 @@ def _ingest_all(settings: Any, embedder: Any, sources: list[tuple[str, str, Any]
         print(f"ingest [{n}/{len(todo)}] {label}: {seconds:.0f}s {done[kb]}", flush=True)
 
 
+def _pool_key(train: list[dict], dev: list[Any]) -> str:
+    """A hash of everything the pooled matrices depend on: questions, ingested indexes, features, code."""
+    h = hashlib.sha256()
+    for q in train:
+        h.update(json.dumps(q, sort_keys=True).encode())
+    for q in dev:
+        h.update(json.dumps([q.id, q.query, q.kb, _gold(q.gold_spans)]).encode())
+    h.update(DONE.read_bytes() if DONE.exists() else b"")  # per package: its version, files, chunks
+    h.update(json.dumps(FEATURES).encode())
+    for folder in POOL_CODE:
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            # The syntax tree, not the text: an edited comment or a reflowed line does not pool again.
+            h.update(str(path.relative_to(ROOT)).encode() + b"\0" + ast.dump(ast.parse(path.read_bytes())).encode())
+    for fn in (_group, _overlaps):
+        h.update(inspect.getsource(fn).encode())
+    return h.hexdigest()[:16]
+
+
+def _save_pool(path: Path, splits: dict[str, list[Group]]) -> None:
+    """Write the groups of each split as flat arrays (paths and kinds as indexes into shared tables)."""
+    paths: dict[str, int] = {}
+    kinds: dict[str, int] = {}
+    arrays: dict[str, np.ndarray] = {}
+    for split, groups in splits.items():
+        spans = [s for g in groups for s in g.spans]
+        gold = [s for g in groups for s in g.gold]
+        arrays |= {
+            f"{split}_qid": np.array([g.qid for g in groups]),
+            f"{split}_size": np.array([len(g.y) for g in groups], np.int64),
+            f"{split}_x": np.vstack([g.x for g in groups]),
+            f"{split}_y": np.concatenate([g.y for g in groups]),
+            f"{split}_path": np.array([paths.setdefault(p, len(paths)) for p, _, _, _ in spans], np.int64),
+            f"{split}_lines": np.array([(s, e) for _, s, e, _ in spans], np.int64).reshape(len(spans), 2),
+            f"{split}_kind": np.array([kinds.setdefault(k, len(kinds)) for _, _, _, k in spans], np.int64),
+            f"{split}_gold_size": np.array([len(g.gold) for g in groups], np.int64),
+            f"{split}_gold_path": np.array([paths.setdefault(p, len(paths)) for p, _, _ in gold], np.int64),
+            f"{split}_gold_lines": np.array([(s, e) for _, s, e in gold], np.int64).reshape(len(gold), 2),
+        }
+    arrays |= {"paths": np.array(list(paths)), "kinds": np.array(list(kinds)), "features": np.array(FEATURES)}
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("wb") as f:
+        np.savez(f, **arrays)  # type: ignore[arg-type]
+    tmp.replace(path)
+    for stale in path.parent.glob("pool-*.npz"):
+        if stale != path:
+            stale.unlink()
+
+
+def _load_pool(path: Path) -> dict[str, list[Group]]:
+    """The groups ``_save_pool`` wrote, split by split."""
+    with np.load(path) as z:
+        if tuple(z["features"]) != FEATURES:
+            raise SystemExit(f"{path} holds other features than FEATURES; delete it or run with --no-cache")
+        paths, kinds = z["paths"].tolist(), z["kinds"].tolist()
+        out: dict[str, list[Group]] = {}
+        for split in ("train", "dev"):
+            x, y = z[f"{split}_x"], z[f"{split}_y"]
+            col = {name: z[f"{split}_{name}"].tolist() for name in ("path", "lines", "kind", "gold_path", "gold_lines",
+                                                                    "qid", "size", "gold_size")}
+            spans = [(paths[p], s, e, kinds[k]) for p, (s, e), k in zip(col["path"], col["lines"], col["kind"],
+                                                                         strict=True)]
+            gold = [(paths[p], s, e) for p, (s, e) in zip(col["gold_path"], col["gold_lines"], strict=True)]
+            groups, at, gat = [], 0, 0
+            for qid, n, gn in zip(col["qid"], col["size"], col["gold_size"], strict=True):
+                groups.append(Group(str(qid), x[at:at + n], y[at:at + n], spans[at:at + n], gold[gat:gat + gn]))
+                at, gat = at + n, gat + gn
+            out[split] = groups
+    return out
+
+
 def _stack(groups: list[Group]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """All groups' candidates as one matrix, their labels, and where each group starts."""
     starts = np.cumsum([0] + [len(g.y) for g in groups[:-1]])
     return np.vstack([g.x for g in groups]), np.concatenate([g.y for g in groups]), starts
 
 
-def _loss(w: np.ndarray, x: np.ndarray, y: np.ndarray, starts: np.ndarray, lam: float) -> tuple[float, np.ndarray]:
-    """Mean softmax cross-entropy of the positives within each group, plus ``lam`` · ||w||² (log_rrf unpenalised)."""
-    s = x @ w
+def _loss(d: np.ndarray, x: np.ndarray, offset: np.ndarray, y: np.ndarray, starts: np.ndarray,
+          lam: float) -> tuple[float, np.ndarray]:
+    """Mean softmax cross-entropy of the positives within each group under ``offset + x · d``, plus λ ||d||²."""
+    s = offset + x @ d
     m = np.maximum.reduceat(s, starts)
     sizes = np.diff(np.append(starts, len(s)))
     e = np.exp(s - np.repeat(m, sizes))
@@ -142,37 +233,43 @@ def _loss(w: np.ndarray, x: np.ndarray, y: np.ndarray, starts: np.ndarray, lam: 
     total = float(np.sum(np.log(z) - np.log(zp))) / n
     coef = e / np.repeat(z, sizes) - ep / np.repeat(zp, sizes)
     grad = (x.T @ coef) / n
-    pen = w.copy()
-    pen[FEATURES.index("log_rrf")] = 0.0
-    return total + lam * float(pen @ pen), grad + 2 * lam * pen
+    return total + lam * float(d @ d), grad + 2 * lam * d
 
 
 def fit(groups: list[Group], lam: float) -> dict[str, float]:
-    """Weights minimising the penalised softmax loss, starting from the hand weights."""
+    """The hand weights plus the offset Δ (on the features not in ``FIXED``) minimising the penalised loss."""
     from scipy.optimize import minimize
 
     x, y, starts = _stack(groups)
-    w0 = RankerWeights(HAND_WEIGHTS).vector().copy()
-    res = minimize(_loss, w0, args=(x, y, starts, lam), jac=True, method="L-BFGS-B", options={"maxiter": 500})
-    return {name: round(float(v), 6) for name, v in zip(FEATURES, res.x, strict=True)}
+    hand = RankerWeights(HAND_WEIGHTS).vector()
+    offset = x @ hand
+    free = np.ascontiguousarray(x[:, FREE])
+    res = minimize(_loss, np.zeros(free.shape[1]), args=(free, offset, y, starts, lam), jac=True,
+                   method="L-BFGS-B", options={"maxiter": 500})
+    w = hand.copy()
+    w[FREE] += res.x
+    return {name: round(float(v), 6) + 0.0 for name, v in zip(FEATURES, w, strict=True)}  # + 0.0: no "-0.0"
 
 
 def _metrics(groups: list[Group], weights: RankerWeights) -> dict[str, float]:
-    """span@1, span@3, span MRR of the fused top 10 under ``weights`` (the same ranking and dedup as ``fuse``)."""
-    from sift.retrievers.fusion import dedup_overlaps, sort_hits
+    """span@1, span@3, span MRR and file MRR of the fused top 10 under ``weights`` (``fuse``'s ranking and dedup)."""
+    from sift.retrievers.fusion import _Candidate, dedup_overlaps, sort_hits
     from sift.retrievers.ranker import scores
 
-    at1 = at3 = mrr = 0.0
+    at1 = at3 = mrr = fmrr = 0.0
     for g in groups:
         sc = scores(g.x, weights)
-        ranked = sort_hits([h.model_copy(update={"score": float(s)}) for h, s in zip(g.hits, sc, strict=True)])
-        top = sort_hits(dedup_overlaps(ranked))[:10]
+        cands = [_Candidate(float(v), p, s, e, k, (), None) for (p, s, e, k), v in zip(g.spans, sc, strict=True)]
+        top = sort_hits(dedup_overlaps(sort_hits(cands)))[:10]  # type: ignore[arg-type]
         flags = [_overlaps(h.path, h.start_line, h.end_line, g.gold) for h in top]
+        gold_paths = {p for p, _, _ in g.gold}
         at1 += any(flags[:1])
         at3 += any(flags[:3])
         mrr += next((1.0 / r for r, f in enumerate(flags, 1) if f), 0.0)
+        fmrr += next((1.0 / r for r, h in enumerate(top, 1) if h.path in gold_paths), 0.0)
     n = len(groups)
-    return {"span@1": round(at1 / n, 4), "span@3": round(at3 / n, 4), "spanMRR": round(mrr / n, 4)}
+    return {"span@1": round(at1 / n, 4), "span@3": round(at3 / n, 4), "spanMRR": round(mrr / n, 4),
+            "fileMRR": round(fmrr / n, 4)}
 
 
 def _gold(spans: list) -> Gold:
@@ -180,22 +277,47 @@ def _gold(spans: list) -> Gold:
             for s in spans]
 
 
+def _pooled(train: list[dict], dev: list[Any], cache: Path | None, settings: Any, embedder: Any,
+            t0: float) -> dict[str, list[Group]]:
+    """The train and dev groups: read from ``cache`` when it exists, else searched and written there."""
+    if cache is not None and cache.exists():
+        groups = _load_pool(cache)
+        print(f"pooled groups read from {cache.relative_to(ROOT)} ({time.perf_counter() - t0:.0f}s)", flush=True)
+        return groups
+    from sift.db import open_database
+    from sift.retrievers.base import IndexCache
+    from sift.retrievers.search import Searcher
+
+    engine = open_database(settings)
+    searcher = Searcher(engine, IndexCache(engine, settings.resolved_index_dir()), embedder)
+    train_groups = []
+    for n, q in enumerate(train, 1):
+        train_groups.append(_group(searcher, q["query"], q["kb"], _gold(q["gold_spans"]), q["id"]))
+        if n % 500 == 0:
+            print(f"pooled {n}/{len(train)} train questions ({time.perf_counter() - t0:.0f}s)", flush=True)
+    dev_groups = [_group(searcher, q.query, q.kb, _gold(q.gold_spans), q.id) for q in dev]
+    searcher.close()
+    groups = {"train": train_groups, "dev": dev_groups}
+    if cache is not None:
+        _save_pool(cache, groups)
+        print(f"wrote {cache.relative_to(ROOT)} ({time.perf_counter() - t0:.0f}s)", flush=True)
+    return groups
+
+
 def main() -> None:
-    """Ingest what is missing, pool, fit for each penalty, choose on dev, write or check the weights file."""
+    """Ingest what is missing, pool (or read the cache), fit for each penalty, choose on dev, write or check."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--check", action="store_true", help="fail unless the fit reproduces the committed weights")
     ap.add_argument("--ingest-only", action="store_true", help="ingest the projects not ingested yet, then stop")
+    ap.add_argument("--no-cache", action="store_true", help="pool again from the indexes, ignoring the cache")
     ap.add_argument("--max-per-package", type=int, default=None, help="cap train questions per package (default: all)")
     args = ap.parse_args()
 
     from bench.retrieval import SPLITS, source_root
     from bench.train.make_pairs import fetch, load_packages
     from sift.config import Settings
-    from sift.db import open_database
     from sift.embed import LocalEmbedder
     from sift.eval.format import load_questions
-    from sift.retrievers.base import IndexCache
-    from sift.retrievers.search import Searcher
 
     t0 = time.perf_counter()
     packages = load_packages()
@@ -211,16 +333,10 @@ def main() -> None:
         return
     train = _train_questions(packages, args.max_per_package)
     digest = hashlib.sha256("\n".join(json.dumps(q, sort_keys=True) for q in train).encode()).hexdigest()
-    engine = open_database(settings)
-    searcher = Searcher(engine, IndexCache(engine, settings.resolved_index_dir()), embedder)
-    train_groups = []
-    for n, q in enumerate(train, 1):
-        train_groups.append(_group(searcher, q["query"], q["kb"], _gold(q["gold_spans"]), q["id"]))
-        if n % 500 == 0:
-            print(f"pooled {n}/{len(train)} train questions ({time.perf_counter() - t0:.0f}s)", flush=True)
-    usable = [g for g in train_groups if g.y.any()]
-    dev_groups = [_group(searcher, q.query, q.kb, _gold(q.gold_spans), q.id) for q in dev]
-    searcher.close()
+    cache = None if args.no_cache else OUT / f"pool-{_pool_key(train, dev)}.npz"
+    groups = _pooled(train, dev, cache, settings, embedder, t0)
+    usable = [g for g in groups["train"] if g.y.any()]
+    dev_groups = groups["dev"]
     print(f"train: {len(train)} questions, {len(usable)} with a positive candidate "
           f"({sum(len(g.y) for g in usable)} candidates); dev: {len(dev_groups)} questions "
           f"({time.perf_counter() - t0:.0f}s)", flush=True)
@@ -228,32 +344,36 @@ def main() -> None:
     hand = _metrics(dev_groups, RankerWeights(HAND_WEIGHTS))
     print(f"dev, hand weights: {hand}  (train {_metrics(usable, RankerWeights(HAND_WEIGHTS))})", flush=True)
     best = None
-    for lam in LAMBDAS:
+    grid = {}
+    for lam in LAMBDAS:  # largest first: a tie keeps the fit closer to the hand weights
         weights = fit(usable, lam)
         dev_m = _metrics(dev_groups, RankerWeights(weights))
-        print(f"dev, fitted, lambda {lam}: {dev_m}  (train {_metrics(usable, RankerWeights(weights))})", flush=True)
+        grid[f"{lam:g}"] = dev_m
+        print(f"dev, fitted, lambda {lam:g}: {dev_m}  (train {_metrics(usable, RankerWeights(weights))}) "
+              f"({time.perf_counter() - t0:.0f}s)", flush=True)
         if best is None or dev_m["spanMRR"] > best[2]["spanMRR"]:
             best = (lam, weights, dev_m)
     assert best is not None
     lam, weights, dev_m = best
-    use = "fitted" if dev_m["spanMRR"] >= hand["spanMRR"] else "hand"
+    use = "fitted" if dev_m["spanMRR"] > hand["spanMRR"] else "hand"
     doc = {
         "source": "scripts/fit_ranker.py",
-        "model": "conditional logit over FEATURES, L2 penalty chosen on dev span MRR",
+        "model": "conditional logit over FEATURES: hand weights + offset, L2 on the offset chosen on dev span MRR",
+        "fixed": list(FIXED),
         "use": use,
         "lambda": lam,
         "train_questions": len(train), "train_usable": len(usable), "train_sha256": digest,
-        "dev": dev_m, "dev_hand": hand,
+        "dev": dev_m, "dev_hand": hand, "dev_by_lambda": grid,
         "weights": weights,
     }
-    print(f"chosen: lambda {lam}, dev {dev_m} vs hand {hand}: fused search uses the {use} weights")
+    print(f"chosen: lambda {lam:g}, dev {dev_m} vs hand {hand}: fused search uses the {use} weights")
     text = json.dumps(doc, indent=2, sort_keys=True) + "\n"
     if args.check:
         same = WEIGHTS.exists() and WEIGHTS.read_text(encoding="utf-8") == text
         print("weights reproduced bit for bit" if same else "weights differ from the committed file")
         raise SystemExit(0 if same else 1)
     WEIGHTS.write_text(text, encoding="utf-8")
-    print(f"wrote {WEIGHTS.relative_to(ROOT)} (lambda {lam}; {time.perf_counter() - t0:.0f}s in all)")
+    print(f"wrote {WEIGHTS.relative_to(ROOT)} (lambda {lam:g}; {time.perf_counter() - t0:.0f}s in all)")
 
 
 if __name__ == "__main__":
