@@ -124,6 +124,7 @@ class Searcher:
         self._text_lock = threading.Lock()
         self._warm_lock = threading.Lock()
         self._encoder_warm = False
+        self._warm_vectors: set[tuple[int, int]] = set()
 
     def close(self) -> None:
         """Stop the worker threads; queued work is dropped (nothing waits for it at exit)."""
@@ -132,12 +133,19 @@ class Searcher:
     def warm(self, kb: str, tenant: str = "default", *, vector: bool = True) -> None:
         """Load ``kb``'s indexes and, once per searcher, run the query encoder, so that the first timed search
         pays for neither (a cold vector channel would otherwise spend its time budget loading)."""
-        self.cache.get(kb, tenant)
+        bundle = self.cache.get(kb, tenant)
         if vector and self.embedder is not None and not self._encoder_warm:
             with self._warm_lock:
                 if not self._encoder_warm:
                     self.embedder.embed_query("warm up")
                     self._encoder_warm = True
+        if vector and self.embedder is not None and getattr(self.cache, "backend", "local") == "postgres":
+            # PostgreSQL's first vector query of a generation reads its HNSW pages and opens a pooled
+            # connection; that is loading too, so it happens here, once per generation, before any budget.
+            key = (bundle.kb.id, bundle.kb.generation)
+            if key not in self._warm_vectors:
+                self.channel("vector", "warm up", Filters(kb=kb, tenant=tenant), 1, bundle=bundle)
+                self._warm_vectors.add(key)
 
     def channel(self, name: str, query: str, filters: Filters, k: int, index_type: str = "all",
                 bundle: KbIndex | PgKb | None = None) -> list[Hit]:
