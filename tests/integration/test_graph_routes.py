@@ -113,21 +113,42 @@ def test_graph_abandoned_branch_holds_up_nothing(env) -> None:
     assert answer["degraded_reasons"] == ["smart (round 0): timed out after 2000 ms"]
 
 
+class _SlowFirstEmbedder:
+    """A fresh local model whose first encoding takes ``cold_s`` longer: a cold start far past the branch budget,
+    the same on a quiet or a busy machine (the NumPy encoder itself loads in about half a second)."""
+
+    def __init__(self, cold_s: float) -> None:
+        from sift.embed import LocalEmbedder
+
+        self.inner, self.cold_s, self.calls = LocalEmbedder(), cold_s, 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def embed_query(self, text: str) -> Any:
+        self.calls += 1
+        if self.calls == 1:
+            time.sleep(self.cold_s)
+        return self.inner.embed_query(text)
+
+
 def test_graph_cold_searcher_is_warmed_before_the_budget(env) -> None:
-    # A fresh searcher and model, as in a new CLI process (cold indexes; the query encoder is built on first use,
-    # which takes longer than this budget): warming happens before the clock starts, so nothing times out.
-    from sift.embed import LocalEmbedder
+    # A fresh searcher and model, as in a new CLI process (cold indexes; the query encoder's first use takes longer
+    # than the branch budget): warming happens before the clock starts, so nothing times out.
     from sift.retrievers.backend import make_index_cache
     from sift.retrievers.search import Searcher
 
     settings, engine, _ = env
-    cold = Searcher(engine, make_index_cache(settings, engine), LocalEmbedder())
+    embedder = _SlowFirstEmbedder(cold_s=3.0)
+    cold = Searcher(engine, make_index_cache(settings, engine), embedder)  # type: ignore[arg-type]
     try:
-        events, _ = _run((settings, engine, cold), "Where is validate_token defined?", channel_timeout_ms=300)
+        events, _ = _run((settings, engine, cold), "Where is validate_token defined?", channel_timeout_ms=1_500)
     finally:
         cold.close()
     answer = _answer(events)
-    assert not [d for e, d in events if e == "retrieve" and d["error"]]
+    assert embedder.calls >= 2  # the cold first call was the warm-up, not a timed search
+    errors = [(d["channel"], d["error"]) for e, d in events if e == "retrieve" and d["error"]]
+    assert not errors, errors
     assert answer["grounded"] and not answer["degraded"] and answer["degraded_reasons"] == []
 
 
