@@ -4,19 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import re
-import time
-from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from sift.graph.candidates import UNCERTAIN
 from sift.graph.confidence import FEATURES, ConfidenceModel
-from sift.graph.context import AskContext
-from sift.graph.service import AskService, open_checkpointer
+from sift.graph.service import open_checkpointer
 from sift.graph.state import NOT_FOUND, Answer
 from tests.conftest import ingested_repo
+from tests.graph_doubles import LimitedService, SlowSearcher
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "docql_repo"
 # Models that rate every answer alike, so that a test decides the level the signals would give.
@@ -32,40 +29,16 @@ def env(tmp_path_factory, local_embedder):
         yield ready
 
 
-class _SlowSearcher:
-    """The real searcher, with a fixed delay before some search channels."""
-
-    def __init__(self, inner: Any, delay_ms: dict[str, int]) -> None:
-        self.inner, self.delay_ms = inner, delay_ms
-
-    def channel(self, name: str, *args: Any, **kwargs: Any) -> Any:
-        time.sleep(self.delay_ms.get(name, 0) / 1000)
-        return self.inner.channel(name, *args, **kwargs)
-
-    def __getattr__(self, attr: str) -> Any:
-        return getattr(self.inner, attr)
-
-
-class _Service(AskService):
-    def __init__(self, *args: Any, timeout_ms: int, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.timeout_ms = timeout_ms
-
-    def context(self) -> AskContext:
-        ctx = super().context()
-        ctx.limits = replace(ctx.limits, channel_timeout_ms=self.timeout_ms, max_rounds=1)
-        return ctx
-
-
 def _ask(env, question: str, model: ConfidenceModel, delay_ms: dict[str, int] | None = None,
          timeout_ms: int = 5000) -> Answer:
     settings, engine, searcher = env
     if delay_ms:
-        searcher = _SlowSearcher(searcher, delay_ms)
+        searcher = SlowSearcher(searcher, delay_ms)
 
     async def go() -> Answer:
         async with open_checkpointer(settings) as saver:
-            service = _Service(settings, engine, searcher, saver, confidence=model, timeout_ms=timeout_ms)
+            service = LimitedService(settings, engine, searcher, saver, confidence=model,
+                                     limits={"channel_timeout_ms": timeout_ms, "max_rounds": 1})
             return await service.ask(question, "shop")
 
     return asyncio.run(go())

@@ -8,16 +8,15 @@ import re
 import subprocess
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from sift.cli import main
-from sift.graph.context import AskContext
 from sift.graph.service import AskService, open_checkpointer
 from tests.conftest import TINY_FILES, ingested_repo
+from tests.graph_doubles import LimitedService, SlowSearcher
 
 ROOT = Path(__file__).resolve().parents[2]
 SEARCH_CHANNELS = ("bm25", "vector", "smart")
@@ -29,41 +28,14 @@ def env(tmp_path_factory, local_embedder):
         yield ready
 
 
-class _SlowSearcher:
-    """The real searcher, with a fixed delay before each search channel (to test time bounds and concurrency)."""
-
-    def __init__(self, inner: Any, delay_ms: dict[str, int]) -> None:
-        self.inner, self.delay_ms = inner, delay_ms
-
-    def channel(self, name: str, *args: Any, **kwargs: Any) -> Any:
-        time.sleep(self.delay_ms.get(name, 0) / 1000)
-        return self.inner.channel(name, *args, **kwargs)
-
-    def __getattr__(self, attr: str) -> Any:
-        return getattr(self.inner, attr)
-
-
-class _Service(AskService):
-    """The real service with tuned run limits (short time bounds, fewer rounds) for route tests."""
-
-    def __init__(self, *args: Any, limits: dict[str, Any] | None = None, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.limits = limits or {}
-
-    def context(self) -> AskContext:
-        ctx = super().context()
-        ctx.limits = replace(ctx.limits, **self.limits)
-        return ctx
-
-
 def _run(env, question: str, thread: str | None = None, delay_ms: dict[str, int] | None = None, **limits: Any):
     settings, engine, searcher = env
     if delay_ms:
-        searcher = _SlowSearcher(searcher, delay_ms)
+        searcher = SlowSearcher(searcher, delay_ms)
 
     async def go():
         async with open_checkpointer(settings) as saver:
-            service = _Service(settings, engine, searcher, saver, limits=limits)
+            service = LimitedService(settings, engine, searcher, saver, limits=limits)
             events = [e async for e in service.stream(question, "tiny", thread_id=thread)]
             state = await service.graph.aget_state({"configurable": {"thread_id": events[-1][1]["thread_id"]}})
             return events, state.values
