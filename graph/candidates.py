@@ -54,6 +54,8 @@ def found_by(e: Evidence) -> str:
 def label(e: Evidence) -> str:
     """How a candidate is named: a definition by its name (in backticks when its text spells it; a method with
     its class), a doc section by its heading, a file by its path."""
+    if e.module_code:  # code outside every definition: its symbol is the file's name, not owner.name
+        return "module-level code"
     if e.kind in CODE_KINDS:
         owner, _, short = e.symbol.rpartition(".")
         spelled = short and re.search(rf"(?<![A-Za-z0-9_]){re.escape(short)}(?![A-Za-z0-9_])", e.text)

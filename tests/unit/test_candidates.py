@@ -50,6 +50,8 @@ def test_found_by_in_words(channels: tuple[str, ...], expected: str) -> None:
     (DOC, 'the section "Timeouts"'),
     (_ev(5, "docs/x.md", 'Say "hi"', kind="doc", text="hi\n"), "the section \"Say 'hi'\""),
     (FILE, "setup.cfg"),
+    (_ev(7, "pkg/fusion.py", "fusion.py (module code)", kind="module", symbol="fusion.py").model_copy(
+        update={"module_code": True}), "module-level code"),  # not split at the extension's dot
 ])
 def test_label(e: Evidence, expected: str) -> None:
     assert label(e) == expected
