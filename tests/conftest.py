@@ -48,6 +48,18 @@ def axios_src() -> Path:
     return fetch_npm("axios")
 
 
+@pytest.fixture(scope="session")
+def apscheduler_src() -> Path:
+    """The APScheduler sdist, unpacked (Python with reST docs; a second test-set project)."""
+    return fetch_sdist("apscheduler")
+
+
+@pytest.fixture(scope="session")
+def semver_src() -> Path:
+    """The semver npm package, unpacked (JavaScript and Markdown; a second test-set project)."""
+    return fetch_npm("semver")
+
+
 TINY_FILES = {
     "pkg/__init__.py": '"""Tiny package."""\n',
     "pkg/auth.py": (
