@@ -12,7 +12,7 @@ when it is exactly a span that ``eval/judgments/<set>.jsonl`` judges relevant (T
 retrieved spans, made blind to which of them an answer cited; see ``eval/judgments/README.md``). A citation
 that is neither gold nor judged counts as wrong, and ``citations_unjudged`` is the share of such citations.
 
-    python bench/answer.py [--split dev|test|both] [--sets eval/sets/attrs.jsonl ...] [--json] [--dump rows.jsonl]
+    python bench/answer.py [--split dev|test|test2|both] [--sets eval/sets/attrs.jsonl ...] [--json] [--dump rows.jsonl]
 
 The numbers are printed for each split and for each set; ``--dump`` writes one JSON line per question
 (answer text, citations, confidence, the numbered evidence and which of it overlaps a gold span).
@@ -40,12 +40,13 @@ DATA = ROOT / "bench" / "out" / "answer-data"
 JUDGMENTS = ROOT / "eval" / "judgments"
 DEV_SETS = sorted((ROOT / "eval" / "sets").glob("*.jsonl"))
 TEST_SETS = sorted((ROOT / "eval" / "sets" / "test").glob("*.jsonl"))
-NPM_SOURCES = {"axios"}  # the rest are PyPI sdists (tests/sources.py pins both)
+TEST2_SETS = sorted((ROOT / "eval" / "sets" / "test2").glob("*.jsonl"))
+NPM_SOURCES = {"axios", "semver"}  # the rest are PyPI sdists (tests/sources.py pins both)
 
 
 def split_of(path: Path) -> str:
-    """``test`` for a frozen test set, ``dev`` otherwise."""
-    return "test" if path.parent.name == "test" else "dev"
+    """``test`` or ``test2`` for a frozen test set, ``dev`` otherwise."""
+    return path.parent.name if path.parent.name in ("test", "test2") else "dev"
 
 
 def _source(name: str) -> Path:
@@ -186,13 +187,14 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def main() -> int:
     """Parse arguments, run, print."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--split", choices=("dev", "test", "both"), default="both",
+    p.add_argument("--split", choices=("dev", "test", "test2", "both"), default="both",
                    help="which sets to ask when --sets is not given (default: both, reported apart)")
     p.add_argument("--sets", nargs="*", type=Path)
     p.add_argument("--json", action="store_true")
     p.add_argument("--dump", type=Path, help="write per-question answers and evidence to this JSONL file")
     args = p.parse_args()
-    sets = args.sets or {"dev": DEV_SETS, "test": TEST_SETS, "both": DEV_SETS + TEST_SETS}[args.split]
+    sets = args.sets or {"dev": DEV_SETS, "test": TEST_SETS, "test2": TEST2_SETS,
+                         "both": DEV_SETS + TEST_SETS}[args.split]
     result = asyncio.run(run(sets, args.dump))
     if args.json:
         print(json.dumps(result, indent=2))

@@ -1,5 +1,6 @@
 """The bundled evaluation sets are checked against the real projects they describe: the dev sets against the attrs,
-marshmallow and click sdists, the frozen test sets against the structlog sdist and the axios npm package."""
+marshmallow and click sdists, the frozen test sets against the structlog sdist and the axios npm package, the second
+test set against the APScheduler sdist and the semver npm package."""
 
 from __future__ import annotations
 
@@ -22,6 +23,8 @@ KBS = {
     "click": (SETS / "click.jsonl", "click_src"),
     "structlog": (SETS / "test" / "structlog.jsonl", "structlog_src"),
     "axios": (SETS / "test" / "axios.jsonl", "axios_src"),
+    "apscheduler": (SETS / "test2" / "apscheduler.jsonl", "apscheduler_src"),
+    "semver": (SETS / "test2" / "semver.jsonl", "semver_src"),
 }
 CODE_SUFFIXES = (".py", ".js", ".ts")
 DOC_SUFFIXES = (".md", ".rst")
