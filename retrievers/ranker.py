@@ -90,8 +90,8 @@ class RankerWeights:
 
 def weights_in(doc: Mapping[str, Any] | None) -> RankerWeights:
     """The weights a ``ranker_weights.json`` document makes active: its fitted weights only when it says
-    ``"use": "fitted"`` (the fitting script says so only when the fit is strictly better than the hand weights
-    on the dev sets), else the hand weights, so a committed fit that loses is kept without changing the ranking."""
+    ``"use": "fitted"`` (the fitting script says so only when the fit ranks held-out train packages better than
+    the hand weights), else the hand weights, so a committed fit that loses is kept without changing the ranking."""
     if not doc or doc.get("use") != "fitted":
         return RankerWeights(HAND_WEIGHTS)
     return RankerWeights(doc["weights"], source=str(doc.get("source", "fitted")))

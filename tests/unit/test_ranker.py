@@ -146,7 +146,7 @@ def test_scores_are_positive_and_follow_the_weights():
     ("doc", "source"),
     [
         (None, "hand"),
-        ({"use": "hand", "weights": {"code": 9.0}}, "hand"),  # a fit that lost on dev is kept, not used
+        ({"use": "hand", "weights": {"code": 9.0}}, "hand"),  # a fit that lost is kept, not used
         ({"use": "fitted", "source": "scripts/fit_ranker.py", "weights": {"code": 9.0}}, "scripts/fit_ranker.py"),
     ],
 )
