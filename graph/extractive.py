@@ -15,21 +15,36 @@ it says "not found in the indexed sources" instead of guessing.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping, Sequence
 
 from sift.graph.state import NOT_FOUND, Citation, Draft, Evidence, Plan
+from sift.graph.terms import (
+    ASKS_NOTES,
+    ASKS_TESTS,
+    CEILING_KEY,
+    HOW_TO,
+    QUALIFIED,
+    WHERE,
+    coverage,
+    has_term,
+    joined_compounds,
+    list_subject,
+    named_identifiers,
+    named_words,
+    query_tokens,
+    stems_match,
+    weighted_share,
+)
 from sift.models import CODE_KINDS
 from sift.retrievers.paths import is_notes_path, is_stub_path, is_test_path
 from sift.text import split_lines
-from sift.tokenize import prefix_variants, tokenize, word_parts
+from sift.tokenize import tokenize, word_parts
 
 MIN_COVERAGE = 0.3  # below this share of the question's (idf-weighted) terms, evidence does not answer it
 CONFIDENT_COVERAGE = 0.45
 CITED_COVERAGE = 0.4  # below this, cited evidence missing two rare question words does not answer it
 RARE_DF_IDF = 1.7  # idf within this of an absent term's: the term is in at most ~2 chunks
-CEILING_KEY = "\x00absent"  # term_idf stores the idf of a term no chunk contains under this key
 ABSENT_FROM_CORPUS = "absent-from-corpus"  # the not-found note that ends the search
 PRIMARY_SHARE = 0.4
 W_PRIOR, W_COVER, W_NAME, W_KIND, W_PRIVATE, W_TWIN = 2.0, 1.0, 0.5, 0.15, 0.25, 0.75
@@ -45,51 +60,6 @@ _CITATION_LIKE = re.compile(r"\[\d+\]")  # "values[0]" would read as a citation 
 _MARKUP = re.compile(r"^\s*(#+\s*|[=\-~^*]{3,}\s*$|```|\.\. |:::|\(.*\)=$)")
 
 
-# Words that frame a question ("what happens inside X", "how exactly…") rather than name what it is about.
-FRAMING = frozenset(tokenize("happen happens happened inside exactly actually really basically"))
-
-
-def query_tokens(plan: Plan, idf: Mapping[str, float] | None = None) -> list[str]:
-    """The stemmed, stopword-free terms of the (standalone) question plus its identifiers, unique, without
-    framing words. With ``idf``, a compound word no chunk contains ("GitHub") is left to its parts (git, hub),
-    which is how a corpus that writes "Git Hub" can match it."""
-    question = plan.standalone or " ".join(plan.key_terms)
-    toks = [t for t in tokenize(question) if t not in FRAMING]
-    for ident in plan.identifiers:
-        toks.extend(tokenize(ident))
-    toks = list(dict.fromkeys(toks))
-    ceiling = idf.get(CEILING_KEY) if idf else None
-    if idf and ceiling is not None:
-        unseen = set()
-        for word in re.findall(r"\w+", question):
-            parts = tokenize(word)
-            if len(parts) > 2 and idf.get(parts[0], 0.0) >= ceiling:  # the whole, then its parts
-                unseen.add(parts[0])
-        toks = [t for t in toks if t not in unseen]
-    return toks
-
-
-def matched_terms(evidence: Evidence, tokens: Sequence[str]) -> list[str]:
-    """The question terms found in the evidence's path, name, signature and text."""
-    present = set(tokenize(f"{evidence.path} {evidence.name} {evidence.signature or ''} {evidence.text}"))
-    return [t for t in tokens if _has(present, t)]
-
-
-def coverage(evidence: Evidence, tokens: Sequence[str], idf: Mapping[str, float]) -> float:
-    """idf-weighted share of the question's terms found in the evidence's path, name and text (0..1)."""
-    if not tokens:
-        return 0.0
-    weights = {t: idf.get(t, 1.0) for t in tokens}
-    total = sum(weights.values()) or 1.0
-    found = set(matched_terms(evidence, list(weights)))
-    return sum(w for t, w in weights.items() if t in found) / total
-
-
-def _has(words: set[str], term: str) -> bool:
-    """The term, or the term without a derivational prefix ("recomputed" is met by "compute"), is among words."""
-    return term in words or any(v in words for v in prefix_variants(term))
-
-
 def absent_terms(tokens: Sequence[str], idf: Mapping[str, float], evidence: Sequence[Evidence]) -> list[str]:
     """Rare question terms (in almost no chunk of the corpus) that no evidence mentions either."""
     if not idf:
@@ -98,35 +68,13 @@ def absent_terms(tokens: Sequence[str], idf: Mapping[str, float], evidence: Sequ
     seen: set[str] = set()
     for e in evidence:
         seen.update(tokenize(f"{e.path} {e.name} {e.text}"))
-    return [t for t in tokens if idf.get(t, 0.0) >= ceiling - RARE_DF_IDF and not _has(seen, t) and len(t) > 2]
-
-
-_HYPHENATED = re.compile(r"\b([A-Za-z]+)-([A-Za-z]+)\b")
-
-
-def joined_compounds(question: str) -> dict[str, list[str]]:
-    """Hyphenated question words as one word, with their terms: "date-time" → ``{"datetime": [date, time]}``."""
-    return {f"{a}{b}".lower(): tokenize(f"{a} {b}") for a, b in _HYPHENATED.findall(question)}
-
-
-_QUALIFIED = re.compile(r"\b([A-Za-z_]\w*)\.([A-Za-z_]\w*)\b")
-_ASKS_TESTS = re.compile(r"\b(tests?|tested|testing)\b", re.I)
-_ASKS_NOTES = re.compile(r"\b(changelog|changed|versions?|releases?|upgrad\w*|deprecat\w*|history)\b", re.I)
-_HOW_TO = re.compile(r"^\s*(how (do|can|should|would) (i|we|you)|can i|should i|is there a way|what should)\b",
-                     re.I)
-_WHERE = re.compile(r"^\s*(where|which (file|module|function|class|method))\b|\b(defined|implemented)\b", re.I)
+    return [t for t in tokens if idf.get(t, 0.0) >= ceiling - RARE_DF_IDF and not has_term(seen, t) and len(t) > 2]
 
 
 def _last_name(e: Evidence) -> str:
     """The last component of the symbol or heading an evidence item is about: ``Schema.Meta`` → ``Meta``."""
     short = e.symbol
     return short.rsplit(" > ", 1)[-1].rsplit(".", 1)[-1]
-
-
-def _weighted_share(found: set[str], tokens: Sequence[str], idf: Mapping[str, float]) -> float:
-    weights = {t: idf.get(t, 1.0) for t in tokens}
-    total = sum(weights.values()) or 1.0
-    return sum(w for t, w in weights.items() if t in found) / total
 
 
 def support(plan: Plan, e: Evidence, tokens: Sequence[str], idf: Mapping[str, float], top_score: float) -> float:
@@ -145,32 +93,32 @@ def support(plan: Plan, e: Evidence, tokens: Sequence[str], idf: Mapping[str, fl
     for joined, parts in joined_compounds(question).items():
         if joined in name_terms:  # `parse_utc_offset` is named after the question's "utc-offset"
             name_terms.update(parts)
-    score += W_NAME * _weighted_share(name_terms, tokens, idf)
+    score += W_NAME * weighted_share(name_terms, tokens, idf)
     last = _last_name(e)
-    names = {i.strip("`()@").lower() for i in plan.identifiers}
+    names = named_identifiers(plan)
     if last and last.lower() in names and len(last) > 2:
         score += 0.5
         stem = _file_stem(e.path).lower()
         owner = e.symbol.rsplit(".", 2)[-2].lower() if "." in e.symbol else ""
-        for qual, name in _QUALIFIED.findall(question):
+        for qual, name in QUALIFIED.findall(question):
             if name.lower() == last.lower() and qual.lower() in (stem, owner):
                 score += 0.5  # `auth.Token` is the Token in auth.py, not models.Token
     module = e.path.rsplit(".", 1)[0].removesuffix("/__init__").replace("/", ".").lower()
-    for qual, name in _QUALIFIED.findall(question):
+    for qual, name in QUALIFIED.findall(question):
         if module.endswith(f"{qual}.{name}".lower()):
             score += 0.5  # defined in the module the question names (`pkg.errors`)
             break
     code = e.kind in CODE_KINDS
-    if _HOW_TO.search(question):
+    if HOW_TO.search(question):
         if e.kind == "doc":
             score += W_KIND
         elif code and re.search(r"(^|\.)_[a-z]", e.symbol):
             score -= W_PRIVATE  # how-to questions are answered by public API, not private helpers
-    elif _WHERE.search(question) and code:
+    elif WHERE.search(question) and code:
         score += W_KIND
-    if is_test_path(e.path) and not _ASKS_TESTS.search(question):
+    if is_test_path(e.path) and not ASKS_TESTS.search(question):
         score -= 0.5
-    if is_notes_path(e.path) and not _ASKS_NOTES.search(question):
+    if is_notes_path(e.path) and not ASKS_NOTES.search(question):
         score -= 0.3
     module_level = e.module_code or (code and e.symbol == e.path.rsplit("/", 1)[-1])
     if is_stub_path(e.path) or module_level:
@@ -192,19 +140,10 @@ def rank_evidence(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, fl
     # A method named like a module-level function in the evidence (``Config.merge`` beside ``merge``) is
     # usually a thin wrapper or an internal twin; unless the question names its class, the function is the API.
     functions = {e.symbol for e in evidence if e.kind in CODE_KINDS and "." not in e.symbol}
-    named = {i.strip("`()@").lower() for i in plan.identifiers}
+    named = named_identifiers(plan)
     scored = [(s - W_TWIN if _twin(e, functions, named) else s, i, e) for s, i, e in scored]
     scored.sort(key=lambda t: (-t[0], t[1]))
     return [(s, e) for s, _, e in scored]
-
-
-def _stems_match(a: str, b: str) -> bool:
-    """Two word forms of one stem: ``parse``/``parsers``, ``field``/``fields`` (a shared prefix all but at
-    most two letters of the shorter word long)."""
-    n = min(len(a), len(b))
-    if n < 4:
-        return a == b
-    return len(os.path.commonprefix([a, b])) >= max(4, n - 2)
 
 
 def _file_stem(path: str) -> str:
@@ -213,30 +152,6 @@ def _file_stem(path: str) -> str:
 
 def _plain_code(e: Evidence) -> bool:
     return e.kind in CODE_KINDS and not is_test_path(e.path) and not is_stub_path(e.path)
-
-
-_AUX = frozenset({
-    "does", "do", "did", "are", "is", "was", "were", "can", "could", "should", "will", "would", "may", "might", "must",
-    "has", "have", "come", "comes", "exist", "exists", "get", "gets", "ship", "ships", "live", "lives", "there", "in",
-    "of", "for", "from", "to", "with", "that", "which",
-})
-_DETERMINERS = frozenset({"the", "all", "a", "an", "kind", "kinds", "sort", "sorts", "of", "my", "its", "their"})
-
-
-def list_subject(question: str) -> list[str]:
-    """The tokens of what a list question asks for: "What parsers does…" → parser, "Which error types
-    are…" → error, type; "List the hooks…" → hook. Empty when the question has no such opening."""
-    words = re.findall(r"[\w-]+", question.lower())
-    if not words or words[0] not in ("which", "what", "list"):
-        return []
-    subject: list[str] = []
-    for w in words[1:]:
-        if not subject and w in _DETERMINERS:
-            continue
-        if w in _AUX or w in _DETERMINERS or len(subject) >= 4:
-            break
-        subject.append(w)
-    return [t for w in subject for t in tokenize(w)]
 
 
 def list_anchor(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, float]) -> Evidence | None:
@@ -249,13 +164,13 @@ def list_anchor(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, floa
     tokens = list_subject(plan.standalone)
     if not tokens:
         return None
-    names = {i.strip("`()@").lower() for i in plan.identifiers}
+    names = named_identifiers(plan)
     code = [e for e in evidence if _plain_code(e)]
     if any(_last_name(e).lower() in names for e in code):
         return None
     ids = {e.id for e in code}
     for _, e in rank_evidence(plan, evidence, idf):
-        if e.id in ids and any(_stems_match(s, t) for s in tokenize(_file_stem(e.path)) for t in tokens):
+        if e.id in ids and any(stems_match(s, t) for s in tokenize(_file_stem(e.path)) for t in tokens):
             return e
     return None
 
@@ -276,7 +191,7 @@ def module_listing(plan: Plan, anchor: Evidence, evidence: Sequence[Evidence],
     items = list(cands.values())
     if len(items) > MAX_MODULE_ITEMS:
         stem = tokenize(_file_stem(anchor.path))
-        terms = [t for t in query_tokens(plan, idf) if not any(_stems_match(t, s) for s in stem)]
+        terms = [t for t in query_tokens(plan, idf) if not any(stems_match(t, s) for s in stem)]
         words = {e.id: set(tokenize(f"{e.name} {e.signature or ''} {first_sentence(e.docstring)}")) for e in items}
         distinctive = {t for t in terms if 0 < sum(t in w for w in words.values()) <= len(items) / 2}
         top = max((idf.get(t, 1.0) for t in distinctive), default=0.0)
@@ -745,21 +660,6 @@ def not_found(reason: str, evidence: Sequence[Evidence] = ()) -> Draft:
     return Draft(text=text, mode="extractive", not_found=True, note=reason)
 
 
-_NAMED = re.compile(r"(?<=[\w,;:)\]'\"]\s)([A-Z][A-Za-z0-9]*)\b")
-
-
-def named_words(question: str) -> list[str]:
-    """The named things a question mentions: capitalised words and acronyms inside a sentence (JSON Schema, ORM,
-    gRPC, GitHub), not code in backticks and not a sentence's first word."""
-    prose = re.sub(r"`[^`]*`", " x ", question)
-    return [w for w in _NAMED.findall(prose) if w != "I"]
-
-
-def named_terms(question: str) -> list[str]:
-    """The tokens of ``named_words``."""
-    return [t for w in named_words(question) for t in tokenize(w)]
-
-
 def _spelled_apart(word: str, texts: Sequence[str]) -> bool:
     """A compound word written apart in one of the texts: "GitHub" as "Git Hub", "DataClass" as "data class"."""
     parts = word_parts(word)
@@ -794,7 +694,7 @@ def _unnamed(plan: Plan, chosen: Sequence[Evidence], idf: Mapping[str, float]) -
     said: set[str] = set()
     for text in texts:
         said.update(tokenize(text))
-    return any(not _has(said, tokenize(w)[0]) and not _spelled_apart(w, texts) for w in rare)
+    return any(not has_term(said, tokenize(w)[0]) and not _spelled_apart(w, texts) for w in rare)
 
 
 def write_extractive(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, float], kb: str = "") -> Draft:
