@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from sift.graph.checker import FileFacts, check_draft
+from sift.graph.excerpts import members, quotable
 from sift.graph.extractive import (
     ABSENT_FROM_CORPUS,
-    members,
-    quotable,
     rank_evidence,
     select_evidence,
     write_extractive,
