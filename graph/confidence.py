@@ -2,7 +2,7 @@
 
 The signals, computed when the answer is written (pure functions of the plan, the evidence and the cited ids):
 
-- ``margin``: the writer's support score (``extractive.rank_evidence``) of the strongest candidate place minus
+- ``margin``: the writer's support score (``support.rank_evidence``) of the strongest candidate place minus
   the second's. Parts of one section or definition are one place. A clear winner against a toss-up.
 - ``coverage``: the idf-weighted share of the question's terms that the best cited item contains
   (``terms.coverage``).
@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from sift.graph.extractive import rank_evidence
 from sift.graph.state import Confidence, ConfidenceLevel, Evidence, Plan
+from sift.graph.support import rank_evidence
 from sift.graph.terms import coverage, query_tokens
 
 WEIGHTS_FILE = Path(__file__).with_name("confidence_weights.json")

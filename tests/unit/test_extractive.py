@@ -4,14 +4,10 @@ from __future__ import annotations
 
 from sift.graph.checker import FileFacts, check_draft
 from sift.graph.excerpts import members, quotable
-from sift.graph.extractive import (
-    ABSENT_FROM_CORPUS,
-    rank_evidence,
-    select_evidence,
-    write_extractive,
-)
+from sift.graph.extractive import ABSENT_FROM_CORPUS, write_extractive
 from sift.graph.planner import plan_question, question_type
 from sift.graph.state import Evidence
+from sift.graph.support import rank_evidence, select_evidence
 from sift.models import display_name
 
 
@@ -223,7 +219,7 @@ def test_framing_words_do_not_count_against_coverage() -> None:
 
 
 def test_a_list_question_lists_the_module_named_after_what_it_asks_for() -> None:
-    from sift.graph.extractive import list_anchor
+    from sift.graph.support import list_anchor
     from sift.graph.terms import list_subject
 
     assert list_subject("What kinds of validators does the library provide?") == ["validator"]
