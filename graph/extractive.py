@@ -18,35 +18,15 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from sift.graph.abstention import not_found, not_found_reason
 from sift.graph.excerpts import CODE, doc_lines, doc_sentences, first_sentence, key_lines, members, signature
-from sift.graph.state import NOT_FOUND, Citation, Draft, Evidence, Plan
+from sift.graph.state import Citation, Draft, Evidence, Plan
 from sift.graph.support import is_listing, last_name, select_evidence, whole_name
 from sift.graph.terms import (
-    CEILING_KEY,
-    coverage,
-    has_term,
-    named_words,
     query_tokens,
 )
 from sift.models import CODE_KINDS
 from sift.retrievers.paths import is_stub_path, is_test_path
-from sift.tokenize import tokenize, word_parts
-
-CONFIDENT_COVERAGE = 0.45
-CITED_COVERAGE = 0.4  # below this, cited evidence missing two rare question words does not answer it
-RARE_DF_IDF = 1.7  # idf within this of an absent term's: the term is in at most ~2 chunks
-ABSENT_FROM_CORPUS = "absent-from-corpus"  # the not-found note that ends the search
-
-
-def absent_terms(tokens: Sequence[str], idf: Mapping[str, float], evidence: Sequence[Evidence]) -> list[str]:
-    """Rare question terms (in almost no chunk of the corpus) that no evidence mentions either."""
-    if not idf:
-        return []
-    ceiling = idf.get(CEILING_KEY, max(idf.values()))
-    seen: set[str] = set()
-    for e in evidence:
-        seen.update(tokenize(f"{e.path} {e.name} {e.text}"))
-    return [t for t in tokens if idf.get(t, 0.0) >= ceiling - RARE_DF_IDF and not has_term(seen, t) and len(t) > 2]
 
 
 def _code_sentences(e: Evidence, plan: Plan, tokens: Sequence[str]) -> list[str]:
@@ -159,84 +139,16 @@ def chit_chat(question: str, kb: str) -> Draft:
                       "cites the exact files and lines it comes from.", mode="extractive")
 
 
-def not_found(reason: str, evidence: Sequence[Evidence] = ()) -> Draft:
-    """The honest answer when the evidence does not support one."""
-    text = NOT_FOUND
-    if evidence:
-        near = ", ".join(f"{e.path}:{e.start_line}" for e in evidence[:3])
-        text += f" The closest matches ({near}) do not cover the question."
-    return Draft(text=text, mode="extractive", not_found=True, note=reason)
-
-
-def _spelled_apart(word: str, texts: Sequence[str]) -> bool:
-    """A compound word written apart in one of the texts: "GitHub" as "Git Hub", "DataClass" as "data class"."""
-    parts = word_parts(word)
-    if len(parts) < 2:
-        return False
-    pattern = re.compile(r"(?<![A-Za-z0-9])" + r"[\s._-]*".join(re.escape(p) for p in parts) + r"(?![A-Za-z0-9])",
-                         re.I)
-    return any(pattern.search(t) for t in texts)
-
-
-def _absent(tokens: Sequence[str], idf: Mapping[str, float], evidence: Sequence[Evidence], question: str) -> list[str]:
-    """``absent_terms``, less the question's compound words that the evidence writes apart."""
-    missing = absent_terms(tokens, idf, evidence)
-    if not missing:
-        return missing
-    texts = [f"{e.name} {e.text}" for e in evidence]
-    apart = {tokenize(w)[0] for w in re.findall(r"\w+", question) if tokenize(w) and _spelled_apart(w, texts)}
-    return [t for t in missing if t not in apart]
-
-
-def _unnamed(plan: Plan, chosen: Sequence[Evidence], idf: Mapping[str, float]) -> bool:
-    """A rare named thing of the question (in at most ~2 chunks of the corpus) that no chosen item mentions,
-    neither as one word nor spelled apart ("GitHub" is mentioned by "Git Hub")."""
-    ceiling = idf.get(CEILING_KEY)
-    if ceiling is None:
-        return False
-    rare = [w for w in named_words(plan.standalone)
-            if tokenize(w) and idf.get(tokenize(w)[0], 0.0) >= ceiling - RARE_DF_IDF]
-    if not rare:
-        return False
-    texts = [f"{e.path} {e.name} {e.text}" for e in chosen]
-    said: set[str] = set()
-    for text in texts:
-        said.update(tokenize(text))
-    return any(not has_term(said, tokenize(w)[0]) and not _spelled_apart(w, texts) for w in rare)
-
-
 def write_extractive(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, float], kb: str = "") -> Draft:
     """Compose a cited answer from the evidence, or an explicit not-found."""
     if not plan.need_retrieval:
         return chit_chat(plan.standalone, kb)
-    if not evidence:
-        return not_found("no-evidence")
-    tokens = query_tokens(plan, idf)
-    # Absent words are judged on every question word: an unseen compound ("gRPC") counts as missing unless
-    # the evidence writes it apart ("Git Hub" for "GitHub").
-    words = query_tokens(plan)
-    missing = _absent(words, idf, evidence, plan.standalone)
     chosen = select_evidence(plan, evidence, idf)
-    best = max((coverage(e, tokens, idf) for e in evidence), default=0.0)
-    if len(missing) >= 2 and best < CONFIDENT_COVERAGE:
-        return not_found("absent-terms", evidence)
-    if not chosen:
-        ceiling = idf.get(CEILING_KEY)
-        if ceiling is not None and any(idf.get(t, 0.0) >= ceiling for t in missing):
-            # Weak evidence, and a question word that no chunk of the corpus contains: no other retrieval
-            # round can supply it.
-            return not_found(ABSENT_FROM_CORPUS, evidence)
-        return not_found("weak-evidence", evidence)
+    reason = not_found_reason(plan, evidence, chosen, idf)
+    if reason is not None:
+        return not_found(reason, evidence)
+    tokens = query_tokens(plan, idf)
     listing = is_listing(chosen)
-    if not listing and len(_absent(words, idf, chosen, plan.standalone)) >= 2 \
-            and max(coverage(e, tokens, idf) for e in chosen) < CITED_COVERAGE:
-        # What would be cited lacks two of the question's rare words and covers little of it (the words may
-        # occur elsewhere in the evidence, in passing). A module's listing is chosen by its subject instead.
-        return not_found("absent-terms", evidence)
-    if _unnamed(plan, chosen, idf):
-        # The question is about a named thing (a tool, format or product) that the corpus mentions at most in
-        # passing and the evidence worth citing not at all: the project does not cover it.
-        return not_found("absent-terms", evidence)
     sentences: list[str] = []
     if listing:
         sentences = _listing_sentences(chosen)

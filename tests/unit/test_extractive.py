@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from sift.graph.abstention import ABSENT_FROM_CORPUS
 from sift.graph.checker import FileFacts, check_draft
 from sift.graph.excerpts import members, quotable
-from sift.graph.extractive import ABSENT_FROM_CORPUS, write_extractive
+from sift.graph.extractive import write_extractive
 from sift.graph.planner import plan_question, question_type
 from sift.graph.state import Evidence
 from sift.graph.support import rank_evidence, select_evidence
@@ -151,7 +152,7 @@ def test_weak_evidence_and_a_word_the_corpus_lacks_end_the_search() -> None:
 
 
 def test_a_prefixed_question_word_is_met_by_its_plain_form() -> None:
-    from sift.graph.extractive import absent_terms
+    from sift.graph.abstention import absent_terms
     from sift.graph.terms import coverage
 
     section = ev(1, "docs/hashing.md", "Hash Code Caching", "Some objects have hash codes which are expensive to "
