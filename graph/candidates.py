@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 
 from sift.graph.checker import cited_ids
 from sift.graph.confidence import places
-from sift.graph.extractive import matched_terms, query_tokens
 from sift.graph.state import Citation, Draft, Evidence, Plan
+from sift.graph.terms import matched_terms, query_tokens
 from sift.models import CODE_KINDS
 from sift.tokenize import tokenize
 

@@ -2,10 +2,10 @@
 
 The signals, computed when the answer is written (pure functions of the plan, the evidence and the cited ids):
 
-- ``margin``: the writer's support score (``extractive.rank_evidence``) of the strongest candidate place minus
+- ``margin``: the writer's support score (``support.rank_evidence``) of the strongest candidate place minus
   the second's. Parts of one section or definition are one place. A clear winner against a toss-up.
 - ``coverage``: the idf-weighted share of the question's terms that the best cited item contains
-  (``extractive.coverage``).
+  (``terms.coverage``).
 - ``agreement``: the share of the plan's search channels (bm25, vector, smart) that ranked the first cited item,
   or a chunk overlapping it, among their first ``TOP_RANKS`` (``top_channels``, recorded by the fuse node).
   Fusion keeps whatever any channel found somewhere in its 100, so being found says little; leading does.
@@ -26,8 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from sift.graph.extractive import coverage, query_tokens, rank_evidence
 from sift.graph.state import Confidence, ConfidenceLevel, Evidence, Plan
+from sift.graph.support import rank_evidence
+from sift.graph.terms import coverage, query_tokens
 
 WEIGHTS_FILE = Path(__file__).with_name("confidence_weights.json")
 FEATURES = ("margin", "coverage", "agreement")

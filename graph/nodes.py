@@ -17,17 +17,12 @@ from sift.db import visible_in
 from sift.db.tables import File
 from sift.errors import SiftError
 from sift.graph import llm
+from sift.graph.abstention import ABSENT_FROM_CORPUS
 from sift.graph.candidates import hedged, with_candidates
 from sift.graph.checker import FileFacts, check_draft, cited_ids, strip_unsupported
 from sift.graph.confidence import TOP_RANKS, ConfidenceModel, assess, no_retrieval, signals, top_channels
 from sift.graph.context import AskContext
-from sift.graph.extractive import (
-    ABSENT_FROM_CORPUS,
-    MODULE_CHANNEL,
-    list_anchor,
-    module_listing,
-    write_extractive,
-)
+from sift.graph.extractive import write_extractive
 from sift.graph.fallback import KEEPS_EVIDENCE, next_plan
 from sift.graph.numbering import numbering, renumber_text
 from sift.graph.planner import plan_question
@@ -55,6 +50,7 @@ from sift.graph.state import (
     RetrieveTask,
     reset,
 )
+from sift.graph.support import MODULE_CHANNEL, list_anchor, module_listing
 from sift.text import split_lines
 
 log = logging.getLogger(__name__)

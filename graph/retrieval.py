@@ -21,8 +21,9 @@ from sift.catalog import get_serving_kb
 from sift.db import visible_in
 from sift.db.tables import File, Node, Ref
 from sift.errors import SiftError
-from sift.graph.extractive import CEILING_KEY, MODULE_CHANNEL
 from sift.graph.state import ChannelResult, Evidence, Plan, RankedChunk, RetrieveTask
+from sift.graph.support import MODULE_CHANNEL
+from sift.graph.terms import CEILING_KEY
 from sift.index.bm25 import idf_plus_one
 from sift.models import Filters, Hit, SourceType
 from sift.retrievers.base import KbIndex

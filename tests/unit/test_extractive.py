@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
+from sift.graph.abstention import ABSENT_FROM_CORPUS
 from sift.graph.checker import FileFacts, check_draft
-from sift.graph.extractive import (
-    ABSENT_FROM_CORPUS,
-    members,
-    quotable,
-    rank_evidence,
-    select_evidence,
-    write_extractive,
-)
+from sift.graph.excerpts import members, quotable
+from sift.graph.extractive import write_extractive
 from sift.graph.planner import plan_question, question_type
 from sift.graph.state import Evidence
+from sift.graph.support import rank_evidence, select_evidence
 from sift.models import display_name
 
 
@@ -156,7 +152,8 @@ def test_weak_evidence_and_a_word_the_corpus_lacks_end_the_search() -> None:
 
 
 def test_a_prefixed_question_word_is_met_by_its_plain_form() -> None:
-    from sift.graph.extractive import absent_terms, coverage
+    from sift.graph.abstention import absent_terms
+    from sift.graph.terms import coverage
 
     section = ev(1, "docs/hashing.md", "Hash Code Caching", "Some objects have hash codes which are expensive to "
                  "compute. To enable caching of hash codes, pass cache_hash=True.", 0.06, kind="doc")
@@ -170,7 +167,7 @@ def test_a_prefixed_question_word_is_met_by_its_plain_form() -> None:
 
 
 def test_named_things_are_capitalised_words_inside_a_sentence() -> None:
-    from sift.graph.extractive import named_terms
+    from sift.graph.terms import named_terms
 
     assert named_terms("How do I generate a JSON Schema document from my classes?") == ["json", "schema"]
     assert named_terms("How do I map a class to a table with the built-in ORM integration?") == ["orm"]
@@ -210,7 +207,7 @@ def test_a_module_function_is_cited_over_a_method_of_the_same_name() -> None:
 
 
 def test_framing_words_do_not_count_against_coverage() -> None:
-    from sift.graph.extractive import coverage, query_tokens
+    from sift.graph.terms import coverage, query_tokens
 
     dump = ev(1, "src/pkg/schema.py", "Schema.dump", 'def dump(self, obj):\n    """Serialize an object to native '
               'Python data types according to this Schema\'s fields."""\n    return self._serialize(obj)', 0.07)
@@ -223,7 +220,8 @@ def test_framing_words_do_not_count_against_coverage() -> None:
 
 
 def test_a_list_question_lists_the_module_named_after_what_it_asks_for() -> None:
-    from sift.graph.extractive import list_anchor, list_subject
+    from sift.graph.support import list_anchor
+    from sift.graph.terms import list_subject
 
     assert list_subject("What kinds of validators does the library provide?") == ["validator"]
     assert list_subject("Which exception classes are defined in `attr.exceptions`?") == ["exception", "class"]

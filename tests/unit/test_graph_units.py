@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sift.graph.checker import FileFacts, check_draft, cited_ids, identifier_supported, strip_unsupported
-from sift.graph.extractive import plain
+from sift.graph.excerpts import plain
 from sift.graph.fallback import next_plan
 from sift.graph.planner import plan_question, question_type, rewrite_follow_up, split_question
 from sift.graph.state import Citation, Draft, Evidence, Plan, merge_items, reset

@@ -1,0 +1,111 @@
+"""When the extractive writer says "not found in the indexed sources" instead of guessing.
+
+It abstains when there is no evidence, when the evidence covers too little of the question, when the evidence
+(or what it would cite) lacks two of the question's rare words, or when the question names a thing (JSON Schema,
+ORM) that the corpus mentions at most in passing and the evidence worth citing never does. The reason is the
+draft's note; ``ABSENT_FROM_CORPUS`` (a question word no chunk contains) ends the search.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from sift.graph.state import NOT_FOUND, Draft, Evidence, Plan
+from sift.graph.support import is_listing
+from sift.graph.terms import CEILING_KEY, coverage, has_term, named_words, query_tokens
+from sift.tokenize import tokenize, word_parts
+
+CONFIDENT_COVERAGE = 0.45
+CITED_COVERAGE = 0.4  # below this, cited evidence missing two rare question words does not answer it
+RARE_DF_IDF = 1.7  # idf within this of an absent term's: the term is in at most ~2 chunks
+ABSENT_FROM_CORPUS = "absent-from-corpus"  # the not-found note that ends the search
+
+
+def absent_terms(tokens: Sequence[str], idf: Mapping[str, float], evidence: Sequence[Evidence]) -> list[str]:
+    """Rare question terms (in almost no chunk of the corpus) that no evidence mentions either."""
+    if not idf:
+        return []
+    ceiling = idf.get(CEILING_KEY, max(idf.values()))
+    seen: set[str] = set()
+    for e in evidence:
+        seen.update(tokenize(f"{e.path} {e.name} {e.text}"))
+    return [t for t in tokens if idf.get(t, 0.0) >= ceiling - RARE_DF_IDF and not has_term(seen, t) and len(t) > 2]
+
+
+def not_found(reason: str, evidence: Sequence[Evidence] = ()) -> Draft:
+    """The honest answer when the evidence does not support one."""
+    text = NOT_FOUND
+    if evidence:
+        near = ", ".join(f"{e.path}:{e.start_line}" for e in evidence[:3])
+        text += f" The closest matches ({near}) do not cover the question."
+    return Draft(text=text, mode="extractive", not_found=True, note=reason)
+
+
+def _spelled_apart(word: str, texts: Sequence[str]) -> bool:
+    """A compound word written apart in one of the texts: "GitHub" as "Git Hub", "DataClass" as "data class"."""
+    parts = word_parts(word)
+    if len(parts) < 2:
+        return False
+    pattern = re.compile(r"(?<![A-Za-z0-9])" + r"[\s._-]*".join(re.escape(p) for p in parts) + r"(?![A-Za-z0-9])",
+                         re.I)
+    return any(pattern.search(t) for t in texts)
+
+
+def _absent(tokens: Sequence[str], idf: Mapping[str, float], evidence: Sequence[Evidence], question: str) -> list[str]:
+    """``absent_terms``, less the question's compound words that the evidence writes apart."""
+    missing = absent_terms(tokens, idf, evidence)
+    if not missing:
+        return missing
+    texts = [f"{e.name} {e.text}" for e in evidence]
+    apart = {tokenize(w)[0] for w in re.findall(r"\w+", question) if tokenize(w) and _spelled_apart(w, texts)}
+    return [t for t in missing if t not in apart]
+
+
+def _unnamed(plan: Plan, chosen: Sequence[Evidence], idf: Mapping[str, float]) -> bool:
+    """A rare named thing of the question (in at most ~2 chunks of the corpus) that no chosen item mentions,
+    neither as one word nor spelled apart ("GitHub" is mentioned by "Git Hub")."""
+    ceiling = idf.get(CEILING_KEY)
+    if ceiling is None:
+        return False
+    rare = [w for w in named_words(plan.standalone)
+            if tokenize(w) and idf.get(tokenize(w)[0], 0.0) >= ceiling - RARE_DF_IDF]
+    if not rare:
+        return False
+    texts = [f"{e.path} {e.name} {e.text}" for e in chosen]
+    said: set[str] = set()
+    for text in texts:
+        said.update(tokenize(text))
+    return any(not has_term(said, tokenize(w)[0]) and not _spelled_apart(w, texts) for w in rare)
+
+
+def not_found_reason(plan: Plan, evidence: Sequence[Evidence], chosen: Sequence[Evidence],
+                     idf: Mapping[str, float]) -> str | None:
+    """Why the evidence (and ``chosen``, what the writer would cite) does not answer the question, or None."""
+    if not evidence:
+        return "no-evidence"
+    tokens = query_tokens(plan, idf)
+    # Absent words are judged on every question word: an unseen compound ("gRPC") counts as missing unless
+    # the evidence writes it apart ("Git Hub" for "GitHub").
+    words = query_tokens(plan)
+    missing = _absent(words, idf, evidence, plan.standalone)
+    best = max((coverage(e, tokens, idf) for e in evidence), default=0.0)
+    if len(missing) >= 2 and best < CONFIDENT_COVERAGE:
+        return "absent-terms"
+    if not chosen:
+        ceiling = idf.get(CEILING_KEY)
+        if ceiling is not None and any(idf.get(t, 0.0) >= ceiling for t in missing):
+            # Weak evidence, and a question word that no chunk of the corpus contains: no other retrieval
+            # round can supply it.
+            return ABSENT_FROM_CORPUS
+        return "weak-evidence"
+    if not is_listing(chosen) and len(_absent(words, idf, chosen, plan.standalone)) >= 2 \
+            and max(coverage(e, tokens, idf) for e in chosen) < CITED_COVERAGE:
+        # What would be cited lacks two of the question's rare words and covers little of it (the words may
+        # occur elsewhere in the evidence, in passing). A module's listing is chosen by its subject instead.
+        return "absent-terms"
+    if _unnamed(plan, chosen, idf):
+        # The question is about a named thing (a tool, format or product) that the corpus mentions at most in
+        # passing and the evidence worth citing not at all: the project does not cover it.
+        return "absent-terms"
+    return None

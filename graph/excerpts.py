@@ -1,0 +1,287 @@
+"""What the writer can quote from one evidence item: plain prose, its best sentences, key lines and code blocks,
+a definition's signature, docstring and members.
+
+Pure functions of the evidence text and the question's terms. Every quote is safe to cite: no stray backticks
+or ``[n]`` that the checker would read as code identifiers or citation markers.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from sift.graph.state import Evidence
+from sift.text import split_lines
+from sift.tokenize import tokenize
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(])")
+_NAMES_API = re.compile(r"`[^`]+`|\b\w+\(|\b[a-z]+_[a-z_]+\b|\b[a-z]+\.[a-z_]+\b")
+_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)]|:[\w .*]+:)\s+")  # a list item or a reST field (":param x:")
+_CITATION_LIKE = re.compile(r"\[\d+\]")  # "values[0]" would read as a citation marker
+_MARKUP = re.compile(r"^\s*(#+\s*|[=\-~^*]{3,}\s*$|```|\.\. |:::|\(.*\)=$)")
+
+
+_ROLE = re.compile(r"(?::[\w:+-]+:|\{[\w:+-]+\})`+([^`<]*?)(?:\s*<[^>`]*>)?`+")
+
+
+_LINK = re.compile(r"`+([^`<]+?)\s*<[^>`]+>`+_{0,2}")  # reST `text <target>`, a link or a default-role reference
+
+
+def plain(text: str) -> str:
+    """Prose without reST/MyST roles and backticks: quoted text must not pose as checked code identifiers."""
+    return _LINK.sub(r"\1", _ROLE.sub(r"\1", text)).replace("`", "")
+
+
+def first_sentence(text: str | None) -> str:
+    """The first sentence of a docstring or paragraph, on one line."""
+    if not text:
+        return ""
+    para = re.split(r"\n\s*\n", text.strip(), maxsplit=1)[0]
+    flat = " ".join(para.split())
+    parts = _SENTENCE.split(flat, maxsplit=1)
+    return plain(parts[0].strip())
+
+
+_BREAKS_QUOTE = re.compile(r"`|\[\d+\]|[.!?]\s")
+
+
+def quotable(code: str) -> bool:
+    """A code line can be quoted in backticks: no backtick, no ``[n]`` (read as a citation marker) and no
+    sentence end inside (the checker splits sentences there and would check half a quote)."""
+    return not _BREAKS_QUOTE.search(code)
+
+
+def key_lines(evidence: Evidence, tokens: Sequence[str], limit: int = 3) -> list[tuple[int, str]]:
+    """Body lines sharing the most question terms (not the def line or docstring), in file order."""
+    wanted = set(tokens)
+    scored = []
+    in_doc = False
+    for offset, line in enumerate(split_lines(evidence.text)):
+        stripped = line.strip()
+        if stripped.startswith(('"""', "'''")):
+            in_doc = not (stripped.count('"""') + stripped.count("'''") >= 2) and not in_doc
+            continue
+        if in_doc or not stripped or stripped.startswith(("#", "def ", "class ", "async def ", "@")):
+            continue
+        if len(stripped) > 160 or not quotable(stripped):
+            continue
+        overlap = len(wanted & set(tokenize(stripped)))
+        if overlap:
+            scored.append((overlap, offset, stripped))
+    scored.sort(key=lambda t: (-t[0], t[1]))
+    return sorted(((evidence.start_line + off, text) for _, off, text in scored[:limit]), key=lambda t: t[0])
+
+
+# ```python, ```{doctest}; not "~~~", which reST also uses to underline a heading
+_FENCE = re.compile(r"^\s*(`{3,})\s*\{?([\w+-]*)")
+_CODE_DIRECTIVE = re.compile(  # also a Sphinx extension's own, such as ".. mytool:example::"
+    r"^(\s*)\.\. (?:[\w-]+:)?(?:code-block|code|sourcecode|doctest|testcode|ipython|example|run|console|prompt)::"
+    r"\s*(\w*)")
+_DOCTEST = re.compile(r"^\s*>>>( |$)")
+MAX_CODE_LINES = 16
+CODE = "```"  # a unit that starts with this is a fenced code block, shown as code and not as a sentence
+
+
+_CODE_LINE = re.compile(r"[=(){}\[\];]|^\s*(@|#|>>>|\$ |\.\.\. )")
+
+
+def _code_like(lines: Sequence[str]) -> bool:
+    """Most lines carry code punctuation (``=``, brackets, a decorator, comment or prompt): not indented prose."""
+    body = [ln for ln in lines if ln.strip()]
+    return bool(body) and sum(1 for ln in body if _CODE_LINE.search(ln)) * 2 >= len(body)
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _fenced(lines: Sequence[str], lang: str = "") -> str:
+    """Code lines as a Markdown fenced block, dedented and at most ``MAX_CODE_LINES`` long."""
+    while lines and not lines[-1].strip():
+        lines = lines[:-1]
+    while lines and not lines[0].strip():
+        lines = lines[1:]
+    if not lines:
+        return ""
+    if all(re.match(r"\s*(import|from)\s|\s*$", ln) for ln in lines):
+        return ""  # imports alone show nothing
+    cut = min(_indent(ln) for ln in lines if ln.strip())
+    body = [ln[cut:].rstrip() for ln in lines]
+    body = [ln for i, ln in enumerate(body) if ln or (i and body[i - 1])]  # one blank line at most
+    if len(body) > MAX_CODE_LINES:
+        body = [*body[:MAX_CODE_LINES - 1], "…"]
+    return f"{CODE}{lang}\n" + "\n".join(body) + f"\n{CODE}"
+
+
+def _units(text: str, code: bool = False) -> list[str]:
+    """Sentences of prose paragraphs; each list item is a unit of its own (markup lines dropped).
+
+    Code examples (Markdown fences, reST ``::`` literal blocks and code directives, doctest sessions) are not
+    prose: with ``code`` each becomes one unit, a fenced block (see ``CODE``); without, they are left out.
+    """
+    units: list[str] = []
+    para: list[str] = []
+    lines = split_lines(text)
+
+    def flush() -> None:
+        if para:
+            units.extend(s.strip() for s in _SENTENCE.split(" ".join(" ".join(para).split())))
+            para.clear()
+
+    def block(body: list[str], lang: str = "") -> None:
+        fenced = _fenced(body, lang)
+        if code and fenced and "```" not in fenced[3:-3] and not _CITATION_LIKE.search(fenced):
+            units.append(fenced)
+
+    i = 0
+    margin = min((_indent(ln) for ln in lines if ln.strip()), default=0)
+    if margin >= 2 and not any(_ITEM.match(ln) for ln in lines) and _code_like(lines):
+        # Every line indented and no list: the rest of a code block that an earlier chunk opened.
+        block(lines, "python")
+        return units
+    first = next((ln for ln in lines if ln.strip()), "")
+    if first and _indent(first) > margin and not _ITEM.match(first):
+        # The chunk starts inside an indented code block that the previous chunk of the section opened.
+        while i < len(lines) and (not lines[i].strip() or _indent(lines[i]) > margin):
+            i += 1
+        if _code_like(lines[:i]):
+            block(lines[:i], "python")
+        else:
+            i = 0  # indented prose: the rest of a list item
+    while i < len(lines):
+        line = lines[i]
+        fence, directive = _FENCE.match(line), _CODE_DIRECTIVE.match(line)
+        if fence:  # up to the closing fence of the same kind
+            flush()
+            mark, lang = fence.group(1), fence.group(2)
+            end = next((j for j in range(i + 1, len(lines)) if lines[j].strip().startswith(mark)), len(lines))
+            if lang == "eval-rst":  # MyST's embedded reStructuredText is text, not code
+                units.extend(_units("\n".join(lines[i + 1:end]), code))
+            else:
+                block(lines[i + 1:end], "python" if lang in ("doctest", "pycon", "py", "python3") else lang)
+            i = end + 1
+            continue
+        literal = line.rstrip().endswith("::") and not directive and not _MARKUP.match(line)
+        if directive or literal:  # the indented lines that follow (blank lines included)
+            if literal:
+                para.append(line.strip()[:-1])  # "change the code to this::" reads "…to this:"
+            flush()
+            base = _indent(line)
+            j = i + 1
+            while j < len(lines) and lines[j].strip().startswith(":") and _indent(lines[j]) > base:
+                j += 1  # the directive's options (":linenos:")
+            body: list[str] = []
+            while j < len(lines) and (not lines[j].strip() or _indent(lines[j]) > base):
+                body.append(lines[j])
+                j += 1
+            block(body, (directive.group(2) if directive else "") or "python")
+            i = j
+            continue
+        if _DOCTEST.match(line):  # a doctest session runs to the next blank line
+            flush()
+            j = i
+            while j < len(lines) and lines[j].strip():
+                j += 1
+            block(lines[i:j], "python")
+            i = j
+            continue
+        if _MARKUP.match(line) or not line.strip():
+            flush()
+        elif _ITEM.match(line):
+            flush()
+            para.append(line.strip())
+        else:
+            para.append(line.strip())
+        i += 1
+    flush()
+    return [u for u in units if len(u) > 15]
+
+
+def doc_sentences(evidence: Evidence, tokens: Sequence[str], limit: int = 5) -> list[str]:
+    """The section's sentences, list items and code examples with the most question terms, in reading order."""
+    heading = " ".join(evidence.symbol.rsplit(" > ", 1)[-1].split()).casefold()
+    sentences = [u for u in _units(evidence.text, code=True) if u.casefold() != heading]  # not its own title
+    wanted = set(tokens)
+    # A sentence that names an API (backticks, a call, a dotted or snake_case name) usually holds the answer.
+    scored = [(len(wanted & set(tokenize(s))) + (1 if _NAMES_API.search(s) else 0), i, s)
+              for i, s in enumerate(sentences)]
+    scored = [t for t in scored if t[0] > 0] or scored[:1]
+    top = sorted(sorted(scored, key=lambda t: (-t[0], t[1]))[:limit], key=lambda t: t[1])
+    return [s if s.startswith(CODE) else plain(s if len(s) <= 400 else s[:397].rstrip() + "…") for _, _, s in top]
+
+
+def signature(e: Evidence) -> str:
+    """The definition's header as written (joined when it spans lines), at most 300 characters."""
+    if e.part is not None and e.part > 1:
+        return ""  # a later part of a long definition starts mid-body: its first line is no signature
+    lines = split_lines(e.text)
+    head: list[str] = []
+    for line in lines[:12]:
+        stripped = line.strip()
+        if not head and (stripped.startswith("@") or not stripped):
+            continue
+        head.append(stripped)
+        if stripped.endswith((":", "{")) or len(head) > 10:
+            break
+    sig = " ".join(head).rstrip(":{ ")
+    return sig if sig and quotable(sig) and len(sig) <= 300 else ""
+
+
+def doc_lines(docstring: str | None, tokens: Sequence[str], first: str, limit: int = 3) -> list[str]:
+    """Docstring sentences beyond the first that share the most question terms, in reading order (whole
+    sentences, not the hard-wrapped lines they were written on)."""
+    if not docstring:
+        return []
+    wanted = set(tokens)
+    head = first.rstrip(".")[:40]
+    scored = []
+    for i, unit in enumerate(_units(docstring, code=True)):
+        text = unit if unit.startswith(CODE) else plain(unit)
+        if (head and text.startswith(head)) or _CITATION_LIKE.search(text):
+            continue
+        overlap = len(wanted & set(tokenize(text)))
+        if overlap:
+            scored.append((overlap, i, text if len(text) <= 300 or text.startswith(CODE) else text[:297].rstrip() + "…"))
+    top = sorted(sorted(scored, key=lambda t: (-t[0], t[1]))[:limit], key=lambda t: t[1])
+    return [t if t.endswith((".", ":", "…", "!", "?", CODE)) else t + "." for _, _, t in top]
+
+
+_MEMBER = re.compile(r"(?:async\s+)?def\s+(\w+)|(?:class\s+)?([A-Za-z_]\w*)\s*(?::(?!=)|=(?!=)|\()")
+_KEYWORDS = frozenset({"if", "for", "while", "with", "try", "return", "raise", "assert", "del", "pass", "elif",
+                       "else", "except", "finally", "import", "from", "global", "nonlocal", "yield", "print"})
+MAX_MEMBERS = 24
+
+
+def members(e: Evidence) -> list[str]:
+    """Names a class body declares at its own level (attributes, options, methods), in order; [] for non-classes."""
+    lines = split_lines(e.text)
+    start = next((i for i, ln in enumerate(lines) if ln.lstrip().startswith("class ")), None)
+    if start is None:
+        return []
+    indent = len(lines[start]) - len(lines[start].lstrip())
+    body: int | None = None
+    out: list[str] = []
+    quote: str | None = None
+    for line in lines[start + 1:]:
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if quote is not None:  # inside a docstring
+            if quote in stripped:
+                quote = None
+            continue
+        level = len(line) - len(line.lstrip())
+        if level <= indent:
+            break  # the class ended
+        body = level if body is None else body
+        for q in ('"""', "'''"):
+            if stripped.startswith(q) or stripped.startswith(("r" + q, "f" + q)):
+                if stripped.count(q) < 2:
+                    quote = q
+                break
+        else:
+            m = _MEMBER.match(stripped) if level == body else None
+            name = m and (m.group(1) or m.group(2))
+            if name and name not in _KEYWORDS and name not in out:
+                out.append(name)
+    return out[:MAX_MEMBERS]

@@ -1,0 +1,251 @@
+"""Which evidence the extractive writer cites: each item's support for the question, and the items chosen.
+
+``support`` adds to the fused retrieval score how much of the question an item's text and name share, whether it
+is the symbol the question names, and whether its kind suits the question (how-to → docs and public API,
+"where" → definitions). ``select_evidence`` cites the best-supported item with its further parts; a list question
+enumerates the module named after what it asks for (``parsers.py`` for "which parsers"), or cites several sibling
+definitions (or the subclasses of the base class it found).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from sift.graph.excerpts import first_sentence, signature
+from sift.graph.state import Evidence, Plan
+from sift.graph.terms import (
+    ASKS_NOTES,
+    ASKS_TESTS,
+    HOW_TO,
+    QUALIFIED,
+    WHERE,
+    coverage,
+    joined_compounds,
+    list_subject,
+    named_identifiers,
+    query_tokens,
+    stems_match,
+    weighted_share,
+)
+from sift.models import CODE_KINDS
+from sift.retrievers.paths import is_notes_path, is_stub_path, is_test_path
+from sift.tokenize import tokenize
+
+MIN_COVERAGE = 0.3  # below this share of the question's (idf-weighted) terms, evidence does not answer it
+PRIMARY_SHARE = 0.4
+W_PRIOR, W_COVER, W_NAME, W_KIND, W_PRIVATE, W_TWIN = 2.0, 1.0, 0.5, 0.15, 0.25, 0.75
+LIST_SHARE = 0.7
+MAX_LIST_ITEMS = 5
+MAX_PARTS = 2  # further retrieved chunks of the cited section or definition
+MODULE_CHANNEL = "module"  # marks the evidence the fuse node listed for a list question (from the anchor's module)
+MAX_MODULE_ITEMS = 15
+
+
+def last_name(e: Evidence) -> str:
+    """The last component of the symbol or heading an evidence item is about: ``Schema.Meta`` → ``Meta``."""
+    short = e.symbol
+    return short.rsplit(" > ", 1)[-1].rsplit(".", 1)[-1]
+
+
+def support(plan: Plan, e: Evidence, tokens: Sequence[str], idf: Mapping[str, float], top_score: float) -> float:
+    """How well one evidence item answers the question, for choosing what to cite (higher is better).
+
+    The fused retrieval score is the prior; on top of it count how much of the question (idf-weighted) the
+    item's text and its own name or heading share, whether it *is* a symbol the question names (``Meta`` for
+    `class Meta`, ``Token`` in ``auth.py`` for `auth.Token`), and whether its kind suits the question:
+    a how-to question wants a documentation section or public API, a "where" question a definition. Tests,
+    release notes and type stubs repeat or mention things rather than explain them.
+    """
+    question = plan.standalone
+    score = W_PRIOR * ((e.score / top_score) if top_score > 0 else 0.0)
+    score += W_COVER * coverage(e, tokens, idf)
+    name_terms = set(tokenize(f"{e.symbol} {_file_stem(e.path)}"))
+    for joined, parts in joined_compounds(question).items():
+        if joined in name_terms:  # `parse_utc_offset` is named after the question's "utc-offset"
+            name_terms.update(parts)
+    score += W_NAME * weighted_share(name_terms, tokens, idf)
+    last = last_name(e)
+    names = named_identifiers(plan)
+    if last and last.lower() in names and len(last) > 2:
+        score += 0.5
+        stem = _file_stem(e.path).lower()
+        owner = e.symbol.rsplit(".", 2)[-2].lower() if "." in e.symbol else ""
+        for qual, name in QUALIFIED.findall(question):
+            if name.lower() == last.lower() and qual.lower() in (stem, owner):
+                score += 0.5  # `auth.Token` is the Token in auth.py, not models.Token
+    module = e.path.rsplit(".", 1)[0].removesuffix("/__init__").replace("/", ".").lower()
+    for qual, name in QUALIFIED.findall(question):
+        if module.endswith(f"{qual}.{name}".lower()):
+            score += 0.5  # defined in the module the question names (`pkg.errors`)
+            break
+    code = e.kind in CODE_KINDS
+    if HOW_TO.search(question):
+        if e.kind == "doc":
+            score += W_KIND
+        elif code and re.search(r"(^|\.)_[a-z]", e.symbol):
+            score -= W_PRIVATE  # how-to questions are answered by public API, not private helpers
+    elif WHERE.search(question) and code:
+        score += W_KIND
+    if is_test_path(e.path) and not ASKS_TESTS.search(question):
+        score -= 0.5
+    if is_notes_path(e.path) and not ASKS_NOTES.search(question):
+        score -= 0.3
+    module_level = e.module_code or (code and e.symbol == e.path.rsplit("/", 1)[-1])
+    if is_stub_path(e.path) or module_level:
+        score -= 0.3  # a stub repeats a definition; module-level code is imports and settings
+    return score
+
+
+def _twin(e: Evidence, functions: set[str], named: set[str]) -> bool:
+    short = e.symbol
+    owner, _, leaf = short.rpartition(".")
+    return bool(owner) and e.kind in CODE_KINDS and leaf in functions and owner.rsplit(".", 1)[-1].lower() not in named
+
+
+def rank_evidence(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, float]) -> list[tuple[float, Evidence]]:
+    """Evidence ordered by ``support`` (ties keep the fused order), with its support score."""
+    tokens = query_tokens(plan, idf)
+    top = max((e.score for e in evidence), default=0.0)
+    scored = [(support(plan, e, tokens, idf, top), i, e) for i, e in enumerate(evidence)]
+    # A method named like a module-level function in the evidence (``Config.merge`` beside ``merge``) is
+    # usually a thin wrapper or an internal twin; unless the question names its class, the function is the API.
+    functions = {e.symbol for e in evidence if e.kind in CODE_KINDS and "." not in e.symbol}
+    named = named_identifiers(plan)
+    scored = [(s - W_TWIN if _twin(e, functions, named) else s, i, e) for s, i, e in scored]
+    scored.sort(key=lambda t: (-t[0], t[1]))
+    return [(s, e) for s, _, e in scored]
+
+
+def _file_stem(path: str) -> str:
+    return path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+
+
+def _plain_code(e: Evidence) -> bool:
+    return e.kind in CODE_KINDS and not is_test_path(e.path) and not is_stub_path(e.path)
+
+
+def list_anchor(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, float]) -> Evidence | None:
+    """For a list question, the best-supported definition in a module named after what the question asks for
+    ("which parsers…" → ``parse.py``, "which error types" → ``errors.py``, but not
+    ``output.py`` for "which formats get output"): that module's definitions are the list. None when
+    the question names a class (its members are the answer) or no module fits."""
+    if plan.question_type != "list" or not evidence:
+        return None
+    tokens = list_subject(plan.standalone)
+    if not tokens:
+        return None
+    names = named_identifiers(plan)
+    code = [e for e in evidence if _plain_code(e)]
+    if any(last_name(e).lower() in names for e in code):
+        return None
+    ids = {e.id for e in code}
+    for _, e in rank_evidence(plan, evidence, idf):
+        if e.id in ids and any(stems_match(s, t) for s in tokenize(_file_stem(e.path)) for t in tokens):
+            return e
+    return None
+
+
+def module_listing(plan: Plan, anchor: Evidence, evidence: Sequence[Evidence],
+                   idf: Mapping[str, float]) -> list[Evidence]:
+    """The public top-level definitions of the anchor's module (retrieved or listed by the fuse node), in file
+    order. In a long module only those sharing a distinctive question term (found in at most half the
+    definitions, and about as rare in the corpus as the rarest such term) are kept: the date fields among all
+    fields. At most ``MAX_MODULE_ITEMS`` of the best supported."""
+    cands: dict[str, Evidence] = {}
+    for e in evidence:
+        short = e.symbol
+        if e.path != anchor.path or not _plain_code(e) or e.module_code or short.startswith("_"):
+            continue
+        if MODULE_CHANNEL in e.channels or "." not in short:
+            cands.setdefault(short, e)
+    items = list(cands.values())
+    if len(items) > MAX_MODULE_ITEMS:
+        stem = tokenize(_file_stem(anchor.path))
+        terms = [t for t in query_tokens(plan, idf) if not any(stems_match(t, s) for s in stem)]
+        words = {e.id: set(tokenize(f"{e.name} {e.signature or ''} {first_sentence(e.docstring)}")) for e in items}
+        distinctive = {t for t in terms if 0 < sum(t in w for w in words.values()) <= len(items) / 2}
+        top = max((idf.get(t, 1.0) for t in distinctive), default=0.0)
+        strong = {t for t in distinctive if idf.get(t, 1.0) >= 0.6 * top}  # not a generic word like "type"
+        kept = [e for e in items if words[e.id] & strong]
+        if len(kept) >= 2:
+            items = kept
+    if len(items) > MAX_MODULE_ITEMS:
+        best = {id(e) for _, e in rank_evidence(plan, items, idf)[:MAX_MODULE_ITEMS]}
+        items = [e for e in items if id(e) in best]
+    # An abstract base the others derive from is not one of the things listed ("which parsers…").
+    items = [e for e in items if not (_abstract(e) and sum(_derives_from(o, e) for o in items) >= 2)]
+    return sorted(items, key=lambda e: e.start_line)
+
+
+_ABSTRACT = re.compile(r"class\s+\w+\s*\([^)]*\b(ABC|ABCMeta|Protocol|Generic)\b|\babstract\b|\bbase class\b", re.I)
+
+
+def _abstract(e: Evidence) -> bool:
+    """A class declared abstract (an ABC or Protocol base) or documented as a base class."""
+    return bool(_ABSTRACT.search(f"{signature(e) or e.signature or ''} {first_sentence(e.docstring)}"))
+
+
+def select_evidence(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, float]) -> list[Evidence]:
+    """The evidence worth citing: the best-supported item and, for lists, its close siblings (at most 4)."""
+    tokens = query_tokens(plan, idf)
+    if not evidence:
+        return []
+    covs = {e.id: coverage(e, tokens, idf) for e in evidence}
+    best = max(covs.values())
+    if best < MIN_COVERAGE:
+        return []
+    ranked = [(s, e) for s, e in rank_evidence(plan, evidence, idf)
+              if covs[e.id] >= PRIMARY_SHARE * best]
+    if not ranked:
+        return []
+    top_score, primary = ranked[0]
+    if plan.question_type != "list":
+        # A section or definition split into several chunks is one answer: cite its retrieved parts together.
+        parts = [e for _, e in ranked[1:] if e.path == primary.path and whole_name(e) == whole_name(primary)]
+        return [primary, *parts[:MAX_PARTS]]
+    listed = sorted((e for e in evidence if MODULE_CHANNEL in e.channels), key=lambda e: (e.path, e.start_line))
+    if not listed:  # not listed by the fuse node: list from what was retrieved
+        anchor = list_anchor(plan, evidence, idf)
+        listed = module_listing(plan, anchor, evidence, idf) if anchor is not None else []
+    if len(listed) >= 2:
+        return listed
+    derived = [(sc, e) for sc, e in ranked if e is not primary and _derives_from(e, primary)]
+    if derived:  # "which parsers are there": the subclasses of the base class are the answer
+        return [e for _, e in derived[:MAX_LIST_ITEMS]]
+    chosen, names = [primary], {last_name(primary)}
+    for sc, e in ranked[1:]:
+        if len(chosen) >= MAX_LIST_ITEMS:
+            break
+        if sc >= LIST_SHARE * top_score and _siblings(primary, e) and last_name(e) not in names:
+            chosen.append(e)
+            names.add(last_name(e))
+    return chosen
+
+
+def whole_name(e: Evidence) -> tuple[str, bool]:
+    """What the parts of one long section or definition share: their symbol (and whether it is module code)."""
+    return e.symbol, e.module_code
+
+
+def is_listing(chosen: Sequence[Evidence]) -> bool:
+    """The chosen evidence is a module's listing (more than two items, listed by the fuse node)."""
+    return len(chosen) > 2 and any(MODULE_CHANNEL in e.channels for e in chosen)
+
+
+def _derives_from(e: Evidence, base: Evidence) -> bool:
+    """``e`` is a class whose header names ``base``'s class among its bases (``class JsonParser(Parser)``)."""
+    header = signature(e) or (e.signature or "")
+    name = last_name(base)
+    return bool(name) and bool(re.match(rf"class\s+\w+\s*\([^)]*\b{re.escape(name)}\b", header))
+
+
+def _siblings(a: Evidence, b: Evidence) -> bool:
+    """Items of one enumeration: doc sections, or code definitions with the same parent (both top level, or
+    members of one class)."""
+    if a.kind == "doc" or b.kind == "doc":
+        return a.kind == b.kind
+    if (a.kind in CODE_KINDS) != (b.kind in CODE_KINDS):
+        return False
+    pa, pb = (x.symbol.rpartition(".")[0] for x in (a, b))
+    return pa == pb

@@ -1,0 +1,136 @@
+"""What a question asks about: its terms, the kind of question it is, and how much of it an evidence item shares.
+
+Pure functions of the plan's question and identifiers, the corpus idf of its terms and the evidence text. The
+writer ranks evidence by them (``support.py``), abstains on them (``abstention.py``), and the confidence and
+candidate modules reuse them, so each heuristic has this one owner.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+
+from sift.graph.state import Evidence, Plan
+from sift.tokenize import prefix_variants, tokenize
+
+CEILING_KEY = "\x00absent"  # term_idf stores the idf of a term no chunk contains under this key
+
+
+# Words that frame a question ("what happens inside X", "how exactly…") rather than name what it is about.
+FRAMING = frozenset(tokenize("happen happens happened inside exactly actually really basically"))
+
+
+def query_tokens(plan: Plan, idf: Mapping[str, float] | None = None) -> list[str]:
+    """The stemmed, stopword-free terms of the (standalone) question plus its identifiers, unique, without
+    framing words. With ``idf``, a compound word no chunk contains ("GitHub") is left to its parts (git, hub),
+    which is how a corpus that writes "Git Hub" can match it."""
+    question = plan.standalone or " ".join(plan.key_terms)
+    toks = [t for t in tokenize(question) if t not in FRAMING]
+    for ident in plan.identifiers:
+        toks.extend(tokenize(ident))
+    toks = list(dict.fromkeys(toks))
+    ceiling = idf.get(CEILING_KEY) if idf else None
+    if idf and ceiling is not None:
+        unseen = set()
+        for word in re.findall(r"\w+", question):
+            parts = tokenize(word)
+            if len(parts) > 2 and idf.get(parts[0], 0.0) >= ceiling:  # the whole, then its parts
+                unseen.add(parts[0])
+        toks = [t for t in toks if t not in unseen]
+    return toks
+
+
+def matched_terms(evidence: Evidence, tokens: Sequence[str]) -> list[str]:
+    """The question terms found in the evidence's path, name, signature and text."""
+    present = set(tokenize(f"{evidence.path} {evidence.name} {evidence.signature or ''} {evidence.text}"))
+    return [t for t in tokens if has_term(present, t)]
+
+
+def coverage(evidence: Evidence, tokens: Sequence[str], idf: Mapping[str, float]) -> float:
+    """idf-weighted share of the question's terms found in the evidence's path, name and text (0..1)."""
+    if not tokens:
+        return 0.0
+    return weighted_share(set(matched_terms(evidence, tokens)), tokens, idf)
+
+
+def weighted_share(found: set[str], tokens: Sequence[str], idf: Mapping[str, float]) -> float:
+    """The idf-weighted share of ``tokens`` that are in ``found`` (a term without an idf weighs 1)."""
+    weights = {t: idf.get(t, 1.0) for t in tokens}
+    total = sum(weights.values()) or 1.0
+    return sum(w for t, w in weights.items() if t in found) / total
+
+
+def has_term(words: set[str], term: str) -> bool:
+    """The term, or the term without a derivational prefix ("recomputed" is met by "compute"), is among words."""
+    return term in words or any(v in words for v in prefix_variants(term))
+
+
+_HYPHENATED = re.compile(r"\b([A-Za-z]+)-([A-Za-z]+)\b")
+
+
+def joined_compounds(question: str) -> dict[str, list[str]]:
+    """Hyphenated question words as one word, with their terms: "date-time" → ``{"datetime": [date, time]}``."""
+    return {f"{a}{b}".lower(): tokenize(f"{a} {b}") for a, b in _HYPHENATED.findall(question)}
+
+
+# What kind of question it is, for the kind of evidence that suits it (see ``support.support``).
+QUALIFIED = re.compile(r"\b([A-Za-z_]\w*)\.([A-Za-z_]\w*)\b")  # `auth.Token`: a name and what it is in
+ASKS_TESTS = re.compile(r"\b(tests?|tested|testing)\b", re.I)
+ASKS_NOTES = re.compile(r"\b(changelog|changed|versions?|releases?|upgrad\w*|deprecat\w*|history)\b", re.I)
+HOW_TO = re.compile(r"^\s*(how (do|can|should|would) (i|we|you)|can i|should i|is there a way|what should)\b",
+                    re.I)
+WHERE = re.compile(r"^\s*(where|which (file|module|function|class|method))\b|\b(defined|implemented)\b", re.I)
+
+
+def stems_match(a: str, b: str) -> bool:
+    """Two word forms of one stem: ``parse``/``parsers``, ``field``/``fields`` (a shared prefix all but at
+    most two letters of the shorter word long)."""
+    n = min(len(a), len(b))
+    if n < 4:
+        return a == b
+    return len(os.path.commonprefix([a, b])) >= max(4, n - 2)
+
+
+_AUX = frozenset({
+    "does", "do", "did", "are", "is", "was", "were", "can", "could", "should", "will", "would", "may", "might", "must",
+    "has", "have", "come", "comes", "exist", "exists", "get", "gets", "ship", "ships", "live", "lives", "there", "in",
+    "of", "for", "from", "to", "with", "that", "which",
+})
+_DETERMINERS = frozenset({"the", "all", "a", "an", "kind", "kinds", "sort", "sorts", "of", "my", "its", "their"})
+
+
+def list_subject(question: str) -> list[str]:
+    """The tokens of what a list question asks for: "What parsers does…" → parser, "Which error types
+    are…" → error, type; "List the hooks…" → hook. Empty when the question has no such opening."""
+    words = re.findall(r"[\w-]+", question.lower())
+    if not words or words[0] not in ("which", "what", "list"):
+        return []
+    subject: list[str] = []
+    for w in words[1:]:
+        if not subject and w in _DETERMINERS:
+            continue
+        if w in _AUX or w in _DETERMINERS or len(subject) >= 4:
+            break
+        subject.append(w)
+    return [t for w in subject for t in tokenize(w)]
+
+
+_NAMED = re.compile(r"(?<=[\w,;:)\]'\"]\s)([A-Z][A-Za-z0-9]*)\b")
+
+
+def named_words(question: str) -> list[str]:
+    """The named things a question mentions: capitalised words and acronyms inside a sentence (JSON Schema, ORM,
+    gRPC, GitHub), not code in backticks and not a sentence's first word."""
+    prose = re.sub(r"`[^`]*`", " x ", question)
+    return [w for w in _NAMED.findall(prose) if w != "I"]
+
+
+def named_terms(question: str) -> list[str]:
+    """The tokens of ``named_words``."""
+    return [t for w in named_words(question) for t in tokenize(w)]
+
+
+def named_identifiers(plan: Plan) -> set[str]:
+    """The identifiers the question names, bare and lower-cased: ``Schema.Meta()`` → ``schema.meta``."""
+    return {i.strip("`()@").lower() for i in plan.identifiers}

@@ -1,0 +1,123 @@
+"""The question's terms: weighted shares, word forms, hyphenated and named words, the identifiers it names."""
+
+from __future__ import annotations
+
+import pytest
+
+from sift.graph.state import Evidence, Plan
+from sift.graph.terms import (
+    CEILING_KEY,
+    has_term,
+    joined_compounds,
+    matched_terms,
+    named_identifiers,
+    named_words,
+    query_tokens,
+    stems_match,
+    weighted_share,
+)
+
+
+def ev(path: str, name: str, text: str, signature: str | None = None) -> Evidence:
+    return Evidence(id=1, path=path, start_line=1, end_line=1, kind="function", name=name, score=1.0, text=text,
+                    signature=signature)
+
+
+@pytest.mark.parametrize(("found", "tokens", "idf", "expected"), [
+    ({"a"}, ["a", "b"], {}, 0.5),  # no idf: every term weighs 1
+    ({"a"}, ["a", "b"], {"a": 3.0, "b": 1.0}, 0.75),
+    ({"b"}, ["a", "b"], {"a": 3.0}, 0.25),  # a term without an idf weighs 1
+    (set(), ["a"], {"a": 2.0}, 0.0),
+    ({"a", "b"}, ["a", "b"], {"a": 2.0, "b": 5.0}, 1.0),
+    ({"a"}, [], {}, 0.0),  # no terms: nothing shared, no division by zero
+    ({"a"}, ["a", "a", "b"], {}, 0.5),  # a repeated term counts once
+    ({"a"}, ["a", "b"], {"a": 0.0, "b": 0.0}, 0.0),  # all weights zero: the total falls back to 1
+])
+def test_weighted_share(found: set[str], tokens: list[str], idf: dict[str, float], expected: float) -> None:
+    assert weighted_share(found, tokens, idf) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(("words", "term", "expected"), [
+    ({"compute"}, "compute", True),
+    ({"comput"}, "recomput", True),  # "recomputed" is met by "compute" without its prefix
+    ({"compute"}, "recomput", True),
+    (set(), "compute", False),
+    ({"zip"}, "unzip", False),  # "un" is no derivational prefix the tokenizer strips
+    ({"token"}, "tok", False),  # a term is matched whole, not as a prefix of a word
+])
+def test_has_term(words: set[str], term: str, expected: bool) -> None:
+    assert has_term(words, term) is expected
+
+
+@pytest.mark.parametrize(("a", "b", "expected"), [
+    ("parse", "parsers", True),  # shorter word 5 letters: a shared prefix of 4 (max(4, 5 - 2)) suffices
+    ("field", "fields", True),
+    ("fields", "field", True),  # symmetric
+    ("valid", "validators", True),
+    ("format", "formal", True),  # "forma" shared, 6 - 2 = 4 needed: word forms are judged by spelling alone
+    ("form", "format", True),  # the whole shorter word (4 letters) is the other's prefix
+    ("field", "fiend", False),  # "fie": 3 shared letters, 4 needed
+    ("form", "form", True),
+    ("io", "io", True),  # under four letters: equal or not
+    ("io", "ios", False),
+    ("error", "errors", True),
+    ("parse", "path", False),
+    ("", "", True),
+])
+def test_stems_match(a: str, b: str, expected: bool) -> None:
+    assert stems_match(a, b) is expected
+
+
+@pytest.mark.parametrize(("question", "expected"), [
+    ("How is a date-time parsed?", {"datetime": ["date", "time"]}),
+    ("What is UTC-offset and Date-Time?", {"utcoffset": ["utc", "offset"], "datetime": ["date", "time"]}),
+    ("No hyphen here", {}),
+    ("", {}),
+    ("a - b", {}),  # a dash between spaces joins nothing
+    ("date-time and date-time", {"datetime": ["date", "time"]}),  # duplicates collapse
+])
+def test_joined_compounds(question: str, expected: dict[str, list[str]]) -> None:
+    assert joined_compounds(question) == expected
+
+
+@pytest.mark.parametrize(("question", "expected"), [
+    ("Does it support JSON Schema output?", ["JSON", "Schema"]),
+    ("Can I use it with an ORM?", ["ORM"]),
+    ("Where is GitHub mentioned, and gRPC?", ["GitHub"]),  # "gRPC" does not start with a capital
+    ("Schema is the first word", []),  # a sentence's first word is no name
+    ("Is `Schema` a class?", []),  # code in backticks is not a named thing
+    ("Can I do this?", []),  # "I" is no name
+    ("", []),
+])
+def test_named_words(question: str, expected: list[str]) -> None:
+    assert named_words(question) == expected
+
+
+@pytest.mark.parametrize(("identifiers", "expected"), [
+    (["`Schema.Meta`", "load()", "@validates"], {"schema.meta", "load", "validates"}),
+    ([], set()),
+    (["Token", "token"], {"token"}),  # case folds, duplicates collapse
+])
+def test_named_identifiers(identifiers: list[str], expected: set[str]) -> None:
+    assert named_identifiers(Plan(standalone="q", identifiers=identifiers)) == expected
+
+
+@pytest.mark.parametrize(("evidence", "tokens", "expected"), [
+    (ev("pkg/auth.py", "validate_token", "return check(token)"), ["token", "check", "session"], ["token", "check"]),
+    (ev("pkg/auth.py", "f", "pass"), ["auth"], ["auth"]),  # the path counts
+    (ev("a.py", "f", "pass", signature="def f(session)"), ["session"], ["session"]),  # the signature counts
+    (ev("a.py", "f", "compute()"), ["recomput"], ["recomput"]),  # a prefixed form is met by the plain one
+    (ev("a.py", "f", "pass"), [], []),
+    (ev("a.py", "f", "token token"), ["token", "token"], ["token", "token"]),  # in the order given
+])
+def test_matched_terms(evidence: Evidence, tokens: list[str], expected: list[str]) -> None:
+    assert matched_terms(evidence, tokens) == expected
+
+
+def test_query_tokens_leave_an_unseen_compound_to_its_parts() -> None:
+    plan = Plan(standalone="How does GitHub auth work?")
+    assert "github" in query_tokens(plan)
+    unseen = {CEILING_KEY: 9.0, "github": 9.0, "git": 2.0, "hub": 3.0}
+    tokens = query_tokens(plan, unseen)
+    assert "github" not in tokens and {"git", "hub"} <= set(tokens)
+    assert "github" in query_tokens(plan, {CEILING_KEY: 9.0, "github": 4.0})  # some chunk has it: kept whole
