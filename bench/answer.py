@@ -12,9 +12,12 @@ when it is exactly a span that ``eval/judgments/<set>.jsonl`` judges relevant (T
 retrieved spans, made blind to which of them an answer cited; see ``eval/judgments/README.md``). A citation
 that is neither gold nor judged counts as wrong, and ``citations_unjudged`` is the share of such citations.
 
-    python bench/answer.py [--split dev|test|test2|both] [--sets eval/sets/attrs.jsonl ...] [--json] [--dump rows.jsonl]
+    python bench/answer.py [--split dev|test|test2|both|all] [--sets eval/sets/attrs.jsonl ...] [--json]
+                           [--dump rows.jsonl] [--wall-clock]
 
-The numbers are printed for each split and for each set; ``--dump`` writes one JSON line per question
+Quality does not depend on the machine's load: the graph runs without its branch timeouts and time budget
+(``RunLimits(wall_clock=False)``), so a busy machine gets the same answers, only slower; ``--wall-clock`` keeps
+the service's limits. The numbers are printed for each split and for each set; ``--dump`` writes one JSON line per question
 (answer text, citations, confidence, the numbered evidence and which of it overlaps a gold span).
 """
 
@@ -107,11 +110,14 @@ def pooled(q: Any, citations: list[Any], judged: list[Any]) -> tuple[float | Non
     return good / len(citations), unjudged / len(citations)
 
 
-async def collect(sets: list[Path], dump: Path | None = None, confidence: Any = None) -> list[dict[str, Any]]:
+async def collect(sets: list[Path], dump: Path | None = None, confidence: Any = None,
+                  wall_clock: bool = False) -> list[dict[str, Any]]:
     """Ask every question; one row per question with its metrics, confidence and signals. ``confidence`` is the
-    model the graph uses (the fitted one when None)."""
+    model the graph uses (the fitted one when None). Without ``wall_clock`` no branch timeout or time budget
+    applies, so the answers (and every quality figure) are the same however busy the machine is."""
     from sift.chat import make_chat_model
     from sift.embed import make_embedder
+    from sift.graph.context import RunLimits
     from sift.graph.service import AskService, open_checkpointer, open_resources
 
     settings = Settings(data_dir=DATA)
@@ -123,7 +129,8 @@ async def collect(sets: list[Path], dump: Path | None = None, confidence: Any = 
     rows: list[dict[str, Any]] = []
     dumped: list[dict[str, Any]] = []
     async with open_checkpointer(settings) as saver:
-        service = AskService(settings, engine, searcher, saver, make_chat_model(settings), confidence=confidence)
+        service = AskService(settings, engine, searcher, saver, make_chat_model(settings), confidence=confidence,
+                             limits=RunLimits(wall_clock=wall_clock))
         for kb in sorted({q.kb for _, q in questions}):  # warm: load indexes, first embedding
             await service.ask("What does this project do?", kb)
         for path, q in questions:
@@ -145,9 +152,9 @@ async def collect(sets: list[Path], dump: Path | None = None, confidence: Any = 
     return rows
 
 
-async def run(sets: list[Path], dump: Path | None = None) -> dict[str, Any]:
+async def run(sets: list[Path], dump: Path | None = None, wall_clock: bool = False) -> dict[str, Any]:
     """Ask every question and aggregate the answer metrics per split (dev, test) and per set."""
-    rows = await collect(sets, dump)
+    rows = await collect(sets, dump, wall_clock=wall_clock)
     result: dict[str, Any] = {}
     for split in dict.fromkeys(r["split"] for r in rows):
         mine = [r for r in rows if r["split"] == split]
@@ -187,15 +194,18 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def main() -> int:
     """Parse arguments, run, print."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--split", choices=("dev", "test", "test2", "both"), default="both",
-                   help="which sets to ask when --sets is not given (default: both, reported apart)")
+    p.add_argument("--split", choices=("dev", "test", "test2", "both", "all"), default="both",
+                   help="which sets to ask when --sets is not given (default: both = dev and test; all adds test2; "
+                        "reported apart)")
     p.add_argument("--sets", nargs="*", type=Path)
     p.add_argument("--json", action="store_true")
     p.add_argument("--dump", type=Path, help="write per-question answers and evidence to this JSONL file")
+    p.add_argument("--wall-clock", action="store_true",
+                   help="answer under the service's branch timeouts and time budget (answers then depend on load)")
     args = p.parse_args()
     sets = args.sets or {"dev": DEV_SETS, "test": TEST_SETS, "test2": TEST2_SETS,
-                         "both": DEV_SETS + TEST_SETS}[args.split]
-    result = asyncio.run(run(sets, args.dump))
+                         "both": DEV_SETS + TEST_SETS, "all": DEV_SETS + TEST_SETS + TEST2_SETS}[args.split]
+    result = asyncio.run(run(sets, args.dump, args.wall_clock))
     if args.json:
         print(json.dumps(result, indent=2))
         return 0

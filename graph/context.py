@@ -27,12 +27,15 @@ def _fitted_confidence() -> ConfidenceModel:
 @dataclass(frozen=True)
 class RunLimits:
     """The tunables of one run: ``max_rounds`` bounds fallback rounds, ``channel_timeout_ms`` each parallel
-    retrieve branch, ``llm_retries`` and ``llm_backoff_s`` the retries of a failed model call."""
+    retrieve branch, ``llm_retries`` and ``llm_backoff_s`` the retries of a failed model call. With
+    ``wall_clock=False`` neither the branch timeout nor the plan's time budget applies, so what a run answers does
+    not depend on how busy the machine is (evaluation runs; a service keeps the default)."""
 
     max_rounds: int = MAX_ROUNDS
     channel_timeout_ms: int = 1500
     llm_retries: int = 2
     llm_backoff_s: float = 0.2
+    wall_clock: bool = True
 
 
 @dataclass

@@ -98,7 +98,7 @@ async def retrieve(task: RetrieveTask, runtime: Runtime[AskContext]) -> dict[str
     ctx = runtime.context
     t = task
     started = time.time()
-    limit = ctx.limits.channel_timeout_ms / 1000
+    limit = ctx.limits.channel_timeout_ms / 1000 if ctx.limits.wall_clock else None
     try:
         hits = await asyncio.wait_for(in_daemon_thread(run_task, t, ctx.engine, ctx.searcher), timeout=limit)
         result = timed_result(t, started, hits, None)
@@ -183,8 +183,9 @@ def route_check(state: AskState, runtime: Runtime[AskContext]) -> Literal["fallb
     if verdict is not None and verdict.ok:
         return "__end__"  # END, which LangGraph types as a plain str
     rounds = state.get("rounds", 0)
-    elapsed_ms = (time.time() - state.get("started", time.time())) * 1000
-    if rounds >= runtime.context.limits.max_rounds or elapsed_ms >= plan.budget_ms or not plan.need_retrieval:
+    limits = runtime.context.limits
+    over_budget = limits.wall_clock and (time.time() - state.get("started", time.time())) * 1000 >= plan.budget_ms
+    if rounds >= limits.max_rounds or over_budget or not plan.need_retrieval:
         return "summarize"
     if draft is not None and draft.not_found and draft.note == "absent-terms" and rounds >= 1:
         return "summarize"  # the corpus lacks the question's distinctive words: more rounds will not add them

@@ -13,7 +13,7 @@ from sqlalchemy import Engine
 
 from sift.config import Settings
 from sift.errors import InvalidQuery, SiftError
-from sift.graph.context import AskContext
+from sift.graph.context import AskContext, RunLimits
 from sift.models import MAX_QUESTION_CHARS
 
 if TYPE_CHECKING:  # LangGraph (the state module) loads once a question is valid, psycopg with its checkpointer
@@ -133,8 +133,10 @@ class AskService:
     """Runs the graph for questions on threads, checkpointed by ``checkpointer``."""
 
     def __init__(self, settings: Settings, engine: Engine, searcher: Searcher, checkpointer: BaseCheckpointSaver,
-                 chat_model: BaseChatModel | None = None, confidence: ConfidenceModel | None = None) -> None:
+                 chat_model: BaseChatModel | None = None, confidence: ConfidenceModel | None = None,
+                 limits: RunLimits | None = None) -> None:
         self.settings = settings
+        self.limits = limits or RunLimits()
         from sift.graph.confidence import load_model
 
         self.confidence = confidence or load_model()
@@ -150,7 +152,7 @@ class AskService:
     def context(self) -> AskContext:
         """The run context handed to every node."""
         return AskContext(engine=self.engine, searcher=self.searcher, settings=self.settings,
-                          chat_model=self.chat_model, confidence=self.confidence)
+                          chat_model=self.chat_model, limits=self.limits, confidence=self.confidence)
 
     @staticmethod
     def _config(thread_id: str) -> RunnableConfig:

@@ -6,7 +6,7 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from sift.graph.context import AskContext
+from sift.graph.context import RunLimits
 from sift.graph.service import AskService
 
 
@@ -28,11 +28,4 @@ class LimitedService(AskService):
     """The real service with some run limits replaced (short time bounds, fewer rounds)."""
 
     def __init__(self, *args: Any, limits: dict[str, Any] | None = None, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.limits = limits or {}
-
-    def context(self) -> AskContext:
-        """The service's run context with ``limits`` applied."""
-        ctx = super().context()
-        ctx.limits = replace(ctx.limits, **self.limits)
-        return ctx
+        super().__init__(*args, limits=replace(RunLimits(), **(limits or {})), **kwargs)

@@ -74,6 +74,17 @@ def test_graph_falls_back_then_grounds(env) -> None:
     assert any(c["path"] == "pkg/auth.py" and c["start_line"] <= 17 <= c["end_line"] for c in answer["citations"])
 
 
+def test_graph_without_wall_clock_waits_for_every_branch(env) -> None:
+    # An evaluation run (wall_clock=False) gets the same answer on a busy machine: no branch is cut off by its
+    # timeout and no round by the time budget, however slow the channels are.
+    slow = {name: 400 for name in SEARCH_CHANNELS}
+    events, _ = _run(env, "Where is the login function?", delay_ms=slow, channel_timeout_ms=100, wall_clock=False)
+    answer = _answer(events)
+    assert not [d for e, d in events if e == "retrieve" and d["error"]]
+    assert not answer["degraded"] and answer["degraded_reasons"] == []
+    assert any(c["path"] == "pkg/auth.py" and c["start_line"] <= 17 <= c["end_line"] for c in answer["citations"])
+
+
 def test_graph_abandoned_branch_holds_up_nothing(env) -> None:
     # A branch past its budget is abandoned; it must not keep the run (asyncio.run) waiting until it finishes.
     started = time.perf_counter()
