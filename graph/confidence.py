@@ -2,8 +2,9 @@
 
 The signals, computed when the answer is written (pure functions of the plan, the evidence and the cited ids):
 
-- ``margin``: the writer's support score (``support.rank_evidence``) of the strongest candidate place minus
-  the second's. Parts of one section or definition are one place. A clear winner against a toss-up.
+- ``margin``: how far the fused ranker's score of the strongest candidate place is above the second's, as
+  the log of their ratio (the ranker's ``w · f`` gap; ``support.rank_evidence`` is the ranker's order). Parts of
+  one section or definition are one place. A clear winner against a toss-up.
 - ``coverage``: the idf-weighted share of the question's terms that the best cited item contains
   (``terms.coverage``).
 - ``agreement``: the share of the plan's search channels (bm25, vector, smart) that ranked the first cited item,
@@ -33,7 +34,7 @@ from sift.graph.terms import coverage, query_tokens
 WEIGHTS_FILE = Path(__file__).with_name("confidence_weights.json")
 FEATURES = ("margin", "coverage", "agreement")
 SEARCH_CHANNELS = ("bm25", "vector", "smart")
-MAX_MARGIN = 3.0  # support scores differ by at most a few units; a larger gap says no more
+MAX_MARGIN = 3.0  # a winner e³ ≈ 20 times the runner-up's score is clear; a larger gap says no more
 TOP_RANKS = 3
 
 
@@ -72,7 +73,7 @@ def _place(e: Evidence) -> tuple[str, str, bool]:
 
 
 def places(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, float]) -> list[tuple[float, Evidence]]:
-    """Candidate places, strongest first, by the writer's support score; each place once (its best part)."""
+    """Candidate places, strongest first, by the ranker's relative score; each place once (its best part)."""
     seen: set[tuple[str, str, bool]] = set()
     out: list[tuple[float, Evidence]] = []
     for score, e in rank_evidence(plan, evidence, idf):
@@ -83,11 +84,16 @@ def places(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, float]) -
 
 
 def margin(ranked: Sequence[tuple[float, Evidence]]) -> float:
-    """First candidate's score minus the second's (against 0 when there is one), within 0..``MAX_MARGIN``."""
+    """The log of the first candidate's score over the second's, within 0..``MAX_MARGIN`` (the most when there is
+    one candidate, or the second scores 0)."""
     if not ranked:
         return 0.0
-    second = ranked[1][0] if len(ranked) > 1 else 0.0
-    return max(0.0, min(MAX_MARGIN, ranked[0][0] - second))
+    first, second = ranked[0][0], (ranked[1][0] if len(ranked) > 1 else 0.0)
+    if first <= 0:
+        return 0.0
+    if second <= 0:
+        return MAX_MARGIN
+    return max(0.0, min(MAX_MARGIN, math.log(first / second)))
 
 
 class _Span(Protocol):

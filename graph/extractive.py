@@ -1,7 +1,7 @@
 """The extractive answerer: a deterministic, LLM-free writer that builds answers only from evidence text.
 
-It cites the evidence that best supports the question, not simply the first fused hit (``support.py``, on the
-question's terms from ``terms.py``). When the evidence covers too little of the question, lacks its rare words,
+It cites what the fused ranker puts first among the evidence that shares enough of the question (``support.py``,
+on the question's terms from ``terms.py``). When the evidence covers too little of the question, lacks its rare words,
 or never mentions a named thing it asks about (JSON Schema, ORM), it says "not found in the indexed sources"
 instead of guessing (``abstention.py``). Otherwise every sentence it writes carries the ``[n]`` of the evidence
 it quotes (``prose.py``, from what ``excerpts.py`` finds quotable in each item).

@@ -1,8 +1,8 @@
-"""Which evidence the extractive writer cites: each item's support for the question, and the items chosen.
+"""Which evidence the extractive writer cites, in the fused ranker's order.
 
-``support`` adds to the fused retrieval score how much of the question an item's text and name share, whether it
-is the symbol the question names, and whether its kind suits the question (how-to → docs and public API,
-"where" → definitions). ``select_evidence`` cites the best-supported item with its further parts; a list question
+``rank_evidence`` is the order fused search gave (``sift.retrievers.ranker``: one notion of the best evidence for
+search and answers). ``select_evidence`` cites the first item that shares enough of the question with its further
+parts; a list question
 enumerates the module named after what it asks for (``parsers.py`` for "which parsers"), or cites several sibling
 definitions (or the subclasses of the base class it found).
 """
@@ -15,26 +15,18 @@ from collections.abc import Mapping, Sequence
 from sift.graph.excerpts import first_sentence, signature
 from sift.graph.state import Evidence, Plan
 from sift.graph.terms import (
-    ASKS_NOTES,
-    ASKS_TESTS,
-    HOW_TO,
-    QUALIFIED,
-    WHERE,
     coverage,
-    joined_compounds,
     list_subject,
     named_identifiers,
     query_tokens,
     stems_match,
-    weighted_share,
 )
 from sift.models import CODE_KINDS
-from sift.retrievers.paths import is_notes_path, is_stub_path, is_test_path
+from sift.retrievers.paths import is_stub_path, is_test_path
 from sift.tokenize import tokenize
 
 MIN_COVERAGE = 0.3  # below this share of the question's (idf-weighted) terms, evidence does not answer it
 PRIMARY_SHARE = 0.4
-W_PRIOR, W_COVER, W_NAME, W_KIND, W_PRIVATE, W_TWIN = 2.0, 1.0, 0.5, 0.15, 0.25, 0.75
 LIST_SHARE = 0.7
 MAX_LIST_ITEMS = 5
 MAX_PARTS = 2  # further retrieved chunks of the cited section or definition
@@ -48,73 +40,12 @@ def last_name(e: Evidence) -> str:
     return short.rsplit(" > ", 1)[-1].rsplit(".", 1)[-1]
 
 
-def support(plan: Plan, e: Evidence, tokens: Sequence[str], idf: Mapping[str, float], top_score: float) -> float:
-    """How well one evidence item answers the question, for choosing what to cite (higher is better).
-
-    The fused retrieval score is the prior; on top of it count how much of the question (idf-weighted) the
-    item's text and its own name or heading share, whether it *is* a symbol the question names (``Meta`` for
-    `class Meta`, ``Token`` in ``auth.py`` for `auth.Token`), and whether its kind suits the question:
-    a how-to question wants a documentation section or public API, a "where" question a definition. Tests,
-    release notes and type stubs repeat or mention things rather than explain them.
-    """
-    question = plan.standalone
-    score = W_PRIOR * ((e.score / top_score) if top_score > 0 else 0.0)
-    score += W_COVER * coverage(e, tokens, idf)
-    name_terms = set(tokenize(f"{e.symbol} {_file_stem(e.path)}"))
-    for joined, parts in joined_compounds(question).items():
-        if joined in name_terms:  # `parse_utc_offset` is named after the question's "utc-offset"
-            name_terms.update(parts)
-    score += W_NAME * weighted_share(name_terms, tokens, idf)
-    last = last_name(e)
-    names = named_identifiers(plan)
-    if last and last.lower() in names and len(last) > 2:
-        score += 0.5
-        stem = _file_stem(e.path).lower()
-        owner = e.symbol.rsplit(".", 2)[-2].lower() if "." in e.symbol else ""
-        for qual, name in QUALIFIED.findall(question):
-            if name.lower() == last.lower() and qual.lower() in (stem, owner):
-                score += 0.5  # `auth.Token` is the Token in auth.py, not models.Token
-    module = e.path.rsplit(".", 1)[0].removesuffix("/__init__").replace("/", ".").lower()
-    for qual, name in QUALIFIED.findall(question):
-        if module.endswith(f"{qual}.{name}".lower()):
-            score += 0.5  # defined in the module the question names (`pkg.errors`)
-            break
-    code = e.kind in CODE_KINDS
-    if HOW_TO.search(question):
-        if e.kind == "doc":
-            score += W_KIND
-        elif code and re.search(r"(^|\.)_[a-z]", e.symbol):
-            score -= W_PRIVATE  # how-to questions are answered by public API, not private helpers
-    elif WHERE.search(question) and code:
-        score += W_KIND
-    if is_test_path(e.path) and not ASKS_TESTS.search(question):
-        score -= 0.5
-    if is_notes_path(e.path) and not ASKS_NOTES.search(question):
-        score -= 0.3
-    module_level = e.module_code or (code and e.symbol == e.path.rsplit("/", 1)[-1])
-    if is_stub_path(e.path) or module_level:
-        score -= 0.3  # a stub repeats a definition; module-level code is imports and settings
-    return score
-
-
-def _twin(e: Evidence, functions: set[str], named: set[str]) -> bool:
-    short = e.symbol
-    owner, _, leaf = short.rpartition(".")
-    return bool(owner) and e.kind in CODE_KINDS and leaf in functions and owner.rsplit(".", 1)[-1].lower() not in named
-
-
 def rank_evidence(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, float]) -> list[tuple[float, Evidence]]:
-    """Evidence ordered by ``support`` (ties keep the fused order), with its support score."""
-    tokens = query_tokens(plan, idf)
+    """Evidence in the fused ranker's order (ties keep the given order), each with its score relative to the
+    strongest: the writer cites what fused search puts first, so there is one notion of the best evidence."""
     top = max((e.score for e in evidence), default=0.0)
-    scored = [(support(plan, e, tokens, idf, top), i, e) for i, e in enumerate(evidence)]
-    # A method named like a module-level function in the evidence (``Config.merge`` beside ``merge``) is
-    # usually a thin wrapper or an internal twin; unless the question names its class, the function is the API.
-    functions = {e.symbol for e in evidence if e.kind in CODE_KINDS and "." not in e.symbol}
-    named = named_identifiers(plan)
-    scored = [(s - W_TWIN if _twin(e, functions, named) else s, i, e) for s, i, e in scored]
-    scored.sort(key=lambda t: (-t[0], t[1]))
-    return [(s, e) for s, _, e in scored]
+    scored = sorted(enumerate(evidence), key=lambda t: (-t[1].score, t[0]))
+    return [((e.score / top) if top > 0 else 0.0, e) for _, e in scored]
 
 
 def _file_stem(path: str) -> str:

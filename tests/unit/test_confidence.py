@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import NamedTuple
 
 import pytest
@@ -23,21 +24,23 @@ from sift.graph.state import Evidence, Plan
 
 
 def _ev(n: int, path: str = "pkg/a.py", name: str = "f", channels: tuple[str, ...] = ("bm25",),
-        text: str = "", kind: str = "function", start: int = 1) -> Evidence:
-    return Evidence(id=n, path=path, start_line=start, end_line=start + 4, kind=kind, name=name, score=1.0,
+        text: str = "", kind: str = "function", start: int = 1, score: float = 1.0) -> Evidence:
+    return Evidence(id=n, path=path, start_line=start, end_line=start + 4, kind=kind, name=name, score=score,
                     channels=["bm25", "vector", "smart"], top_in=list(channels),
                     text=text or f"def {name}():\n    pass\n")
 
 
 @pytest.mark.parametrize(("scores", "expected"), [
     ([], 0.0),
-    ([2.0], 2.0),  # one candidate: against nothing
-    ([2.0, 1.5], 0.5),
+    ([1.0], MAX_MARGIN),  # one candidate: against nothing
+    ([1.0, 0.0], MAX_MARGIN),
+    ([1.0, 0.5], math.log(2.0)),  # twice the runner-up's score
     ([1.0, 1.0], 0.0),  # a tie
-    ([9.0, 1.0], MAX_MARGIN),
-    ([1.0, 1.5], 0.0),  # never negative
+    ([1.0, 0.01], MAX_MARGIN),  # e^4.6: as clear as it gets
+    ([0.5, 1.0], 0.0),  # never negative
+    ([0.0, 0.0], 0.0),  # nothing scored
 ])
-def test_margin_first_minus_second(scores: list[float], expected: float) -> None:
+def test_margin_is_the_log_ratio_of_first_to_second(scores: list[float], expected: float) -> None:
     ranked = [(s, _ev(i)) for i, s in enumerate(scores, 1)]
     assert margin(ranked) == pytest.approx(expected)
 
@@ -81,7 +84,7 @@ def test_signals_of_no_cited_evidence_are_zero() -> None:
 def test_signals_read_the_first_cited_item() -> None:
     plan = Plan(standalone="where is parse defined", channels=["bm25", "vector"])
     ev = [_ev(1, name="parse", channels=("bm25", "vector"), text="def parse():\n    pass\n"),
-          _ev(2, path="pkg/b.py", name="other", channels=("vector",), text="def other():\n    pass\n")]
+          _ev(2, path="pkg/b.py", name="other", channels=("vector",), text="def other():\n    pass\n", score=0.5)]
     first = signals(plan, ev, [1], {})
     assert first["agreement"] == 1.0 and first["coverage"] > 0 and first["margin"] > 0
     assert signals(plan, ev, [2], {})["agreement"] == 0.5
