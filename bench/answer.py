@@ -1,9 +1,9 @@
 """Answer quality, confidence calibration and latency of the graph (extractive unless an LLM is configured).
 
 Ingests each set's project once into ``bench/out/answer-data`` (reused on later runs): the dev sets'
-(``eval/sets/*.jsonl``) and the frozen test sets' (``eval/sets/test/*.jsonl``), from the pinned sdists and npm
-tarballs of ``tests/sources.py``. It warms the graph up, then asks every question one at a time and prints, for
-dev and test separately: answer hit rate, citation precision, grounded rate, not-found accuracy on negatives,
+(``eval/sets/*.jsonl``) and the frozen test sets' (``eval/sets/test/*.jsonl``, spent, and
+``eval/sets/test2/*.jsonl``), from the pinned sdists and npm tarballs of ``tests/sources.py``. It warms the graph
+up, then asks every question one at a time and prints, for dev, test and test2 separately: answer hit rate, citation precision, grounded rate, not-found accuracy on negatives,
 p50/p95 latency, and a calibration table: for each confidence level, its share of the answers (and of the
 answerable questions) and how often its answers were right (``eval.metrics.answer_right``).
 
@@ -194,9 +194,9 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def main() -> int:
     """Parse arguments, run, print."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--split", choices=("dev", "test", "test2", "both", "all"), default="both",
-                   help="which sets to ask when --sets is not given (default: both = dev and test; all adds test2; "
-                        "reported apart)")
+    p.add_argument("--split", choices=("dev", "test", "test2", "both", "all"), default="all",
+                   help="which sets to ask when --sets is not given (default: all = dev, test and test2, reported "
+                        "apart; both = dev and test)")
     p.add_argument("--sets", nargs="*", type=Path)
     p.add_argument("--json", action="store_true")
     p.add_argument("--dump", type=Path, help="write per-question answers and evidence to this JSONL file")
