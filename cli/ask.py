@@ -65,6 +65,9 @@ def _ask(settings: Settings, question: str, kb: str, tenant: str, thread_id: str
     from sift.db import open_database
 
     get_serving_kb(open_database(settings), kb, tenant)  # an unknown kb is reported before the models load
+    from sift.embed import check_embedder
+
+    check_embedder(settings)
     engine, searcher = open_resources(settings)
     try:
         thread = open_thread(engine, tenant, kb, thread_id, question)

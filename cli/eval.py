@@ -111,6 +111,9 @@ def run_set(args: argparse.Namespace) -> int:
     kb = args.kb or _single_kb(questions)
     settings = settings_from(args)
     config: dict[str, Any] = {"question_set": str(args.file), "kb": kb, "kb_generation": _kb_generation(settings, kb)}
+    from sift.embed import check_embedder
+
+    check_embedder(settings)  # both modes retrieve by vector
     if args.mode == "retrieval":
         retrieve, close = _fused_retriever(settings, kb)
         _warm_up(retrieve, questions, args.k)

@@ -54,6 +54,10 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("the LLM parser needs a model: set SIFT_LLM_BASE_URL and SIFT_LLM_MODEL")
     if args.parser == "off" and args.parser_globs:
         raise UsageError("--parser-glob needs --parser llm or auto, not off")
+    if not args.no_index:
+        from sift.embed import check_embedder
+
+        check_embedder(settings)  # a missing model is reported before the walk, not after the parsing
     from sift.ingest.parsers.llm import LLMParserOptions
     from sift.ingest.pipeline import ingest
 

@@ -37,15 +37,19 @@ def run(args: argparse.Namespace) -> int:
     """Search and print results."""
     from sift.retrievers.search import check_request
 
-    # The query, then the knowledge base, then the indexes, and the embedding model last: a mistake is reported
-    # before anything heavy loads.
+    # The query and the model's files (a look, not a load), then the knowledge base, then the indexes, and the
+    # embedding model last: a mistake is reported before anything heavy loads.
     query, names = check_request(args.query, args.k, args.channel, args.index)
+    settings = settings_from(args)
+    if "vector" in names:
+        from sift.embed import check_embedder
+
+        check_embedder(settings)
     from sift.db import open_database
     from sift.models import Filters
     from sift.retrievers.backend import make_index_cache
     from sift.retrievers.search import Searcher
 
-    settings = settings_from(args)
     engine = open_database(settings)
     cache = make_index_cache(settings, engine)
     tenant = args.tenant or settings.tenant

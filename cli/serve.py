@@ -59,8 +59,6 @@ def resolve_auth(host: str, flag: str | None, env: str | None) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     """Build the settings and run uvicorn."""
-    import uvicorn
-
     from sift.api.settings import ApiSettings
 
     if args.workers < 1:
@@ -71,6 +69,11 @@ def run(args: argparse.Namespace) -> int:
     if args.allow_root:
         overrides["allowed_roots"] = [p.resolve() for p in args.allow_root]
     settings = ApiSettings(**overrides)
+    from sift.embed import check_embedder
+
+    check_embedder(settings)  # the app loads the query encoder at startup; a missing model is said here, in a line
+    import uvicorn
+
     print(f"sift: serving on http://{args.host}:{args.port} (auth {'on' if settings.auth else 'off'}, "
           f"data {settings.data_dir}, docs /schema)")
     if args.workers == 1:

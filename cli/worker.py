@@ -40,6 +40,9 @@ def run(args: argparse.Namespace) -> int:
     if args.poll <= 0 or (args.stale_after is not None and args.stale_after <= 0):
         raise UsageError("--poll and --stale-after must be positive")
     settings = settings_from(args)
+    from sift.embed import check_embedder
+
+    check_embedder(settings)  # the jobs build indexes: without the model every one would fail
     engine = open_database(settings)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -8,7 +8,7 @@ bash scripts/setup.sh
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 export SIFT_DATA_DIR=${SIFT_DATA_DIR:-.sift-eval}
 for name in attrs marshmallow click; do
-  src=$(python -c "import sys; sys.path.insert(0, 'tests'); from conftest import fetch_sdist; print(fetch_sdist('$name'))")
+  src=$(python -c "from tests.sources import fetch_sdist; print(fetch_sdist('$name'))")  # no pytest needed
   sift ingest "$src" --kb "$name"
   sift eval "eval/sets/$name.jsonl" --kb "$name" --mode retrieval --concurrency 1 --name "$name-retrieval"
   sift eval "eval/sets/$name.jsonl" --kb "$name" --mode answer --concurrency 1 --name "$name-answer"

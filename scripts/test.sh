@@ -4,7 +4,7 @@
 # SIFT_TEST_POSTGRES=0). Extra arguments go to the first two pytest runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh --test
 . .venv/bin/activate
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 # PostgreSQL server binaries (apt-get as root on a fresh machine) and the driver; tests start their own cluster.

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Install PyTorch's CPU build into a Python environment (default: the active one) unless torch is there already.
-# The model's package requires sentence-transformers, which requires torch; plain `pip install torch` from PyPI
-# pulls the CUDA build and several GB of nvidia-* wheels. Where pip's own configuration offers a local torch
-# wheel (find-links on a build machine), that pinned wheel is used; otherwise PyTorch's CPU-only index.
+# Only the `reference` extra (part of `test`) needs torch: sentence-transformers, which the NumPy encoder is
+# tested against; sift itself never imports it. Plain `pip install torch` from PyPI pulls the CUDA build and
+# several GB of nvidia-* wheels. Where pip's own configuration offers a local torch wheel (find-links on a build
+# machine), that pinned wheel is used; otherwise PyTorch's CPU-only index.
 set -euo pipefail
 py=${1:-python}
 version=${SIFT_TORCH_VERSION:-2.13.0}

