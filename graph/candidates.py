@@ -1,9 +1,9 @@
 """An answer that is not confident says so and shows where the answer may be instead.
 
-Its first sentence says the answer is uncertain; then the two or three strongest candidate places follow, one
-line each: the place (path:lines and name), cited, with why it may be the one (the question words it shares,
-the channels that found it). The answer as written for the first candidate comes last. Every candidate line
-carries a real ``[n]`` that the checker verifies like any other citation.
+The answer as written for the strongest place comes first (its first sentence still answers the question);
+then a paragraph says the answer is uncertain and lists the next one or two candidate places, one line each: the
+place (path:lines and name), cited, with why it may be the one (the question words it shares, the channels
+that found it). Every candidate line carries a real ``[n]`` that the checker verifies like any other citation.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from sift.models import CODE_KINDS
 from sift.tokenize import tokenize
 
 UNCERTAIN = "This answer is uncertain: no single place in the sources clearly answers the question."
+MIN_WORD = 3  # shorter question words ("s" of "class's", "do") say nothing about why a place may be the one
 MAX_CANDIDATES = 3
 MAX_WORDS = 3
 _CHANNEL_WORDS = {"bm25": "keywords", "vector": "meaning", "smart": "name", "docql": "a structure query",
@@ -27,8 +28,8 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def hedged(text: str) -> str:
-    """``text`` opened by the sentence that says it is uncertain (once)."""
-    return text if text.startswith(UNCERTAIN) else f"{UNCERTAIN} {text}".strip()
+    """``text`` followed by the sentence that says it is uncertain (once), in a paragraph of its own."""
+    return text if UNCERTAIN in text else f"{text}\n\n{UNCERTAIN}".strip()
 
 
 def shared_words(question: str, e: Evidence, tokens: Sequence[str], idf: Mapping[str, float],
@@ -37,7 +38,7 @@ def shared_words(question: str, e: Evidence, tokens: Sequence[str], idf: Mapping
     found = set(matched_terms(e, tokens))
     words: dict[str, float] = {}
     for word in _WORD.findall(question):
-        terms = [t for t in tokenize(word) if t in found]
+        terms = [t for t in tokenize(word) if t in found] if len(word) >= MIN_WORD else []
         if terms and word.lower() not in {w.lower() for w in words}:
             words[word] = max(idf.get(t, 1.0) for t in terms)
     return [w for w, _ in sorted(words.items(), key=lambda kv: -kv[1])[:limit]]
@@ -56,6 +57,8 @@ def label(e: Evidence) -> str:
     its class), a doc section by its heading, a file by its path."""
     if e.module_code:  # code outside every definition: its symbol is the file's name, not owner.name
         return "module-level code"
+    if e.symbol in (e.path, e.path.rsplit("/", 1)[-1]):  # a whole file: "__init__.py" is no owner.name
+        return e.path
     if e.kind in CODE_KINDS:
         owner, _, short = e.symbol.rpartition(".")
         spelled = short and re.search(rf"(?<![A-Za-z0-9_]){re.escape(short)}(?![A-Za-z0-9_])", e.text)
@@ -82,7 +85,9 @@ def reason(question: str, e: Evidence, tokens: Sequence[str], idf: Mapping[str, 
 
 def candidate_line(question: str, e: Evidence, tokens: Sequence[str], idf: Mapping[str, float]) -> str:
     """``- name in path:start-end [n]: why.``"""
-    return f"- {label(e)} in {e.path}:{e.start_line}-{e.end_line} [{e.id}]: {reason(question, e, tokens, idf)}."
+    name = label(e)
+    place = f"{e.path}:{e.start_line}-{e.end_line}" if name == e.path else f"{name} in {e.path}:{e.start_line}-{e.end_line}"
+    return f"- {place} [{e.id}]: {reason(question, e, tokens, idf)}."
 
 
 def pick(first: Evidence | None, ranked: Sequence[tuple[float, Evidence]],
@@ -98,21 +103,24 @@ def pick(first: Evidence | None, ranked: Sequence[tuple[float, Evidence]],
 
 
 def with_candidates(draft: Draft, plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, float]) -> Draft:
-    """The draft rewritten for an uncertain answer: the uncertain sentence, the candidate places, then the draft
-    (a list answer that already cites several places: the uncertain sentence only)."""
+    """The draft followed by the uncertain sentence and the other candidate places (a list answer that already
+    cites several places: the uncertain sentence only)."""
     by_id = {e.id: e for e in evidence}
     cited = [i for i in [*cited_ids(draft.text), *(c.evidence_id for c in draft.citations)] if i in by_id]
     if plan.question_type == "list" and len(cited) >= 2:
         # The answer already enumerates several places; other candidates would read as items of the list.
         return draft.model_copy(update={"text": hedged(draft.text)})
+    said = {(by_id[i].path, by_id[i].symbol, by_id[i].module_code) for i in cited}
     chosen = pick(by_id[cited[0]] if cited else None, places(plan, evidence, idf))
-    if not chosen:
+    # The first is the place the answer describes; a place the answer already cites is no other candidate.
+    others = [e for e in chosen if (e.path, e.symbol, e.module_code) not in said]
+    if not others:
         return draft.model_copy(update={"text": hedged(draft.text)})
     tokens = query_tokens(plan, idf)
-    lines = [candidate_line(plan.standalone, e, tokens, idf) for e in chosen]
-    intro = "The strongest candidates:" if len(chosen) > 1 else "The strongest candidate:"
-    text = f"{UNCERTAIN} {intro}\n" + "\n".join(lines) + f"\n\nThe first in more detail: {draft.text}"
+    lines = [candidate_line(plan.standalone, e, tokens, idf) for e in others]
+    intro = "Other candidates:" if len(others) > 1 else "Another candidate:"
+    text = f"{draft.text}\n\n{UNCERTAIN} {intro}\n" + "\n".join(lines)
     have = {c.evidence_id for c in draft.citations}
     extra = [Citation(evidence_id=e.id, path=e.path, start_line=e.start_line, end_line=e.end_line,
-                      snippet=e.text[:400]) for e in chosen if e.id not in have]
+                      snippet=e.text[:400]) for e in others if e.id not in have]
     return draft.model_copy(update={"text": text, "citations": [*draft.citations, *extra]})

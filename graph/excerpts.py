@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from sift.graph.docstrings import Field, field_sentence, split_fields
 from sift.graph.state import Evidence
 from sift.text import split_lines
 from sift.tokenize import tokenize
@@ -51,22 +52,48 @@ def quotable(code: str) -> bool:
     return not _BREAKS_QUOTE.search(code)
 
 
-def key_lines(evidence: Evidence, tokens: Sequence[str], limit: int = 3) -> list[tuple[int, str]]:
-    """Body lines sharing the most question terms (not the def line or docstring), in file order."""
+_DOC_QUOTE = re.compile(r"^[rRbBuUfF]{0,2}(\"\"\"|\'\'\')")
+
+
+def _header_end(lines: Sequence[str]) -> int:
+    """The index of the line that ends a definition's header (its signature may span lines), or -1."""
+    start = next((i for i, ln in enumerate(lines) if ln.strip() and not ln.strip().startswith("@")), None)
+    if start is None:
+        return -1
+    return next((i for i in range(start, min(len(lines), start + 40))
+                 if lines[i].rstrip().endswith((":", "{"))), -1)
+
+
+def key_lines(evidence: Evidence, tokens: Sequence[str], limit: int = 3,
+              own: Sequence[str] = ()) -> list[tuple[int, str]]:
+    """Body lines sharing the most question terms (not the header, docstring or comments), in file order.
+    With ``own`` (the definition's own name terms), a line must share some other term: a line that only
+    repeats the name shows nothing the location does not already say."""
     wanted = set(tokens)
+    other = wanted - set(own)
     scored = []
-    in_doc = False
-    for offset, line in enumerate(split_lines(evidence.text)):
+    in_doc: str | None = None
+    lines = split_lines(evidence.text)
+    header = _header_end(lines) if own else -1
+    for offset, line in enumerate(lines):
         stripped = line.strip()
-        if stripped.startswith(('"""', "'''")):
-            in_doc = not (stripped.count('"""') + stripped.count("'''") >= 2) and not in_doc
+        if in_doc is not None:
+            if in_doc in stripped:
+                in_doc = None
             continue
-        if in_doc or not stripped or stripped.startswith(("#", "def ", "class ", "async def ", "@")):
+        quote = _DOC_QUOTE.match(stripped)
+        if quote:
+            if stripped.count(quote.group(1)) < 2:
+                in_doc = quote.group(1)
+            continue
+        if offset <= header or not stripped or stripped.startswith(("#", "def ", "class ", "async def ", "@")) \
+                or stripped.startswith(("/*", "//", "* ")) or stripped in ("*", "*/"):  # JS comments too
             continue
         if len(stripped) > 160 or not quotable(stripped):
             continue
-        overlap = len(wanted & set(tokenize(stripped)))
-        if overlap:
+        words = set(tokenize(stripped))
+        overlap = len(wanted & words)
+        if overlap and (not own or other & words):
             scored.append((overlap, offset, stripped))
     scored.sort(key=lambda t: (-t[0], t[1]))
     return sorted(((evidence.start_line + off, text) for _, off, text in scored[:limit]), key=lambda t: t[0])
@@ -227,23 +254,68 @@ def signature(e: Evidence) -> str:
     return sig if sig and quotable(sig) and len(sig) <= 300 else ""
 
 
+def summary(docstring: str | None) -> str:
+    """The first sentence of a docstring's prose (its field list left out: a docstring may open with one)."""
+    return first_sentence(split_fields(docstring)[0]) if docstring else ""
+
+
 def doc_lines(docstring: str | None, tokens: Sequence[str], first: str, limit: int = 3) -> list[str]:
     """Docstring sentences beyond the first that share the most question terms, in reading order (whole
-    sentences, not the hard-wrapped lines they were written on)."""
+    sentences, not the hard-wrapped lines they were written on). Its field list (parameters, return value,
+    exceptions) counts as plain sentences ("`key` is the bucket…"), never as the fields as written."""
     if not docstring:
         return []
+    prose, fields = split_fields(docstring)
     wanted = set(tokens)
     head = first.rstrip(".")[:40]
     scored = []
-    for i, unit in enumerate(_units(docstring, code=True)):
-        text = unit if unit.startswith(CODE) else plain(unit)
+    # (what is said, the words it is scored by): a field is scored by its kind and name as well ("returns")
+    units = [(u, u) if u.startswith(CODE) else (plain(u), plain(u)) for u in _units(prose, code=True)]
+    for f in fields:  # the field's first sentence in words; the rest of its description as it is written
+        first_, *rest = _SENTENCE.split(" ".join(plain(f.text).split())) or [""]
+        said = field_sentence(Field(f.kind, f.name, first_))
+        if said:
+            units.append((said, f"{f.kind} {f.name} {first_}"))
+        units.extend((r, r) for r in rest if len(r) > 15)
+    for i, (text, words) in enumerate(units):
         if (head and text.startswith(head)) or _CITATION_LIKE.search(text):
             continue
-        overlap = len(wanted & set(tokenize(text)))
+        overlap = len(wanted & set(tokenize(words)))
         if overlap:
             scored.append((overlap, i, text if len(text) <= 300 or text.startswith(CODE) else text[:297].rstrip() + "…"))
     top = sorted(sorted(scored, key=lambda t: (-t[0], t[1]))[:limit], key=lambda t: t[1])
     return [t if t.endswith((".", ":", "…", "!", "?", CODE)) else t + "." for _, _, t in top]
+
+
+_LANGS = {".py": "python", ".pyi": "python", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript",
+          ".ts": "typescript", ".tsx": "tsx", ".jsx": "jsx", ".go": "go", ".rs": "rust", ".java": "java",
+          ".rb": "ruby", ".c": "c", ".h": "c", ".cpp": "cpp", ".sh": "bash"}
+
+
+def code_block(e: Evidence, shown: Sequence[tuple[int, str]], header: bool = True) -> str:
+    """A fenced block of the definition's header (as written, across lines) and the body lines ``shown`` (file
+    line numbers), with ``...`` where lines are left out; "" when there is nothing safe to show."""
+    lines = split_lines(e.text)
+    end = _header_end(lines) if header and (e.part is None or e.part <= 1) else -1
+    start = next((i for i, ln in enumerate(lines) if ln.strip() and not ln.strip().startswith("@")), 0)
+    out = [lines[i] for i in range(start, end + 1)] if end >= 0 else []
+    prev = end
+    wanted = [ln - e.start_line for ln, _ in shown]
+    for off in list(wanted):  # a line that opens a block ("if verbose:") is shown with the first line it guards
+        nxt = next((j for j in range(off + 1, len(lines)) if lines[j].strip()), None)
+        if lines[off].rstrip().endswith((":", "{")) and nxt is not None and _indent(lines[nxt]) > _indent(lines[off]) \
+                and quotable(lines[nxt].strip()):
+            wanted.append(nxt)
+    for off in sorted(set(wanted)):
+        if 0 <= off < len(lines) and off > prev:
+            if out and off > prev + 1:  # lines left out before this one
+                out.append(" " * _indent(lines[off]) + "...")
+            out.append(lines[off])
+            prev = off
+    if not out or any(CODE in ln or _CITATION_LIKE.search(ln) for ln in out):
+        return ""
+    lang = _LANGS.get("." + e.path.rsplit(".", 1)[-1], "") if "." in e.path else ""
+    return _fenced(out, lang)
 
 
 _MEMBER = re.compile(r"(?:async\s+)?def\s+(\w+)|(?:class\s+)?([A-Za-z_]\w*)\s*(?::(?!=)|=(?!=)|\()")

@@ -9,61 +9,101 @@ name); for a module's listing, each definition's name and docstring summary.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
-from sift.graph.excerpts import CODE, doc_lines, doc_sentences, first_sentence, key_lines, members, signature
+from sift.graph.candidates import label
+from sift.graph.docstrings import predicate
+from sift.graph.excerpts import (
+    CODE,
+    code_block,
+    doc_lines,
+    doc_sentences,
+    key_lines,
+    members,
+    signature,
+    summary,
+)
 from sift.graph.state import Evidence, Plan
 from sift.graph.support import is_listing, last_name, whole_name
 from sift.models import CODE_KINDS
 from sift.retrievers.paths import is_stub_path, is_test_path
+from sift.tokenize import tokenize
+
+
+def cite(text: str, n: int) -> str:
+    """``text`` as a cited sentence, the marker before its closing punctuation: "Keeps state [1]."."""
+    body = text.rstrip()
+    end = re.search(r"[.!?:]*$", body)
+    stop = end.group(0) if end else ""
+    body = body[:len(body) - len(stop)].rstrip()
+    if stop.startswith(":"):
+        return f"{body} [{n}]:"
+    return f"{body} [{n}]{stop[:1] or '.'}"
+
+
+def _placed(label: str, where: str, kind: str, doc: str) -> str:
+    """The first sentence about a definition: where it is and what it does, in one sentence."""
+    said = predicate(doc) if doc else None
+    if said:
+        return f"{label} in {where} {said}"
+    kind = f" ({kind})" if kind else ""
+    if doc:
+        return f"{label}{kind} in {where}: {doc}"
+    return f"{label}{kind} is defined in {where}"
 
 
 def _code_sentences(e: Evidence, plan: Plan, tokens: Sequence[str]) -> list[str]:
-    n, name = e.id, e.symbol
-    simple = name.rsplit(".", 1)[-1]
-    defined = simple and re.search(rf"(?<![A-Za-z0-9_]){re.escape(simple)}(?![A-Za-z0-9_])", e.text)
-    label = f"`{simple}`" if defined else name
+    n = e.id
     sig = signature(e)
     kind = "class" if re.match(r"(?:export\s+)?(?:abstract\s+)?class\s", sig) else e.kind
-    out = [f"{label} ({kind}) is defined in {e.path} at lines {e.start_line}-{e.end_line} [{n}]."]
-    if sig:
-        out.append(f"Its signature is `{sig}` [{n}].")
-    doc = first_sentence(e.docstring)
-    if doc:
-        out.append(f"{doc.rstrip('.')}. [{n}]")
+    where = f"{e.path} (lines {e.start_line}-{e.end_line})"
+    doc = summary(e.docstring)
+    name = label(e)
+    if name == e.path:  # a whole file or module: its path is its name
+        out = [cite(f"{where}: {doc}" if doc else f"{where} is the relevant file", n)]
+    else:
+        first = _placed(name, where, "" if e.module_code else kind, doc)
+        out = [cite(first[:1].upper() + first[1:], n)]  # "Module-level code in…" opens a sentence
+    shown = key_lines(e, tokens, limit=2 if plan.question_type == "locate" else 4,
+                      own=tokenize(e.symbol.rsplit(".", 1)[-1]))
+    block = code_block(e, shown) if shown or (kind != "class" and "(" in sig) else ""  # a bare class line shows nothing
+    if block:
+        out.append(block)
     for line in doc_lines(e.docstring, tokens, doc):
-        out.append(line if line.startswith(CODE) else f"{line} [{n}]")
+        out.append(line if line.startswith(CODE) else cite(line, n))
     names = members(e)
     if len(names) >= 2:
-        out.append(f"Its body declares {', '.join(f'`{m}`' for m in names)} [{n}].")
-    lines = key_lines(e, tokens, limit=2 if plan.question_type == "locate" else 4)
-    if lines:
-        shown = "; ".join(f"line {ln}: `{text}`" for ln, text in lines if "`" not in text)
-        if shown:
-            out.append(f"Relevant lines: {shown} [{n}].")
+        out.append(cite(f"It declares {_and(f'`{m}`' for m in names)}", n))
+
     def sites(calls: Sequence[dict]) -> str:
         return ", ".join(f"{c['path']}:{c['line']}" + (f" (in {c['caller']})" if c.get("caller") else "")
                          for c in calls[:3])
 
     code_calls = [c for c in e.callers if not is_test_path(c["path"])]
-    test_calls = [c for c in e.callers if is_test_path(c["path"])]
+    test_calls = list({c.get("caller") or f"{c['path']}:{c['line']}": c for c in e.callers
+                       if is_test_path(c["path"])}.values())
     if code_calls:
-        out.append(f"It is called from {sites(code_calls)} [{n}].")
+        out.append(cite(f"It is called from {sites(code_calls)}", n))
     elif test_calls:
-        out.append(f"Tests call it at {sites(test_calls)} [{n}].")
+        out.append(cite(f"Tests call it at {sites(test_calls)}", n))
     return out
 
 
+def _and(items: Iterable[str]) -> str:
+    """"a", "a and b", "a, b and c"."""
+    items = list(items)
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
 def _listing_sentences(items: Sequence[Evidence]) -> list[str]:
-    """A module's definitions as a list: names with their citations, then each one's docstring summary."""
+    """A module's definitions as a list, one item a line: its name, lines and docstring summary, cited."""
     classes = all(signature(e).startswith("class ") for e in items)
     noun = "classes" if classes else "definitions"
-    names = ", ".join(f"`{last_name(e)}` [{e.id}]" for e in items)
-    out = [f"{items[0].path} defines these {noun}: {names}."]
+    out = [f"{items[0].path} defines {len(items)} {noun}:"]
     for e in items:
-        doc = first_sentence(e.docstring)
-        if doc:
-            out.append(f"`{last_name(e)}` (lines {e.start_line}-{e.end_line}): {doc.rstrip('.')} [{e.id}].")
+        doc = summary(e.docstring)
+        out.append("- " + cite(_placed(f"`{last_name(e)}`", f"(lines {e.start_line}-{e.end_line})", e.kind, doc)
+                               .replace(" in (lines", " (lines"), e.id))
     return out
 
 
@@ -93,20 +133,21 @@ def _doc_sentences(e: Evidence, tokens: Sequence[str], part: bool = False, after
     section = e.symbol.split(" > ")[-1] if e.kind == "doc" else ""
     intro = f'The section "{section}" of {where} says' if section and section != e.path else f"{where} says"
     if after is not None and after.path == e.path and whole_name(after) == whole_name(e):
-        intro = f"It goes on at lines {e.start_line}-{e.end_line}"
+        intro = f"The section goes on (lines {e.start_line}-{e.end_line})"
     quoted = doc_sentences(e, tokens)
     if not quoted:
-        return [] if part else [f"{intro} nothing quotable [{e.id}]."]
+        return [] if part else [cite(f"{intro} nothing quotable", e.id)]
     if quoted[0].startswith(CODE):  # a code example opens the answer: the intro carries its citation
-        return [f"{intro} [{e.id}]:", *(s if s.startswith(CODE) else f"{s} [{e.id}]" for s in quoted)]
-    return [f"{intro}: {quoted[0]} [{e.id}]", *(s if s.startswith(CODE) else f"{s} [{e.id}]" for s in quoted[1:])]
+        return [cite(f"{intro}:", e.id), *(s if s.startswith(CODE) else cite(s, e.id) for s in quoted)]
+    return [cite(f"{intro}: {quoted[0]}", e.id), *(s if s.startswith(CODE) else cite(s, e.id) for s in quoted[1:])]
 
 
 def compose(pieces: Sequence[str]) -> str:
-    """The answer text: sentences run on, a fenced code block (``CODE``) stands on lines of its own."""
+    """The answer text: sentences run on; a fenced code block (``CODE``) or a list item (``- ``) stands on a
+    line of its own."""
     out = ""
     for piece in pieces:
-        if piece.startswith(CODE):
+        if piece.startswith((CODE, "- ")):
             out = f"{out.rstrip()}\n{piece}\n"
         else:
             out = f"{out}{piece}" if not out or out.endswith("\n") else f"{out} {piece}"
@@ -114,12 +155,21 @@ def compose(pieces: Sequence[str]) -> str:
 
 
 def _file_sentences(e: Evidence, tokens: Sequence[str]) -> list[str]:
-    lines = key_lines(e, tokens, limit=3)
-    head = f"{e.path} (lines {e.start_line}-{e.end_line}) is the relevant file [{e.id}]."
-    if not lines:
-        return [head]
-    shown = "; ".join(f"line {ln}: `{text}`" for ln, text in lines if "`" not in text)
-    return [head, f"Relevant lines: {shown} [{e.id}]."] if shown else [head]
+    head = cite(f"{e.path} (lines {e.start_line}-{e.end_line}) is the relevant file", e.id)
+    block = code_block(e, key_lines(e, tokens, limit=3), header=False)
+    return [head, block] if block else [head]
+
+
+def _named_sentence(d: Evidence) -> str:
+    """The definition a documentation answer names, said after the docs: where the code does it."""
+    doc = summary(d.docstring)
+    said = predicate(doc) if doc else None
+    name = last_name(d)
+    spelled = re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", d.text)
+    where = f"{f'`{name}`' if spelled else name} ({d.path}, lines {d.start_line}-{d.end_line})"  # checked if quoted
+    if said:
+        return cite(f"The code does it in {where}, which {said}", d.id)
+    return cite(f"The code does it in {where}" + (f": {doc}" if doc else ""), d.id)
 
 
 def answer_sentences(plan: Plan, chosen: list[Evidence], evidence: Sequence[Evidence],
@@ -148,9 +198,6 @@ def answer_sentences(plan: Plan, chosen: list[Evidence], evidence: Sequence[Evid
         chosen = said
         if all(e.kind == "doc" for e in chosen):  # a documentation answer links the definition of the API it names
             for d in named_definitions(" ".join(sentences), chosen, evidence):
-                doc = first_sentence(d.docstring)
-                summary = f": {doc.rstrip('.')}" if doc else ""
-                sentences.append(f"`{last_name(d)}` is defined in {d.path} at lines {d.start_line}-{d.end_line}"
-                                 f"{summary} [{d.id}].")
+                sentences.append(_named_sentence(d))
                 chosen = [*chosen, d]
     return sentences, chosen

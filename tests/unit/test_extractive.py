@@ -67,7 +67,10 @@ def test_quoted_code_lines_never_break_the_checker() -> None:
     e = ev(1, "pkg/schema.py", "Schema.load_fields", body, 0.1, start=40)
     plan = plan_question("How are required fields loaded when partial is set?", "kb")
     draft = write_extractive(plan, [e], {})
-    assert "line 44" in draft.text and "line 42" not in draft.text and "line 43" not in draft.text
+    # Only the line that shows the answer, in a fenced block under the signature; not lines 42-43.
+    assert "```python\ndef load_fields(self, required, partial):\n    ...\n    if required and not partial:\n" \
+           "        return self.fields\n```" in draft.text
+    assert "Required fields are missing" not in draft.text and "partial[0]" not in draft.text
     assert check_draft(draft, [e], facts(e), 1).ok
 
 
@@ -204,7 +207,8 @@ def test_docstring_sentences_are_quoted_whole_not_as_wrapped_lines() -> None:
     plan = plan_question("What does passing `standalone_mode=False` to `main` change about the return value?", "kb")
     draft = write_extractive(plan, [main], {})
     assert "If this is set to False they will be propagated to the caller and the return value of this function " \
-           "is the return value of invoke." in draft.text
+           "is the return value of invoke [1]." in draft.text
+    assert ":param" not in draft.text  # a field list is said in words, never quoted
     assert "whistles as a command line application. This will always" not in draft.text  # no wrapped fragments
     assert check_draft(draft, [main], facts(main), 1).ok
 
@@ -300,7 +304,8 @@ def test_a_documentation_answer_links_the_definition_of_the_api_it_names() -> No
                          "the fields at runtime?", "kb")
     draft = write_extractive(plan, [section, test, definition], {})
     assert [c.path for c in draft.citations] == ["docs/types.md", "src/pkg/_funcs.py"]
-    assert "`resolve_types` is defined in src/pkg/_funcs.py at lines 397-400: Resolve any strings" in draft.text
+    assert "The code does it in `resolve_types` (src/pkg/_funcs.py, lines 397-400), which resolves any strings" \
+           in draft.text
     assert check_draft(draft, [section, test, definition], facts(section, definition), k=1).ok
     # A code answer, or a documentation answer naming nothing defined in the evidence, cites only itself.
     plain_section = section.model_copy(update={"text": "# Type Annotations\n\nTypes may be string literals."})
@@ -317,7 +322,7 @@ def test_code_examples_in_a_section_are_shown_as_code_blocks() -> None:
     assert "```python\n>>> @frozen\n... class C:\n...     x: int\n>>> C(1).x = 2\n" in draft.text
     assert "FrozenInstanceError: can't set attribute\n```" in draft.text
     # Prose around the block is still quoted sentence by sentence, each with its marker.
-    assert "Sometimes instances should not change after creation. [1]" in draft.text
+    assert "Sometimes instances should not change after creation [1]." in draft.text
     assert check_draft(draft, [md], facts(md), k=1).ok
 
     rst = ev(2, "docs/utils.rst", "Showing Progress Bars", "Showing Progress Bars\n---------------------\n\n"
@@ -327,8 +332,8 @@ def test_code_examples_in_a_section_are_shown_as_code_blocks() -> None:
              "    bar = click.progressbar(users, length=n)\n    values[0] = bar\n", 0.2, kind="doc", start=350)
     plan = plan_question("How do I show a progress bar with the remaining time while processing users?", "kb")
     draft = write_extractive(plan, [rst], {})
-    assert "change the code to this: [2]\n```python\nwith click.progressbar(users) as bar:\n    for user in bar:\n" \
-           "        modify(user)\n```\nThe progress bar computes the remaining time. [2]" in draft.text
+    assert "change the code to this [2]:\n```python\nwith click.progressbar(users) as bar:\n    for user in bar:\n" \
+           "        modify(user)\n```\nThe progress bar computes the remaining time [2]." in draft.text
     assert "Showing Progress Bars [2]" not in draft.text  # the section's own title is not quoted as a sentence
     assert "values[0]" not in draft.text  # "[0]" would read as a citation of evidence 0
     assert check_draft(draft, [rst], facts(rst), k=1).ok
@@ -345,7 +350,7 @@ def test_a_chunk_that_starts_inside_a_code_block_shows_it_as_code_not_indented_p
               "slow when many objects share one hash.\n\nThe hash of an object must not change while it is in a "
               "set.", 0.2, kind="doc", start=52)
     text = write_extractive(plan_question("Why must the hash of an object in a set not change?", "kb"), [item], {}).text
-    assert "```" not in text and "sets and dicts get slow when many objects share one hash. [2]" in text
+    assert "```" not in text and "sets and dicts get slow when many objects share one hash [2]." in text
 
 
 def test_callers_in_the_code_come_before_tests_that_call_it() -> None:
@@ -372,7 +377,7 @@ def test_an_api_named_in_a_code_example_is_linked_to_its_definition() -> None:
     plan = plan_question("How do I restrict an option to a fixed list of allowed values?", "kb")
     draft = write_extractive(plan, [section, choice], {})
     assert "```python\n@click.option('--hash-type'" in draft.text
-    assert "`Choice` is defined in src/pkg/types.py at lines 226-228" in draft.text
+    assert "The code does it in `Choice` (src/pkg/types.py, lines 226-228): The choice type checks" in draft.text
     assert check_draft(draft, [section, choice], facts(section, choice), k=1).ok
 
 
@@ -381,7 +386,7 @@ def test_a_heading_underlined_with_tildes_is_not_a_code_fence() -> None:
                  "help arguments.\nThe help text of a command is its docstring.\n\nTruncating Help Texts\n"
                  "~~~~~~~~~~~~~~~~~~~~~\n\nClick shortens the help text of a command in the listing.", 0.2, kind="doc")
     text = write_extractive(plan_question("Where does the help text of a command come from?", "kb"), [section], {}).text
-    assert "```" not in text and "The help text of a command is its docstring. [1]" in text
+    assert "```" not in text and "The help text of a command is its docstring [1]." in text
 
 
 def test_the_writer_cites_what_the_ranker_puts_first() -> None:

@@ -6,7 +6,7 @@ import pytest
 
 from sift.graph.excerpts import CODE
 from sift.graph.extractive import chit_chat
-from sift.graph.prose import answer_sentences, compose, named_definitions
+from sift.graph.prose import answer_sentences, cite, compose, named_definitions
 from sift.graph.state import Evidence, Plan
 
 BLOCK = f"{CODE}python\nx = 1\n{CODE}"
@@ -55,8 +55,8 @@ def test_named_definitions(text: str, chosen: list[Evidence], evidence: list[Evi
 def test_answer_sentences_of_a_doc_section_link_the_definition_it_names() -> None:
     plan = Plan(standalone="How do I read the config?")
     sentences, cited = answer_sentences(plan, [DOC], [DOC, LOAD], ["read", "config"])
-    assert sentences == ['The section "Loading" of docs/config.md (lines 1-2) says: Call load_config to read it. [1]',
-                         "`load_config` is defined in pkg/config.py at lines 40-41 [2]."]
+    assert sentences == ['The section "Loading" of docs/config.md (lines 1-2) says: Call load_config to read it [1].',
+                         "The code does it in load_config (pkg/config.py, lines 40-41) [2]."]  # not in its text: unquoted
     assert cited == [DOC, LOAD]
 
 
@@ -65,12 +65,49 @@ def test_answer_sentences_of_a_definition() -> None:
               text='def load_config(path):\n    """Read the config file."""\n    return parse(read(path))',
               docstring="Read the config file.")
     sentences, cited = answer_sentences(Plan(standalone="What does load_config do?"), [code], [code], ["read"])
-    assert sentences == ["`load_config` (function) is defined in pkg/config.py at lines 40-41 [2].",
-                         "Its signature is `def load_config(path)` [2].", "Read the config file. [2]",
-                         "Relevant lines: line 42: `return parse(read(path))` [2]."]
+    assert sentences == ["`load_config` in pkg/config.py (lines 40-41) reads the config file [2].",
+                         "```python\ndef load_config(path):\n    ...\n    return parse(read(path))\n```"]
     assert cited == [code]
 
 
 def test_chit_chat_names_the_kb_and_cites_nothing() -> None:
     draft = chit_chat("hello", "docs")
     assert "knowledge base 'docs'" in draft.text and not draft.citations and not draft.not_found
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Keeps state.", "Keeps state [1]."),
+    ("Keeps state", "Keeps state [1]."),
+    ("Is it kept?", "Is it kept [1]?"),
+    ("Change the code to this:", "Change the code to this [1]:"),
+    ("Ends twice..", "Ends twice [1]."),
+])
+def test_cite_puts_the_marker_before_the_closing_punctuation(text: str, expected: str) -> None:
+    assert cite(text, 1) == expected
+
+
+FIELDS = ev(2, "pkg/retry.py", "retry_delay", start=10,
+            text='def retry_delay(attempt, cap):\n    """Compute the delay.\n\n    :param cap: The longest delay.\n'
+                 '    :rtype: float\n    """\n    return min(cap, 2 ** attempt)',
+            docstring="Compute the delay.\n\n:param cap: The longest delay.\n:rtype: float")
+
+
+@pytest.mark.parametrize(("tokens", "said", "unsaid"), [
+    (["cap", "delay"], ["`cap` is the longest delay [2].", "```python\ndef retry_delay(attempt, cap):\n    ...\n"
+                        "    return min(cap, 2 ** attempt)\n```"], [":param", ":rtype", "float"]),
+    (["delay"], ["`retry_delay` in pkg/retry.py (lines 10-11) computes the delay [2]."], [":param", "...\n"]),
+])
+def test_a_definition_says_its_fields_in_words_and_shows_code_fenced(tokens: list[str], said: list[str],
+                                                                     unsaid: list[str]) -> None:
+    sentences, _ = answer_sentences(Plan(standalone="q"), [FIELDS], [FIELDS], tokens)
+    text = compose(sentences)
+    assert all(s in text for s in said), text
+    assert not any(s in text for s in unsaid), text
+
+
+def test_docs_and_code_that_agree_are_cited_together() -> None:
+    doc = ev(1, "docs/retry.md", "Retry > Delays", kind="doc", text="Use `retry_delay` to compute the wait.")
+    sentences, cited = answer_sentences(Plan(standalone="How do I compute the wait?"), [doc], [doc, FIELDS],
+                                        ["compute", "wait"])
+    assert sentences[-1] == "The code does it in `retry_delay` (pkg/retry.py, lines 10-11), which computes the delay [2]."
+    assert cited == [doc, FIELDS]

@@ -1,0 +1,229 @@
+"""Docstrings in plain words: field lists become sentences, a summary becomes what the definition does.
+
+A docstring's field list (reST ``:param x:``/``:returns:``/``:raises E:``, Google ``Args:``/``Returns:``/
+``Raises:`` sections, NumPy ``Parameters`` underlined sections, JSDoc ``@param``/``@returns``/``@throws``) is
+never quoted as written: each parameter, return value and exception becomes a sentence ("`key` is the bucket to
+take the token from.", "It returns the delay in seconds."), and type-only fields (``:rtype:``, ``:type x:``,
+``@type``) are left out. ``predicate`` turns a summary sentence into what follows a definition's name
+("Return the tuple…" → "returns the tuple…"). Pure functions of the text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# Verbs that open docstring summaries in the imperative (PEP 257) or third person; other first words
+# (nouns such as "Helper", "Metaclass") cannot be conjugated safely, so the summary is quoted instead.
+_VERBS = frozenset("""
+accept acquire add allow apply ask assert attach block build cache call cancel check clean clear close collect
+combine compare compute configure construct contain convert copy count create decode decorate define delete
+control describe detect determine exclude include omit override dispatch display drop dump echo emit enable encode ensure evaluate execute expand
+export extract fetch fill filter find finish flush format generate get give handle hold ignore import initialize
+insert inspect install invoke iterate join keep limit list load log look make manage map mark match merge
+normalize open parse pass perform persist prepare print process produce prompt provide publish pull push put
+raise read receive record refill register reject release reload remember remove render replace report represent
+request reset resolve restore retry return run save schedule search select send serialize set show skip sort
+spread split start stop store strip submit take tell test throw track transform translate trigger try turn update
+upload use validate verify wait walk wrap write yield
+""".split())  # noqa: SIM905 - a word list reads best as words
+_ARTICLES = ("a", "an", "the")
+_WORD = re.compile(r"[A-Za-z]+")
+
+
+def _third_person(verb: str) -> str:
+    if verb.endswith(("s", "sh", "ch", "x", "z", "o")):
+        return verb + "es"
+    if verb.endswith("y") and verb[-2:-1] not in "aeiou":
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+def _participle_of(word: str) -> str | None:
+    """The verb of a past participle the list knows ("raised" → "raise", "called" → "call"), else None."""
+    for stem in (word[:-1], word[:-2], word[:-3] if word[-3:-2] == word[-4:-3] else ""):
+        if stem in _VERBS:
+            return stem
+    return None
+
+
+def predicate(summary: str) -> str | None:
+    """What follows a definition's name when ``summary`` is said of it: "Return X." → "returns X", "Keeps X." →
+    "keeps X", "Raised by X." → "is raised by X", "A way to X." → "is a way to X"; None when it cannot be."""
+    text = summary.strip().rstrip(".").strip()
+    m = _WORD.match(text)
+    if not m or not text[:1].isupper() or text[1:m.end()] != text[1:m.end()].lower():
+        return None
+    word, rest = m.group(0).lower(), text[m.end():]
+    if rest.split(" ", 2)[1:2] == ["of"]:  # "List of…", "Set of…": a noun, not an imperative
+        return None
+    if word in _VERBS:
+        return _third_person(word) + rest
+    if word.endswith("s") and (word[:-1] in _VERBS or (word.endswith("es") and word[:-2] in _VERBS)
+                               or (word.endswith("ies") and word[:-3] + "y" in _VERBS)):
+        return word + rest
+    if word.endswith("ed") and _participle_of(word):
+        return "is " + word + rest
+    if word in _ARTICLES:
+        # "A way to…" is said of the name; "The choice type checks…" is a sentence with its own verb.
+        if any(_WORD.fullmatch(w) and predicate(w.capitalize() + " x") not in (None, "is x")
+               and w.endswith("s") for w in rest.split()[:4]):
+            return None
+        return "is " + word + rest
+    return None
+
+
+@dataclass(frozen=True)
+class Field:
+    """One entry of a field list: ``param`` (with ``name``), ``returns``, ``yields`` or ``raises`` (its ``name``
+    the exception), and its description on one line."""
+
+    kind: str
+    name: str
+    text: str
+
+
+_REST = re.compile(r"^\s*:(\w+)(?:\s+([^:]*?))?:\s*(.*)$")
+_REST_KINDS = {"param": "param", "parameter": "param", "arg": "param", "argument": "param", "key": "param",
+               "keyword": "param", "return": "returns", "returns": "returns", "yield": "yields",
+               "yields": "yields", "raise": "raises", "raises": "raises", "except": "raises", "exception": "raises",
+               "throws": "raises"}
+_SECTION = re.compile(r"^\s*(Args|Arguments|Parameters|Params|Keyword Args|Keyword Arguments|Other Parameters|"
+                      r"Attributes|Returns|Return|Yields|Yield|Raises|Throws)\s*:?\s*$")
+_SECTION_KINDS = {"returns": "returns", "return": "returns", "yields": "yields", "yield": "yields",
+                  "raises": "raises", "throws": "raises"}
+_UNDERLINE = re.compile(r"^\s*-{3,}\s*$")
+_GOOGLE_ITEM = re.compile(r"^\s*\*{0,2}([A-Za-z_][\w.]*)\s*(?:\(([^)]*)\))?\s*:(?:\s+(.*))?$")
+_NUMPY_ITEM = re.compile(r"^\s*\*{0,2}([A-Za-z_][\w.]*)\s*:\s*(.*)$")
+_JSDOC = re.compile(r"^\s*@(\w+)\s*(?:\{([^}]*)\})?\s*(.*)$")
+_JS_KINDS = {"param": "param", "arg": "param", "argument": "param", "property": "param", "prop": "param",
+             "returns": "returns", "return": "returns", "yields": "yields", "throws": "raises",
+             "exception": "raises"}
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _continued(lines: list[str], i: int, base: int) -> tuple[str, int]:
+    """The lines after ``i`` indented deeper than ``base`` (a field's wrapped description), joined; next index."""
+    out: list[str] = []
+    j = i + 1
+    while j < len(lines) and lines[j].strip() and _indent(lines[j]) > base:
+        out.append(lines[j].strip())
+        j += 1
+    return " ".join(out), j
+
+
+def split_fields(docstring: str) -> tuple[str, list[Field]]:
+    """The docstring's prose (field lists removed) and its fields, in order."""
+    lines = docstring.splitlines()
+    prose: list[str] = []
+    fields: list[Field] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        rest_m, js_m, sec_m = _REST.match(line), _JSDOC.match(line), _SECTION.match(line)
+        if rest_m and rest_m.group(1).lower() not in ("ref", "class", "func", "meth", "attr", "data", "mod"):
+            more, i = _continued(lines, i, _indent(line))
+            kind = _REST_KINDS.get(rest_m.group(1).lower())
+            words = (rest_m.group(2) or "").split()
+            if kind:  # ":param int x:" names x; ":raises ValueError:" names the exception
+                fields.append(Field(kind, words[-1] if words else "", f"{rest_m.group(3)} {more}".strip()))
+            continue
+        if js_m and line.lstrip().startswith("@") and not line.lstrip().startswith("@@"):
+            more, i = _continued(lines, i, _indent(line))
+            tag, body = js_m.group(1).lower(), f"{js_m.group(3)} {more}".strip()
+            kind = _JS_KINDS.get(tag)
+            if kind == "param":  # "[short=false] - Use the short form" or "seconds - The wait time"
+                pm = re.match(r"\[?([\w.$]+)(?:=[^\]]*)?\]?\s*(?:-\s*)?(.*)", body)
+                if pm:
+                    fields.append(Field("param", pm.group(1), pm.group(2)))
+            elif kind == "raises":
+                fields.append(Field("raises", js_m.group(2) or "", body.lstrip("- ")))
+            elif kind:
+                fields.append(Field(kind, "", body.lstrip("- ")))
+            continue
+        underlined = i + 1 < len(lines) and _UNDERLINE.match(lines[i + 1])
+        if sec_m and (line.rstrip().endswith(":") or underlined):
+            i = _section(lines, i + (2 if underlined else 1), _indent(line), sec_m.group(1).lower(),
+                         bool(underlined), fields)
+            continue
+        prose.append(line)
+        i += 1
+    return "\n".join(prose), fields
+
+
+def _section(lines: list[str], i: int, base: int, title: str, numpy: bool, fields: list[Field]) -> int:
+    """Read one Google or NumPy section's entries into ``fields``; the index after the section."""
+    kind = _SECTION_KINDS.get(title, "param")
+    while i < len(lines):
+        line = lines[i]
+        if not line.strip():
+            if i + 1 < len(lines) and lines[i + 1].strip() and (_indent(lines[i + 1]) > base or numpy) \
+                    and not _SECTION.match(lines[i + 1]):
+                i += 1
+                continue
+            return i
+        if (not numpy and _indent(line) <= base) or _SECTION.match(line):
+            return i
+        item = (_NUMPY_ITEM if numpy else _GOOGLE_ITEM).match(line)
+        more, nxt = _continued(lines, i, _indent(line))
+        said = "" if numpy or not item else item.group(3) or ""  # Google: the text after "name (type):"
+        if kind == "param" and item:
+            fields.append(Field("param", item.group(1), f"{said} {more}".strip()))
+        elif kind == "raises":
+            name = item.group(1) if item else line.strip()
+            fields.append(Field("raises", name, f"{said} {more}".strip()))
+        else:  # returns/yields: "bool: True when…" → the description; NumPy: the indented text under the type
+            text = (more or line.strip()) if numpy else f"{said} {more}" if item else f"{line.strip()} {more}"
+            fields.append(Field(kind, "", text.strip()))
+        i = nxt
+    return i
+
+
+def _lower_first(text: str) -> str:
+    first = text.split(" ", 1)[0]
+    if first.lower() in (*_ARTICLES, "if", "when", "whether", "how", "which", "what"):
+        return text[:1].lower() + text[1:]
+    return text
+
+
+def field_sentence(f: Field) -> str:
+    """A field as a plain sentence: "`key` is the bucket…", "Set `verbose` to print…", "It returns…"."""
+    text = " ".join(f.text.split()).rstrip(".")
+    if not text:
+        return ""
+    if f.kind in ("returns", "yields"):
+        return f"It {'returns' if f.kind == 'returns' else 'yields'} {_lower_first(text)}."
+    if f.kind == "raises":
+        if not f.name:
+            return f"It raises an error {_lower_first(text)}."
+        return f"It raises `{f.name}` {_lower_first(text)}." if text.split(" ", 1)[0].lower() in ("if", "when") \
+            else f"It raises `{f.name}`: {text}."
+    if not f.name:
+        return ""
+    first = text.split(" ", 1)[0]
+    if first.lower() in ("if", "when", "whether"):
+        return f"For `{f.name}`, {_lower_first(text)}."
+    if first.lower() in _VERBS and first[:1].isupper():  # "Spread the delay…": what setting it does
+        return f"Set `{f.name}` to {first.lower()}{text[len(first):]}."
+    said = predicate(text)
+    if said is not None:
+        return f"`{f.name}` {said}."
+    clause = text.split(",", 1)[0].split(". ", 1)[0].split()
+    if any(w in _FINITE for w in clause[1:]):  # "the default behavior is to…": a sentence of its own
+        return f"For `{f.name}`, {_lower_word(text)}."
+    return f"`{f.name}` is {_lower_word(text)}."
+
+
+_FINITE = frozenset(["is", "are", "was", "were", "will", "can", "may", "must", "should", "has", "have", "does"])
+
+
+def _lower_word(text: str) -> str:
+    """``text`` with its first word lower-cased when it is an ordinary capitalised word ("Tokens added…"), not a
+    name, a constant or an acronym ("True", "JSON")."""
+    first = text.split(" ", 1)[0]
+    if first[:1].isupper() and first[1:].islower() and first.isalpha() and first not in ("True", "False", "None"):
+        return text[:1].lower() + text[1:]
+    return text
