@@ -1,9 +1,10 @@
 """An answer that is not confident says so and shows where the answer may be instead.
 
-The answer as written for the strongest place comes first (its first sentence still answers the question);
-then a paragraph says the answer is uncertain and lists the next one or two candidate places, one line each: the
-place (path:lines and name), cited, with why it may be the one (the question words it shares, the channels
-that found it). Every candidate line carries a real ``[n]`` that the checker verifies like any other citation.
+Its first sentence says the answer is uncertain; then the two or three strongest candidate places follow, one
+line each: the place (path:lines and name), cited, with why it may be the one (the question words it shares,
+the channels that found it). The answer as written for the first candidate comes last, so one confident claim
+is replaced by the places worth reading. Every candidate line carries a real ``[n]`` that the checker verifies
+like any other citation.
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def hedged(text: str) -> str:
-    """``text`` followed by the sentence that says it is uncertain (once), in a paragraph of its own."""
-    return text if UNCERTAIN in text else f"{text}\n\n{UNCERTAIN}".strip()
+    """``text`` opened by the sentence that says it is uncertain (once)."""
+    return text if text.startswith(UNCERTAIN) else f"{UNCERTAIN} {text}".strip()
 
 
 def shared_words(question: str, e: Evidence, tokens: Sequence[str], idf: Mapping[str, float],
@@ -103,24 +104,21 @@ def pick(first: Evidence | None, ranked: Sequence[tuple[float, Evidence]],
 
 
 def with_candidates(draft: Draft, plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, float]) -> Draft:
-    """The draft followed by the uncertain sentence and the other candidate places (a list answer that already
-    cites several places: the uncertain sentence only)."""
+    """The draft rewritten for an uncertain answer: the uncertain sentence, the candidate places, then the draft
+    (a list answer that already cites several places: the uncertain sentence only)."""
     by_id = {e.id: e for e in evidence}
     cited = [i for i in [*cited_ids(draft.text), *(c.evidence_id for c in draft.citations)] if i in by_id]
     if plan.question_type == "list" and len(cited) >= 2:
         # The answer already enumerates several places; other candidates would read as items of the list.
         return draft.model_copy(update={"text": hedged(draft.text)})
-    said = {(by_id[i].path, by_id[i].symbol, by_id[i].module_code) for i in cited}
     chosen = pick(by_id[cited[0]] if cited else None, places(plan, evidence, idf))
-    # The first is the place the answer describes; a place the answer already cites is no other candidate.
-    others = [e for e in chosen if (e.path, e.symbol, e.module_code) not in said]
-    if not others:
+    if not chosen:
         return draft.model_copy(update={"text": hedged(draft.text)})
     tokens = query_tokens(plan, idf)
-    lines = [candidate_line(plan.standalone, e, tokens, idf) for e in others]
-    intro = "Other candidates:" if len(others) > 1 else "Another candidate:"
-    text = f"{draft.text}\n\n{UNCERTAIN} {intro}\n" + "\n".join(lines)
+    lines = [candidate_line(plan.standalone, e, tokens, idf) for e in chosen]
+    intro = "The strongest candidates:" if len(chosen) > 1 else "The strongest candidate:"
+    text = f"{UNCERTAIN} {intro}\n" + "\n".join(lines) + f"\n\nThe first in more detail: {draft.text}"
     have = {c.evidence_id for c in draft.citations}
     extra = [Citation(evidence_id=e.id, path=e.path, start_line=e.start_line, end_line=e.end_line,
-                      snippet=e.text[:400]) for e in others if e.id not in have]
+                      snippet=e.text[:400]) for e in chosen if e.id not in have]
     return draft.model_copy(update={"text": text, "citations": [*draft.citations, *extra]})

@@ -1,4 +1,4 @@
-"""Rendering an uncertain answer: the answer first, then the uncertain sentence and the other candidate places."""
+"""Rendering an uncertain answer: the uncertain sentence, then the strongest candidate places with why."""
 
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ def test_candidate_line_names_place_citation_and_why() -> None:
     assert line == ('- Session\'s `send` in net/session.py:1-10 [1]: shares "timeout" with the question; '
                     "found by keywords, meaning and name.")
     bare = candidate_line("unrelated", FILE, ["unrelated"], {})
-    assert bare == "- setup.cfg:1-10 [3]: found by a file read."  # a file is named once, by its path
+    assert bare == "- setup.cfg:1-10 [3]: found by a file read."  # a whole file is named once, by its path
 
 
 def test_pick_keeps_the_cited_first_and_distinct_places() -> None:
@@ -85,7 +85,7 @@ def test_pick_keeps_the_cited_first_and_distinct_places() -> None:
 
 
 def test_hedged_once() -> None:
-    assert hedged("X [1].") == f"X [1].\n\n{UNCERTAIN}"
+    assert hedged("X [1].") == f"{UNCERTAIN} X [1]."
     assert hedged(hedged("X [1].")) == hedged("X [1].")
 
 
@@ -94,22 +94,22 @@ def test_with_candidates_cites_every_candidate() -> None:
     draft = Draft(text="`send` is defined in net/session.py [1].",
                   citations=[Citation(evidence_id=1, path=SESSION.path, start_line=1, end_line=10)])
     out = with_candidates(draft, plan, [SESSION, DOC, FILE], {})
-    # The answer comes first; the places it does not describe follow the uncertain sentence.
-    assert out.text.startswith(draft.text + "\n\n" + UNCERTAIN + " Other candidates:\n- ")
+    assert out.text.startswith(UNCERTAIN + " The strongest candidates:\n- ")
     lines = [ln for ln in out.text.splitlines() if ln.startswith("- ")]
-    assert len(lines) == 2 and not any("[1]" in ln for ln in lines)
+    assert 2 <= len(lines) <= 3 and lines[0].startswith("- Session's `send` in net/session.py:1-10 [1]")
+    assert out.text.endswith("The first in more detail: " + draft.text)
     assert {c.evidence_id for c in out.citations} == set(cited_ids(out.text))
 
 
 def test_with_candidates_without_evidence_only_says_uncertain() -> None:
     draft = Draft(text="Something [1].")
-    assert with_candidates(draft, Plan(standalone="q"), [], {}).text == f"Something [1].\n\n{UNCERTAIN}"
+    assert with_candidates(draft, Plan(standalone="q"), [], {}).text == f"{UNCERTAIN} Something [1]."
 
 
 def test_with_candidates_leaves_a_list_answer_its_items() -> None:
     plan = Plan(standalone="Which session helpers are there?", question_type="list")
     draft = Draft(text="net/session.py defines these definitions: `send` [1], `Timeouts` [2].")
     out = with_candidates(draft, plan, [SESSION, DOC, FILE], {})
-    assert out.text == f"{draft.text}\n\n{UNCERTAIN}" and out.citations == draft.citations
+    assert out.text == f"{UNCERTAIN} {draft.text}" and out.citations == draft.citations
     one = Draft(text="`send` is defined in net/session.py [1].")
-    assert "Other candidates:" in with_candidates(one, plan, [SESSION, DOC, FILE], {}).text
+    assert "The strongest candidates:" in with_candidates(one, plan, [SESSION, DOC, FILE], {}).text
