@@ -1,7 +1,8 @@
 """Chunks for the three index levels, cut from a document tree.
 
 - **file**: one per file — path, outline of symbols, module docstring and the head of the content.
-- **function**: one per class (header and fields, up to the first method) and per function/method (its code);
+- **function**: one per class (header and fields, up to the first method) and per function/method (its code,
+  from the doc comment above it where the language documents a definition there: JSDoc, ``///``, ``/** */``);
   long ones are split into windows that repeat the signature. Module-level code outside every definition gets
   window chunks too, so nothing in a code file is unreachable.
 - **doc**: sections of about ``min_chars``–``max_chars`` characters, split on blank lines, never crossing a
@@ -16,8 +17,20 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from sift.models import CALLABLE_KINDS, CONTAINER_KINDS, ChunkDraft, ChunkKind, DocumentTree, SourceType
+from sift.models import (
+    CALLABLE_KINDS,
+    CONTAINER_KINDS,
+    ChunkDraft,
+    ChunkKind,
+    DocumentTree,
+    ParsedNode,
+    SourceType,
+)
 
+# The chunker's version, stored with every file: a file chunked by another version is chunked again by the next
+# ingest even when its content is unchanged. Bump it whenever chunk boundaries or texts change.
+# 2: a definition's chunk starts at the doc comment above it (JSDoc, ``///``, ``/** */``).
+CHUNKING = 2
 OUTLINE_MAX_ENTRIES = 80
 MODULE_GAP_MIN_LINES = 4
 FLAT_CODE_WINDOW = 60
@@ -92,6 +105,16 @@ def _file_chunk(tree: DocumentTree, lines: list[str], limits: ChunkLimits) -> Ch
     )
 
 
+def _chunk_start(tree: DocumentTree, lines: list[str], node: ParsedNode) -> int:
+    """Where a definition's chunk starts: at the doc comment just above it, when its language puts the
+    documentation there (not Python, whose docstring is inside), so its words are embedded and indexed with it."""
+    if tree.language == "python" or not node.docstring or node.start_line < 2:
+        return node.start_line
+    from sift.ingest.parsers.code import comment_start, line_comment_markers
+
+    return comment_start(lines, node.start_line - 1, line_comment_markers(tree.language)) + 1
+
+
 def _symbol_chunks(tree: DocumentTree, lines: list[str], limits: ChunkLimits) -> list[ChunkDraft]:
     out: list[ChunkDraft] = []
     children: dict[int, list[int]] = {}
@@ -100,15 +123,16 @@ def _symbol_chunks(tree: DocumentTree, lines: list[str], limits: ChunkLimits) ->
             children.setdefault(node.parent, []).append(node.index)
     for node in tree.nodes[1:]:
         label = node.qualified_name.split("::", 1)[-1]
+        start = _chunk_start(tree, lines, node)
         if node.kind in CALLABLE_KINDS:
-            out.extend(_windows(tree, lines, node.start_line, node.end_line, limits.function_max_lines, label,
+            out.extend(_windows(tree, lines, start, node.end_line, limits.function_max_lines, label,
                                 node.index, node.signature))
         elif node.kind in CONTAINER_KINDS:
             kids = [tree.nodes[i] for i in children.get(node.index, [])]
             end = node.end_line
             if kids:
-                end = max(node.start_line, min(k.start_line for k in kids) - 1)
-            out.extend(_windows(tree, lines, node.start_line, end, limits.function_max_lines, label, node.index,
+                end = max(node.start_line, min(_chunk_start(tree, lines, k) for k in kids) - 1)
+            out.extend(_windows(tree, lines, start, end, limits.function_max_lines, label, node.index,
                                 node.signature))
     out.extend(_module_gaps(tree, lines, children.get(0, [])))
     return out
@@ -116,7 +140,7 @@ def _symbol_chunks(tree: DocumentTree, lines: list[str], limits: ChunkLimits) ->
 
 def _module_gaps(tree: DocumentTree, lines: list[str], top: list[int]) -> list[ChunkDraft]:
     """Window chunks over module-level code between top-level definitions."""
-    spans = sorted((tree.nodes[i].start_line, tree.nodes[i].end_line) for i in top)
+    spans = sorted((_chunk_start(tree, lines, tree.nodes[i]), tree.nodes[i].end_line) for i in top)
     gaps, cursor = [], 1
     for start, end in spans:
         if start > cursor:

@@ -28,7 +28,7 @@ from sift.db import advisory_key, is_postgres, open_database
 from sift.db.tables import Generation, IngestJob
 from sift.errors import Conflict, NotFound
 from sift.ingest import store
-from sift.ingest.chunk import ChunkLimits, chunk_tree, content_hash
+from sift.ingest.chunk import CHUNKING, ChunkLimits, chunk_tree, content_hash
 from sift.ingest.languages import classify
 from sift.ingest.liveness import (
     HEARTBEAT_S,
@@ -170,7 +170,7 @@ def _run(
     with engine.begin() as conn:
         discarded = store.discard_unpublished(conn, kb, index_root)
         number = store.next_generation(conn, kb)
-        previous = store.visible_files(conn, kb.id, kb.generation) if kb.generation else {}
+        previous = store.visible_files(conn, kb.id, kb.generation, CHUNKING) if kb.generation else {}
         job_id = _start_job(conn, kb, root, number, job_id, me)
     if discarded:
         log.info("discarded %d file versions left by an interrupted run of kb %s", discarded, kb_name)
@@ -404,7 +404,7 @@ def _add_file(
     batch.files.append(dict(
         kb_id=kb.id, gen_from=generation, gen_to=None, path=wf.path, language=language, source_type=st,
         content_hash=wf.content_hash, size_bytes=wf.size, line_count=len(lines), parser=tree.parser,
-        parse_error=error, content=wf.text,
+        parse_error=error, content=wf.text, chunking=CHUNKING,
     ))
     batch.nodes.append(_node_rows(tree, kb))
     batch.chunks.append([

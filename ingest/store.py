@@ -74,12 +74,15 @@ def drop_generation(conn: Connection, kb_id: int, number: int) -> None:
     conn.execute(delete(Generation).where(Generation.kb_id == kb_id, Generation.number == number))
 
 
-def visible_files(conn: Connection, kb_id: int, generation: int) -> dict[str, tuple[int, str]]:
-    """path → (file id, content hash) of the file versions in ``generation``."""
+def visible_files(conn: Connection, kb_id: int, generation: int,
+                  chunking: int | None = None) -> dict[str, tuple[int, str]]:
+    """path → (file id, content hash) of the file versions in ``generation``. With ``chunking``, a file chunked
+    by another version of the chunker has an empty hash, so an ingest takes it as changed and chunks it again."""
     rows = conn.execute(
-        select(File.path, File.id, File.content_hash).where(File.kb_id == kb_id, visible_in(File, generation))
+        select(File.path, File.id, File.content_hash, File.chunking)
+        .where(File.kb_id == kb_id, visible_in(File, generation))
     )
-    return {r.path: (r.id, r.content_hash) for r in rows}
+    return {r.path: (r.id, r.content_hash if chunking is None or r.chunking == chunking else "") for r in rows}
 
 
 def close_files(conn: Connection, file_ids: Iterable[int], generation: int) -> None:

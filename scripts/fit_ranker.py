@@ -360,14 +360,16 @@ def main() -> None:
     from sift.config import Settings
     from sift.embed import LocalEmbedder
     from sift.eval.format import load_questions
+    from sift.ingest.chunk import CHUNKING
 
     t0 = time.perf_counter()
     packages = load_packages()
     dev = [q for path in SPLITS["dev"] for q in load_questions(ROOT / path)[0] if q.gold_spans]
     embedder = LocalEmbedder()
     settings = Settings(data_dir=OUT / "data")
-    sources = [(p["name"], f"{p['name']}-{p['version']}", lambda p=p: fetch(p)) for p in packages]
-    sources += [(kb, kb, lambda kb=kb: source_root(kb)) for kb in sorted({q.kb for q in dev})]
+    # A package is ingested again when the chunker changes (its version is in the label), as an upgrade would.
+    sources = [(p["name"], f"{p['name']}-{p['version']} chunking {CHUNKING}", lambda p=p: fetch(p)) for p in packages]
+    sources += [(kb, f"{kb} chunking {CHUNKING}", lambda kb=kb: source_root(kb)) for kb in sorted({q.kb for q in dev})]
     _ingest_all(settings, embedder, sources)
     print(f"ingested {len(packages)} train packages and the dev projects ({time.perf_counter() - t0:.0f}s)",
           flush=True)

@@ -105,6 +105,17 @@ def clean_comment(lines: list[str]) -> str | None:
 
 def comment_above(lines: list[str], row: int, markers: tuple[str, ...]) -> str | None:
     """The comment block ending on the line just above 0-based ``row`` (no blank line in between)."""
+    first = comment_start(lines, row, markers)
+    return clean_comment(lines[max(first, 0) : row]) if first < row else None
+
+
+def line_comment_markers(language: str) -> tuple[str, ...]:
+    """How a line comment starts in ``language`` (``#`` or ``//``)."""
+    return _LINE_COMMENTS.get(language, _C_LINE_COMMENTS)
+
+
+def comment_start(lines: list[str], row: int, markers: tuple[str, ...]) -> int:
+    """The first 0-based row of the comment block ending just above ``row`` (``row`` itself when there is none)."""
     first = row
     r = row - 1
     while r >= 0:
@@ -117,7 +128,7 @@ def comment_above(lines: list[str], row: int, markers: tuple[str, ...]) -> str |
             first, r = r, r - 1
         else:
             break
-    return clean_comment(lines[max(first, 0) : row]) if first < row else None
+    return max(first, 0)
 
 
 def python_end_line(node: Node) -> int:
@@ -233,7 +244,7 @@ class CodeParser:
                 if d is not None:
                     defs.append(d)
         lines = text.split("\n") if language != "python" else []
-        markers = _LINE_COMMENTS.get(language, _C_LINE_COMMENTS)
+        markers = line_comment_markers(language)
         file_node = ParsedNode(
             index=0,
             kind=NodeKind.FILE,

@@ -81,6 +81,7 @@ class File(Base):
     parser: Mapped[str] = mapped_column(String(40), nullable=False)
     parse_error: Mapped[str | None] = mapped_column(Text)
     content: Mapped[str] = mapped_column(Text, nullable=False)
+    chunking: Mapped[int] = mapped_column(Integer, nullable=False, server_default="1")  # ingest.chunk.CHUNKING
 
     __table_args__ = (
         Index("ix_files_kb_path", "kb_id", "path"),

@@ -75,6 +75,26 @@ def test_ingest_reingest_unchanged_is_noop_and_changes_make_new_generation(tiny_
     assert "only" in names and "AuthService" not in names
 
 
+def test_files_cut_by_an_older_chunker_are_chunked_again(tiny_repo, tmp_path):
+    # An upgrade that changes chunk boundaries reaches an existing knowledge base at its next ingest, even for
+    # files whose content did not change; after that, an unchanged repository is a no-op again.
+    from sqlalchemy import update
+
+    from sift.ingest.chunk import CHUNKING
+
+    settings = _settings(tmp_path)
+    first = ingest(settings, tiny_repo, "tiny", build_index=False)
+    engine = open_database(settings)
+    assert {r.chunking for r in _visible(engine, "tiny")} == {CHUNKING}
+    stale = sorted(r.path for r in _visible(engine, "tiny"))[:2]
+    with engine.begin() as conn:
+        conn.execute(update(File).where(File.path.in_(stale)).values(chunking=CHUNKING - 1))
+    again = ingest(settings, tiny_repo, "tiny", build_index=False)
+    assert (again["generation"], again["changed"], again["unchanged"]) == (2, len(stale), first["files"] - len(stale))
+    assert {r.chunking for r in _visible(engine, "tiny")} == {CHUNKING}
+    assert ingest(settings, tiny_repo, "tiny", build_index=False)["status"] == "unchanged"
+
+
 def test_ingest_leftovers_of_a_crashed_run_are_discarded(tiny_repo, tmp_path):
     settings = _settings(tmp_path)
     ingest(settings, tiny_repo, "tiny", build_index=False)

@@ -114,3 +114,75 @@ def test_chunk_tree_empty_file_has_only_file_chunk():
 )
 def test_display_name_table(symbol, part, module_code, name):
     assert display_name(symbol, part, module_code) == name
+
+
+JS = '''import { clamp } from "./math.js";
+
+/**
+ * Format a duration in milliseconds as "1h 2m".
+ * @param {number} ms
+ */
+export function formatDuration(ms) {
+  return `${Math.floor(ms / 3600000)}h`;
+}
+
+// Not a doc comment: a blank line separates it.
+
+function helper() {
+  return 1;
+}
+
+class Clock {
+  /** The current time in milliseconds. */
+  now() {
+    return Date.now();
+  }
+}
+'''
+
+C = '''#include <stdio.h>
+
+// Print a greeting to standard output.
+// Returns the number of characters printed.
+int greet(const char *name) {
+    return printf("hi %s", name);
+}
+'''
+
+PY = '''# A comment above a Python function stays outside its chunk: the docstring is inside.
+def area(w, h):
+    """Return the area of a rectangle."""
+    return w * h
+'''
+
+
+def _cut(language: str, path: str, source: str) -> dict[str, tuple[int, int]]:
+    from sift.ingest.parsers.code import CodeParser
+    from sift.text import split_lines
+
+    tree = CodeParser().parse(path, source, language)
+    return {c.symbol: (c.start_line, c.end_line) for c in chunk_tree(tree, split_lines(source))
+            if c.kind == ChunkKind.FUNCTION and not c.module_code}
+
+
+@pytest.mark.parametrize(("language", "path", "source", "expected"), [
+    ("javascript", "d.js", JS, {"formatDuration": (3, 9), "helper": (13, 15), "Clock": (17, 17),
+                                "Clock.now": (18, 21)}),
+    ("c", "g.c", C, {"greet": (3, 7)}),
+    ("python", "a.py", PY, {"area": (2, 4)}),
+])
+def test_a_definition_chunk_starts_at_the_doc_comment_above_it(language, path, source, expected):
+    cut = _cut(language, path, source)
+    assert {name: cut[name] for name in expected} == expected
+
+
+def test_module_code_does_not_repeat_a_definitions_doc_comment():
+    from sift.ingest.parsers.code import CodeParser
+    from sift.text import split_lines
+
+    source = "\n".join(f"const c{i} = {i};" for i in range(6)) + "\n\n" + JS.split("\n", 1)[1]
+    chunks = chunk_tree(CodeParser().parse("d.js", source, "javascript"), split_lines(source))
+    module = [c for c in chunks if c.module_code]
+    fn = next(c for c in chunks if c.symbol == "formatDuration")
+    assert fn.text.startswith("/**")
+    assert module and all(c.end_line < fn.start_line for c in module)
