@@ -84,14 +84,16 @@ class Side:
 
 
 def ensure_sets(before: Side, after: Side) -> None:
-    """Every question file the run uses exists in both checkouts (the after commit's copy fills gaps)."""
+    """Every question file the run uses exists in both checkouts (a side lacking one gets the other's copy)."""
     for rel in DEV + TEST:
-        if not (after.src / rel).exists():
-            sys.exit(f"{after.sha} has no {rel}")
-        if not (before.src / rel).exists():
-            (before.src / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(after.src / rel, before.src / rel)
-            print(f"{before.label}: copied {rel} from {after.label}")
+        have = [s for s in (after, before) if (s.src / rel).exists()]
+        if not have:
+            sys.exit(f"neither commit has {rel}")
+        for side in (before, after):
+            if not (side.src / rel).exists():
+                (side.src / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(have[0].src / rel, side.src / rel)
+                print(f"{side.label}: copied {rel} from {have[0].label}")
 
 
 def seed_naive(sides: list[Side]) -> None:
@@ -106,7 +108,7 @@ def seed_naive(sides: list[Side]) -> None:
                     shutil.copy2(f, other / f.name)
 
 
-def ingest(side: Side, cache: Path, others: list[Path]) -> None:
+def ingest(side: Side, cache: Path, others: list[Path], sources: Path) -> None:
     """Ingest every eval project into both data dirs with the commit's own code, once (a marker records it)."""
     marker = side.dir / "ingested.json"
     if marker.exists():
@@ -115,7 +117,7 @@ def ingest(side: Side, cache: Path, others: list[Path]) -> None:
     log = side.dir / "ingest.log"
     with log.open("w") as fh:
         sh(side.python, __file__, "--driver", "ingest", "--src", side.src, "--seed", ",".join(map(str, others)),
-           cwd=side.src, env=side.env(cache), stdout=fh, stderr=subprocess.STDOUT)
+           "--sets", sources, cwd=side.src, env=side.env(cache), stdout=fh, stderr=subprocess.STDOUT)
     marker.write_text(json.dumps({"sha": side.sha, "at": time.strftime("%F %T")}) + "\n")
     print(f"{side.label}: ingested ({log})")
 
@@ -206,29 +208,41 @@ def side_by_side(before: Side, after: Side) -> list[str]:
 
 
 def latency(before: Side, after: Side, cache: Path, rounds: int) -> list[str]:
-    """Warm fused-search timings of both commits, interleaved round by round in one run."""
+    """Warm fused-search timings of both commits in one run, interleaved query by query.
+
+    Each round asks every query of both processes in turn (before then after on even queries, after then before on
+    odd ones), so a burst of load from elsewhere on the machine lands on both sides alike.
+    """
     sets = ",".join(str(after.src / p) for p in DEV + TEST)
     procs = {}
     for side in (before, after):
         procs[side.label] = subprocess.Popen(
             [str(side.python), __file__, "--driver", "latency", "--src", str(side.src), "--sets", sets],
             cwd=side.src, env=side.env(cache), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    for label, p in procs.items():
-        ready = json.loads(p.stdout.readline())
-        print(f"{label}: searcher warm, {ready['queries']} queries")
-    report = [f"fused search, k=10, {ready['queries']} eval queries per round; each round runs {before.label} "
-              f"then {after.label}"]
+    counts = {label: json.loads(p.stdout.readline())["queries"] for label, p in procs.items()}
+    n = counts[before.label]
+    assert counts[after.label] == n, counts
+
+    def ask(label: str, i: int) -> float:
+        procs[label].stdin.write(f"{i}\n")
+        procs[label].stdin.flush()
+        return float(procs[label].stdout.readline())
+
+    report = [f"fused search, k=10, {n} eval queries per round, interleaved query by query, warm searchers"]
     p95s: dict[str, list[float]] = {before.label: [], after.label: []}
     for r in range(1, rounds + 1):
-        for label, p in procs.items():
-            load = os.getloadavg()
-            p.stdin.write("round\n")
-            p.stdin.flush()
-            lat = json.loads(p.stdout.readline())["ms"]
-            p50, p95 = statistics.median(lat), percentile(lat, 95)
+        load = os.getloadavg()
+        lat: dict[str, list[float]] = {before.label: [], after.label: []}
+        for i in range(n):
+            order = (before.label, after.label) if i % 2 == 0 else (after.label, before.label)
+            for label in order:
+                lat[label].append(ask(label, i))
+        for label, ms in lat.items():
+            p50, p95 = statistics.median(ms), percentile(ms, 95)
             p95s[label].append(p95)
-            report.append(f"round {r} {label:6} p50 {p50:7.1f} ms  p95 {p95:7.1f} ms  mean {statistics.fmean(lat):7.1f}"
-                          f" ms  (loadavg at start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f})")
+            report.append(f"round {r} {label:6} p50 {p50:6.1f} ms  p95 {p95:6.1f} ms  mean {statistics.fmean(ms):6.1f} ms"
+                          f"  (loadavg at round start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f})")
+        report.append(f"round {r} ratio after/before p95 {p95s[after.label][-1] / p95s[before.label][-1]:.3f}")
     for p in procs.values():
         p.stdin.close()
         p.wait()
@@ -272,14 +286,24 @@ def _seed_embeddings(db: Path, others: list[Path]) -> None:
     print(f"{db}: {n} cached embeddings before ingest", flush=True)
 
 
-def driver_ingest(src: Path, seeds: list[Path]) -> None:
-    """Ingest the eval projects into the retrieval and answer benches' data dirs, as those benches would."""
+def driver_ingest(src: Path, seeds: list[Path], sources: Path) -> None:
+    """Ingest the eval projects into the retrieval and answer benches' data dirs, as those benches would.
+
+    The pinned archives come from ``sources`` (the after commit's ``tests/sources.py``: an older commit may pin
+    fewer projects or keep its fetchers elsewhere); everything else is the checkout's own code.
+    """
     _driver_path(src)
+    import importlib.util
+
     from sift.config import Settings
     from sift.db import open_database
     from sift.embed import LocalEmbedder, make_embedder
     from sift.ingest.pipeline import ingest
-    from tests.sources import NPM_PACKAGES, fetch_npm, fetch_sdist
+
+    spec = importlib.util.spec_from_file_location("ab_sources", sources)
+    pins = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(pins)  # type: ignore[union-attr]
+    NPM_PACKAGES, fetch_npm, fetch_sdist = pins.NPM_PACKAGES, pins.fetch_npm, pins.fetch_sdist  # noqa: N806
 
     kbs = ["attrs", "axios", "click", "marshmallow", "structlog"]
     local = LocalEmbedder()
@@ -298,7 +322,7 @@ def driver_ingest(src: Path, seeds: list[Path]) -> None:
 
 
 def driver_latency(src: Path, sets: list[Path]) -> None:
-    """Serve timing rounds over stdin: warm fused searcher on the retrieval bench's data, one JSON line a round."""
+    """Serve timings over stdin: a warm fused searcher on the retrieval bench's data times the query it is given."""
     _driver_path(src)
     from sift.config import Settings
     from sift.db import open_database
@@ -315,16 +339,52 @@ def driver_latency(src: Path, sets: list[Path]) -> None:
     for text, filters in queries:  # warm: indexes, per-generation structures, the query encoder
         searcher.search(text, filters, k=10)
     print(json.dumps({"queries": len(queries)}), flush=True)
-    for line in sys.stdin:
-        if line.strip() != "round":
-            continue
-        lat = []
-        for text, filters in queries:
-            t0 = time.perf_counter()
-            searcher.search(text, filters, k=10)
-            lat.append((time.perf_counter() - t0) * 1000)
-        print(json.dumps({"ms": lat}), flush=True)
+    for line in sys.stdin:  # one query index a line; answer its time in ms
+        text, filters = queries[int(line)]
+        t0 = time.perf_counter()
+        searcher.search(text, filters, k=10)
+        print((time.perf_counter() - t0) * 1000, flush=True)
     searcher.close()
+
+
+def driver_hits(src: Path, sets: list[Path], out: Path) -> None:
+    """Write each question's top-10 hits per channel and fused (path and lines), for a per-question diff."""
+    _driver_path(src)
+    from sift.config import Settings
+    from sift.db import open_database
+    from sift.embed import LocalEmbedder
+    from sift.eval.format import load_questions
+    from sift.models import Filters
+    from sift.retrievers.base import IndexCache
+    from sift.retrievers.search import Searcher
+
+    settings = Settings(data_dir=src / RETRIEVAL_DATA, vector_index="flat")
+    engine = open_database(settings)
+    searcher = Searcher(engine, IndexCache(engine, settings.resolved_index_dir()), LocalEmbedder())
+    span = lambda h: f"{h.path}:{h.start_line}-{h.end_line}"  # noqa: E731
+    with out.open("w") as fh:
+        for p in sets:
+            for q in load_questions(p)[0]:
+                if not q.kb:
+                    continue
+                f = Filters(kb=q.kb)
+                row = {"id": q.id, "fused": [span(h) for h in searcher.search(q.query, f, k=10).hits]}
+                for name in ("bm25", "vector", "smart"):
+                    row[name] = [span(h) for h in searcher.channel(name, q.query, f, 10)]
+                fh.write(json.dumps(row) + "\n")
+    searcher.close()
+
+
+def hits_diff(before: Path, after: Path) -> list[str]:
+    """Questions whose top-10 of a channel differ between two ``driver_hits`` files, with both lists."""
+    a = {r["id"]: r for r in map(json.loads, before.read_text().splitlines())}
+    b = {r["id"]: r for r in map(json.loads, after.read_text().splitlines())}
+    out = []
+    for qid in a:
+        for ch in ("fused", "bm25", "vector", "smart"):
+            if a[qid][ch] != b.get(qid, {}).get(ch):
+                out.append(f"{qid} {ch}:\n  before {a[qid][ch]}\n  after  {b.get(qid, {}).get(ch)}")
+    return out
 
 
 def main() -> int:
@@ -338,16 +398,22 @@ def main() -> int:
     ap.add_argument("--shared-venv", type=Path, default=Path(os.environ.get("SIFT_AB_SHARED_VENV", "/work/main/.venv")),
                     help="venv whose site-packages supply the dependencies (default /work/main/.venv)")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "ab")
-    ap.add_argument("--driver", choices=("ingest", "latency"), help=argparse.SUPPRESS)
+    ap.add_argument("--hits", action="store_true", help="also diff each question's top-10 per channel")
+    ap.add_argument("--hits-only", action="store_true",
+                    help="only ingest and diff the top-10 lists (cheap enough to bisect with)")
+    ap.add_argument("--driver", choices=("ingest", "latency", "hits"), help=argparse.SUPPRESS)
     ap.add_argument("--src", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--seed", default="", help=argparse.SUPPRESS)
     ap.add_argument("--sets", default="", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.driver == "ingest":
-        driver_ingest(args.src, [Path(p) for p in args.seed.split(",") if p])
+        driver_ingest(args.src, [Path(p) for p in args.seed.split(",") if p], Path(args.sets))
         return 0
     if args.driver == "latency":
         driver_latency(args.src, [Path(p) for p in args.sets.split(",")])
+        return 0
+    if args.driver == "hits":
+        driver_hits(args.src, [Path(p) for p in args.sets.split(",")], Path(args.seed))
         return 0
     if not (args.before and args.after):
         ap.error("give the before and after commits")
@@ -359,20 +425,33 @@ def main() -> int:
     for side in (before, after):
         side.setup(args.shared_venv)
     ensure_sets(before, after)
-    if not args.skip_quality:
+    seeds = sorted(out.glob(f"*/src/{RETRIEVAL_DATA}/sift.db"))  # every checkout's, this run's or earlier ones'
+    if not args.skip_quality or args.hits_only:
         for side in (before, after):
-            seeds = [s.src / d / "sift.db" for s in (before, after) for d in (RETRIEVAL_DATA, ANSWER_DATA)]
-            ingest(side, cache, seeds)
+            ingest(side, cache, seeds, after.src / "tests" / "sources.py")
+    if args.hits_only:
+        args.skip_quality = args.skip_latency = args.hits = True
         for side in (before, after):
             seed_naive([before, after])
             run_quality(side, cache)
-    same, lines = compare(before, after)
-    report += ["", "verdict: " + ("quality figures IDENTICAL" if same else "quality figures DIFFER"), *lines]
-    report += side_by_side(before, after)
+    same = True
+    if not args.hits_only:
+        same, lines = compare(before, after)
+        report += ["", "verdict: " + ("quality figures IDENTICAL" if same else "quality figures DIFFER"), *lines]
+    if args.hits:
+        sets = ",".join(str(after.src / p) for p in DEV + TEST)
+        for side in (before, after):
+            sh(side.python, __file__, "--driver", "hits", "--src", side.src, "--sets", sets,
+               "--seed", side.dir / "hits.jsonl", cwd=side.src, env=side.env(cache))
+        diffs = hits_diff(before.dir / "hits.jsonl", after.dir / "hits.jsonl")
+        report += [f"hits.jsonl: {len(diffs)} (question, channel) top-10 lists differ", *diffs]
+        same &= not diffs
+    if not args.hits_only:
+        report += side_by_side(before, after)
     if not args.skip_latency:
         report += ["", *latency(before, after, cache, args.rounds)]
     text = "\n".join(report) + "\n"
-    (out / "report.txt").write_text(text)
+    (out / f"report-{before.sha[:7]}-{after.sha[:7]}.txt").write_text(text)
     print(text)
     return 0 if same else 1
 
