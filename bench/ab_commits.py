@@ -11,12 +11,17 @@ FAISS, …) from a shared venv's site-packages (``--shared-venv``). Then, each c
    ``--dump`` per question) and diff every quality figure, latency columns and lines removed; the verdict is
    ``identical`` or the differing lines, and the per-question answer rows that differ;
 3. time ``Searcher.search`` (fused, k=10) over every eval question in two warm processes, one per commit,
-   interleaved A B A B … for ``--rounds`` rounds, printing each round's p50/p95 and the after/before ratio.
+   interleaved query by query for ``--rounds`` rounds, printing each round's p50/p95, the after/before ratio and
+   the p95 of each query's best time over the rounds (which filters bursts of load from elsewhere).
 
-The question files are the *after* commit's (copied into the before checkout when it lacks them). Outputs stay
-under ``bench/out/ab/``: ``<sha>/retrieval.txt``, ``answer-{dev,test}.txt`` and ``.jsonl`` dumps, ``report.txt``.
+``--hits`` also diffs each question's top-10 per channel (bm25, vector, smart, fused); ``--hits-only`` does just
+that after ingesting, cheap enough to bisect a difference to one commit (a commit whose migrations cannot run,
+e.g. two alembic heads inside a merge, cannot be a side). The question files are the after commit's, else the
+before's, else this checkout's. Outputs stay under ``bench/out/ab/``: ``<sha>/retrieval.txt``,
+``answer-{dev,test}.txt`` and ``.jsonl`` dumps, ``hits.jsonl``, and ``report-<before>-<after>.txt``.
 
-    python bench/ab_commits.py BEFORE AFTER [--rounds 3] [--skip-quality] [--skip-latency] [--shared-venv DIR]
+    python bench/ab_commits.py BEFORE AFTER [--rounds 3] [--skip-quality] [--skip-latency] [--hits | --hits-only]
+                               [--shared-venv DIR]
 
 Run it with any Python 3.11; it uses the standard library only (the drivers it starts run in each commit's venv).
 """
