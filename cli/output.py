@@ -15,31 +15,21 @@ import re
 import sys
 from typing import IO, Any
 
-# C0 controls, DEL and C1 controls; bidi embeddings/overrides (U+202A–202E) and isolates (U+2066–2069); the
-# Unicode line and paragraph separators, which some terminals and editors break lines at.
-_BIDI = "\u202a-\u202e\u2066-\u2069\u2028\u2029"
-_UNSAFE_NAME = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI}]")
-_UNSAFE_TEXT = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}]")  # keeps \t and \n
+from sift.text import shown
+
 # JSON already escapes C0 controls; these are the rest, valid only inside JSON strings (structure is ASCII).
-_UNSAFE_JSON = re.compile(f"[\x7f-\x9f{_BIDI}]")
-_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_UNSAFE_JSON = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
 
 FORMATS = ("text", "json", "jsonl", "grep")
 
 
-def _show(match: re.Match[str]) -> str:
-    ch = match.group()
-    return _NAMED.get(ch) or (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
-
-
 def escape(text: object, *, multiline: bool = False) -> str:
-    """``text`` with terminal control and bidi characters shown as ``\\x1b`` / ``\\u202e``.
+    """``text`` with terminal control and bidi characters shown as ``\\x1b`` / ``\\u202e`` (``sift.text.shown``).
 
     ``multiline`` keeps newlines and tabs (file content, answers); without it they are escaped too (a file name,
     a symbol name, one line of grep-style output).
     """
-    s = str(text)
-    return (_UNSAFE_TEXT if multiline else _UNSAFE_NAME).sub(_show, s)
+    return shown(text, multiline=multiline)
 
 
 def echo(text: object = "", *, file: IO[str] | None = None) -> None:

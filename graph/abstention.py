@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from sift.graph.state import NOT_FOUND, Draft, Evidence, Plan
 from sift.graph.support import is_listing
 from sift.graph.terms import CEILING_KEY, coverage, has_term, named_words, query_tokens
+from sift.text import shown as escaped
 from sift.tokenize import tokenize, word_parts
 
 CONFIDENT_COVERAGE = 0.45
@@ -37,7 +38,7 @@ def not_found(reason: str, evidence: Sequence[Evidence] = ()) -> Draft:
     """The honest answer when the evidence does not support one."""
     text = NOT_FOUND
     if evidence:
-        near = ", ".join(f"{e.path}:{e.start_line}" for e in evidence[:3])
+        near = ", ".join(f"{escaped(e.path)}:{e.start_line}" for e in evidence[:3])
         text += f" The closest matches ({near}) do not cover the question."
     return Draft(text=text, mode="extractive", not_found=True, note=reason)
 

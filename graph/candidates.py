@@ -17,6 +17,7 @@ from sift.graph.confidence import places
 from sift.graph.state import Citation, Draft, Evidence, Plan
 from sift.graph.terms import matched_terms, query_tokens
 from sift.models import CODE_KINDS
+from sift.text import shown as escaped
 from sift.tokenize import tokenize
 
 UNCERTAIN = "This answer is uncertain: no single place in the sources clearly answers the question."
@@ -58,18 +59,19 @@ def label(e: Evidence) -> str:
     its class), a doc section by its heading, a file by its path."""
     if e.module_code:  # code outside every definition: its symbol is the file's name, not owner.name
         return "module-level code"
+    path = escaped(e.path)  # a path may hold a newline or an ESC sequence: written out, never raw
     if e.symbol in (e.path, e.path.rsplit("/", 1)[-1]):  # a whole file: "__init__.py" is no owner.name
-        return e.path
+        return path
     if e.kind in CODE_KINDS:
         owner, _, short = e.symbol.rpartition(".")
         spelled = short and re.search(rf"(?<![A-Za-z0-9_]){re.escape(short)}(?![A-Za-z0-9_])", e.text)
-        name = f"`{short}`" if spelled else short or e.path
+        name = f"`{short}`" if spelled else short or path
         # Methods of two classes share names (``convert``): the class tells them apart.
         return f"{owner.rsplit('.', 1)[-1]}'s {name}" if owner and short else name
     if e.kind == "doc":
         heading = e.symbol.split(" > ")[-1].replace('"', "'")
-        return f'the section "{heading}"' if heading and heading != e.path else e.path
-    return e.path
+        return f'the section "{heading}"' if heading and heading != e.path else path
+    return path
 
 
 def reason(question: str, e: Evidence, tokens: Sequence[str], idf: Mapping[str, float]) -> str:
@@ -86,8 +88,8 @@ def reason(question: str, e: Evidence, tokens: Sequence[str], idf: Mapping[str, 
 
 def candidate_line(question: str, e: Evidence, tokens: Sequence[str], idf: Mapping[str, float]) -> str:
     """``- name in path:start-end [n]: why.``"""
-    name = label(e)
-    place = f"{e.path}:{e.start_line}-{e.end_line}" if name == e.path else f"{name} in {e.path}:{e.start_line}-{e.end_line}"
+    name, path = label(e), escaped(e.path)
+    place = f"{path}:{e.start_line}-{e.end_line}" if name == path else f"{name} in {path}:{e.start_line}-{e.end_line}"
     return f"- {place} [{e.id}]: {reason(question, e, tokens, idf)}."
 
 

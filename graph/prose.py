@@ -27,6 +27,7 @@ from sift.graph.state import Evidence, Plan
 from sift.graph.support import is_listing, last_name, whole_name
 from sift.models import CODE_KINDS
 from sift.retrievers.paths import is_stub_path, is_test_path
+from sift.text import shown as escaped
 from sift.tokenize import tokenize
 
 
@@ -56,10 +57,10 @@ def _code_sentences(e: Evidence, plan: Plan, tokens: Sequence[str]) -> list[str]
     n = e.id
     sig = signature(e)
     kind = "class" if re.match(r"(?:export\s+)?(?:abstract\s+)?class\s", sig) else e.kind
-    where = f"{e.path} (lines {e.start_line}-{e.end_line})"
+    where = f"{escaped(e.path)} (lines {e.start_line}-{e.end_line})"
     doc = summary(e.docstring)
     name = label(e)
-    if name == e.path:  # a whole file or module: its path is its name
+    if name == escaped(e.path):  # a whole file or module: its path is its name
         out = [cite(f"{where}: {doc}" if doc else f"{where} is the relevant file", n)]
     else:
         first = _placed(name, where, "" if e.module_code else kind, doc)
@@ -129,7 +130,7 @@ def named_definitions(text: str, chosen: Sequence[Evidence], evidence: Sequence[
 def _doc_sentences(e: Evidence, tokens: Sequence[str], part: bool = False, after: Evidence | None = None) -> list[str]:
     """What a documentation section says, as cited sentences and code blocks; ``[]`` for a ``part`` of an
     answer's section with nothing to quote. A part that goes on from the previous one (``after``) says so."""
-    where = f"{e.path} (lines {e.start_line}-{e.end_line})"
+    where = f"{escaped(e.path)} (lines {e.start_line}-{e.end_line})"
     section = e.symbol.split(" > ")[-1] if e.kind == "doc" else ""
     intro = f'The section "{section}" of {where} says' if section and section != e.path else f"{where} says"
     if after is not None and after.path == e.path and whole_name(after) == whole_name(e):
@@ -155,7 +156,7 @@ def compose(pieces: Sequence[str]) -> str:
 
 
 def _file_sentences(e: Evidence, tokens: Sequence[str]) -> list[str]:
-    head = cite(f"{e.path} (lines {e.start_line}-{e.end_line}) is the relevant file", e.id)
+    head = cite(f"{escaped(e.path)} (lines {e.start_line}-{e.end_line}) is the relevant file", e.id)
     block = code_block(e, key_lines(e, tokens, limit=3), header=False)
     return [head, block] if block else [head]
 

@@ -8,6 +8,8 @@ consumer of stored file content (parsers, the chunker, the file store, the check
 
 from __future__ import annotations
 
+import re
+
 
 def split_lines(text: str) -> list[str]:
     """The lines of ``text`` split on ``\\n`` only; a final newline ends the last line rather than starting one.
@@ -30,3 +32,26 @@ def line_count(text: str) -> int:
 
 
 __all__ = ["line_count", "split_lines"]
+
+
+# C0 controls, DEL and C1 controls; bidi embeddings/overrides (U+202A–202E) and isolates (U+2066–2069); the
+# Unicode line and paragraph separators, which some terminals and editors break lines at.
+_BIDI = "\u202a-\u202e\u2066-\u2069\u2028\u2029"
+UNSAFE_NAME = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI}]")
+UNSAFE_TEXT = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}]")  # keeps \t and \n
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _show(match: re.Match[str]) -> str:
+    ch = match.group()
+    return _NAMED.get(ch) or (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
+
+
+def shown(text: object, *, multiline: bool = False) -> str:
+    """``text`` with control and bidi characters written as ``\\x1b`` / ``\\u202e`` / ``\\n``.
+
+    Names from a repository (a file path, a symbol) can hold a newline, an ESC sequence or a bidi override; put
+    in an answer or printed raw, they forge lines or drive a terminal. ``multiline`` keeps newlines and tabs
+    (file content, answers); without it they are written out too (a name, one line of output).
+    """
+    return (UNSAFE_TEXT if multiline else UNSAFE_NAME).sub(_show, str(text))

@@ -113,3 +113,13 @@ def test_with_candidates_leaves_a_list_answer_its_items() -> None:
     assert out.text == f"{UNCERTAIN} {draft.text}" and out.citations == draft.citations
     one = Draft(text="`send` is defined in net/session.py [1].")
     assert "The strongest candidates:" in with_candidates(one, plan, [SESSION, DOC, FILE], {}).text
+
+
+@pytest.mark.parametrize(("path", "shown"), [
+    ("docs/two\nlines.md", "docs/two\\nlines.md"),  # a newline in a name would forge a line of output
+    ("pkg/evil\x1b]0;t\x07.py", "pkg/evil\\x1b]0;t\\x07.py"),
+    ("docs/gnp.\u202etxt.md", "docs/gnp.\\u202etxt.md"),
+])
+def test_a_hostile_path_is_written_out_in_a_candidate_line(path, shown):
+    line = candidate_line("unrelated", _ev(4, path, path, kind="file", channels=("file",)), ["unrelated"], {})
+    assert line == f"- {shown}:1-10 [4]: found by a file read."
