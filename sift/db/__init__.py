@@ -3,12 +3,13 @@ visibility, and the few SQL pieces that are spelled differently on the two engin
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.metadata
 import importlib.util
 import json
 import logging
-import threading
+import re
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -113,52 +114,39 @@ def _check_collation(engine: Engine) -> None:
         )
 
 
-# CPython before 3.11.9 keeps the ast module's recursion counter per interpreter, so two threads converting ASTs
-# at once (two ingests opening the database) fail with "AST constructor recursion depth mismatch" (gh-106905).
-_AST_LOCK = threading.Lock()
+# ``revision = "0011_x"`` / ``down_revision: Union[str, None] = "0010_y"`` (or None, or a tuple when merging).
+_REVISION_LINE = re.compile(r"^(revision|down_revision)\b[^=\n]*=\s*(.+?)\s*$", re.M)
+_QUOTED = re.compile(r"""(["'])([^"'\n]+)\1""")
 
 
-def _script_heads(versions: Path) -> set[str] | None:
-    """The head revisions of the migration scripts, read from their ``revision`` / ``down_revision`` literals.
+@functools.cache
+def _script_heads(versions: Path) -> frozenset[str] | None:
+    """The head revisions of the migration scripts, read from their ``revision`` / ``down_revision`` lines
+    (once per process: the scripts ship with the package).
 
     Importing Alembic costs about 0.15 s of CPU, which every CLI command would pay just to learn that the
-    database is current; reading a few assignments costs milliseconds. None (ask Alembic) when a script sets
-    them any other way.
+    database is current; reading a few lines costs milliseconds. The lines are read as text, not parsed with
+    ``ast``: CPython before 3.11.9 keeps the ast module's recursion counter per interpreter, so two threads
+    building ASTs at once fail with "AST constructor recursion depth mismatch" (gh-106905). None (ask
+    Alembic) when a script sets them any other way.
     """
-    with _AST_LOCK:
-        return _read_heads(versions)
-
-
-def _read_heads(versions: Path) -> set[str] | None:
-    import ast
-
     revisions: set[str] = set()
     parents: set[str] = set()
     for script in sorted(versions.glob("*.py")):
-        found: dict[str, object] = {}
-        target: ast.expr
-        value: ast.expr | None
-        for node in ast.parse(script.read_text(encoding="utf-8")).body:
-            if isinstance(node, ast.Assign) and len(node.targets) == 1:
-                target, value = node.targets[0], node.value
-            elif isinstance(node, ast.AnnAssign):
-                target, value = node.target, node.value
-            else:
-                continue
-            if isinstance(target, ast.Name) and target.id in ("revision", "down_revision") and value:
-                try:
-                    found[target.id] = ast.literal_eval(value)
-                except ValueError:
-                    return None
+        found: dict[str, str] = {}
+        for name, value in _REVISION_LINE.findall(script.read_text(encoding="utf-8")):
+            found.setdefault(name, value)
         revision, down = found.get("revision"), found.get("down_revision")
-        if not isinstance(revision, str) or "down_revision" not in found:
+        quoted = _QUOTED.fullmatch(revision or "")
+        if quoted is None or down is None:
             return None
-        revisions.add(revision)
-        if isinstance(down, str):
-            parents.add(down)
-        elif isinstance(down, tuple | list):  # a merge revision
-            parents.update(d for d in down if isinstance(d, str))
-    return revisions - parents or None
+        revisions.add(quoted.group(2))
+        if down != "None":
+            named = [m.group(2) for m in _QUOTED.finditer(down)]
+            if not named:
+                return None
+            parents.update(named)  # one parent, or a merge revision's tuple of them
+    return frozenset(revisions - parents) or None
 
 
 def _at_head(engine: Engine) -> bool:
