@@ -164,7 +164,7 @@ def _at_head(engine: Engine) -> bool:
 
     cfg = Config()
     cfg.set_main_option("script_location", str(migrations_dir()))
-    heads = set(ScriptDirectory.from_config(cfg).get_heads())
+    heads = frozenset(ScriptDirectory.from_config(cfg).get_heads())
     with engine.connect() as conn:
         current = set(MigrationContext.configure(conn).get_current_heads())
     return current == heads
