@@ -16,16 +16,15 @@ from dataclasses import dataclass
 # Verbs that open docstring summaries in the imperative (PEP 257) or third person; other first words
 # (nouns such as "Helper", "Metaclass") cannot be conjugated safely, so the summary is quoted instead.
 _VERBS = frozenset("""
-accept acquire add allow apply ask assert attach block build cache call cancel check clean clear close collect
-combine compare compute configure construct contain convert copy count create decode decorate define delete
-control describe detect determine exclude include omit override dispatch display drop dump echo emit enable encode ensure evaluate execute expand
-export extract fetch fill filter find finish flush format generate get give handle hold ignore import initialize
-insert inspect install invoke iterate join keep limit list load log look make manage map mark match merge
-normalize open parse pass perform persist prepare print process produce prompt provide publish pull push put
-raise read receive record refill register reject release reload remember remove render replace report represent
-request reset resolve restore retry return run save schedule search select send serialize set show skip sort
-spread split start stop store strip submit take tell test throw track transform translate trigger try turn update
-upload use validate verify wait walk wrap write yield
+accept acquire add allow apply ask assert attach block build cache call cancel check clear close collect
+combine compare compute configure construct contain convert count create decode decorate define delete export
+extract fill filter find finish flush format generate get give handle hold ignore import initialize insert
+inspect install invoke iterate join keep limit list load log look make manage map mark match merge normalize
+open parse pass perform prepare print process produce prompt provide publish pull push put read receive record
+register reject release reload remember remove render replace report represent request reset resolve restore
+return run save schedule search select send serialize set show sort spread split start stop store strip submit
+take tell test throw track transform translate trigger try turn update upload use verify wait walk wrap write
+yield
 """.split())  # noqa: SIM905 - a word list reads best as words
 _ARTICLES = ("a", "an", "the")
 _WORD = re.compile(r"[A-Za-z]+")
@@ -40,7 +39,7 @@ def _third_person(verb: str) -> str:
 
 
 def _participle_of(word: str) -> str | None:
-    """The verb of a past participle the list knows ("raised" → "raise", "called" → "call"), else None."""
+    """The verb of a past participle the list knows ("called" → "call", "stopped" → "stop"), else None."""
     for stem in (word[:-1], word[:-2], word[:-3] if word[-3:-2] == word[-4:-3] else ""):
         if stem in _VERBS:
             return stem

@@ -11,7 +11,7 @@ from sift.graph.docstrings import Field, field_sentence, predicate, split_fields
     ("Return the tuple of attributes.", "returns the tuple of attributes"),
     ("Keeps bucket state in a dict.", "keeps bucket state in a dict"),
     ("Applies the change", "applies the change"),
-    ("Raised by acquire when no token is left.", "is raised by acquire when no token is left"),
+    ("Called by acquire when no token is left.", "is called by acquire when no token is left"),
     ("A quick way to create a class.", "is a quick way to create a class"),
     ("The choice type checks a value.", None),  # a sentence with its own verb
     ("Helper method that raises.", None),  # a noun opens it: quoted, not conjugated
@@ -50,7 +50,7 @@ def test_split_fields(doc: str, prose: str, fields: list[Field]) -> None:
     (Field("param", "key", "The bucket to use."), "`key` is the bucket to use."),
     (Field("param", "rate", "Tokens added per second."), "`rate` is tokens added per second."),
     (Field("param", "short", "Use the short form."), "Set `short` to use the short form."),
-    (Field("param", "mode", "Controls the mode."), "`mode` controls the mode."),
+    (Field("param", "mode", "Selects the mode."), "`mode` selects the mode."),
     (Field("param", "eq", "If True, compare it."), "For `eq`, if True, compare it."),
     (Field("param", "mode", "the default behavior is to run."), "For `mode`, the default behavior is to run."),
     (Field("param", "flag", "True turns it on."), "`flag` is True turns it on."),  # a constant keeps its case
