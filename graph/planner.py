@@ -29,7 +29,8 @@ _LOCATE = re.compile(r"^\s*(?:(?:and|so|also)\s+)?(where|which (file|module|func
                      r"find the|source code of)\b", re.IGNORECASE)
 # A list question asks for several things by its own phrasing: "List…", "What kinds of…", "Show me all…", or
 # "which/what <things>" whose own verb is a list predicate ("Which stores are available?", "What options can be
-# passed…") or "do/does <subject> <verb>" ("Which hooks does it provide?"). A list word inside another clause is
+# passed…"), "do/does <subject> <verb>" ("Which hooks does it provide?") or a plural's own verb ("Which shells
+# get…"). A list word inside another clause is
 # not one: "What does f do when the file does not exist?" asks what f does.
 _LIST_OPENING = re.compile(r"^\s*(?:(?:and|so|also)\s+)?(?:list|enumerate)\b|^\s*(?:which|what)\s+(?:kinds?|types?|"
                            r"sorts?)\s+of\b|^\s*(?:show|give|name|tell)(?:\s+me)?\s+(?:all|every)\b",
@@ -38,6 +39,7 @@ _LIST_THINGS = re.compile(r"^\s*(?:(?:and|so|also)\s+)?(?:which|what)\s+((?:[\w`
                           r"come with|available|supported|defined in|provided|offered|shipped|out of the box|can be "
                           r"(?:set|passed|used|configured))\b|(?:does|do)\s+((?:[\w`.'()-]+\s+){1,4}?)[a-z]+\b)",
                           re.IGNORECASE)
+_PLURAL_SUBJECT = re.compile(r"^\s*(?:(?:and|so|also)\s+)?(?:which|what)\s+([a-z]+)\s+([a-z]+)\b", re.IGNORECASE)
 _NOT_THINGS = frozenset(["do", "does", "did", "is", "was", "were", "be", "been", "has", "have", "had", "can", "could",
                          "should", "would", "will", "may", "might", "must", "happen", "happens", "happened", "when",
                          "if", "where", "while", "unless", "after", "before", "because", "until", "since", "whether",
@@ -73,6 +75,10 @@ def is_list_question(question: str) -> bool:
     """Whether ``question`` asks for a list by its phrasing (see ``_LIST_OPENING`` and ``_LIST_THINGS``)."""
     if _LIST_OPENING.search(question):
         return True
+    subject = _PLURAL_SUBJECT.match(question)
+    if subject and _plural(subject.group(1).lower()) and subject.group(1).lower() not in _NOT_THINGS \
+            and not subject.group(2).lower().endswith("s"):  # "Which shells get…": a plural and its verb
+        return True
     m = _LIST_THINGS.search(question)
     if not m:
         return False
@@ -82,9 +88,13 @@ def is_list_question(question: str) -> bool:
     if m.group(2):  # "which <things> are…"; "what are the…" names its things after the verb
         return True
     # "Which hooks does it provide?" asks for several; "Which exception does it raise…?" for one
-    subject = (m.group(3) or "").lower().split()
-    plural = bool(things) and things[-1].endswith("s") and not things[-1].endswith(("ss", "us", "is"))
-    return plural and not any(w in _NOT_THINGS for w in subject)
+    doer = (m.group(3) or "").lower().split()
+    return bool(things) and _plural(things[-1]) and not any(w in _NOT_THINGS for w in doer)
+
+
+def _plural(word: str) -> bool:
+    """A plural noun's ending ("shells", "classes"), not "ss", "us" or "is"."""
+    return word.endswith("s") and not word.endswith(("ss", "us", "is"))
 
 
 def key_terms(question: str) -> list[str]:

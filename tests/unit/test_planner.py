@@ -22,6 +22,8 @@ from sift.graph.planner import is_list_question, question_type
     "Which types of tokens does the lexer emit?",
     "Show me all the commands",
     "Which backends are supported out of the box?",
+    "Which shells get tab completion for the command without any setup?",
+    "What errors occur when the input is empty?",
 ])
 def test_is_list_question_true_lists(question) -> None:
     assert is_list_question(question)
@@ -44,6 +46,9 @@ def test_is_list_question_true_lists(question) -> None:
     # one thing asked for, not several
     ("Which exception does the parser raise when the input is empty?", "explain"),
     ("What does the registry provide?", "explain"),
+    ("Which function shows wait times?", "locate"),  # a singular and its verb
+    ("Which class keeps the state?", "locate"),
+    ("What is the default when the key does not exist?", "explain"),
 ])
 def test_question_type_not_list_for_clauses(question, expected) -> None:
     assert not is_list_question(question)
