@@ -24,6 +24,7 @@ from sift.graph.planner import is_list_question, question_type
     "Which backends are supported out of the box?",
     "Which shells get tab completion for the command without any setup?",
     "What errors occur when the input is empty?",
+    "What value types can options be converted to?",
 ])
 def test_is_list_question_true_lists(question) -> None:
     assert is_list_question(question)
