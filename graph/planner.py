@@ -29,9 +29,9 @@ _LOCATE = re.compile(r"^\s*(?:(?:and|so|also)\s+)?(where|which (file|module|func
                      r"find the|source code of)\b", re.IGNORECASE)
 # A list question asks for several things by its own phrasing: "List…", "What kinds of…", "Show me all…", or
 # "which/what <things>" whose own verb is a list predicate ("Which stores are available?", "What options can be
-# passed…"), "do/does <subject> <verb>" ("Which hooks does it provide?") or a plural's own verb ("Which shells
-# get…"). A list word inside another clause is
-# not one: "What does f do when the file does not exist?" asks what f does.
+# passed…"), "do/does <subject> <verb>" ("Which hooks does it provide?") or a plural's own verb ("Which formats
+# get…"). A list word inside another clause is not one: "What does f do when the file does not exist?" asks what
+# f does.
 _LIST_OPENING = re.compile(r"^\s*(?:(?:and|so|also)\s+)?(?:list|enumerate)\b|^\s*(?:which|what)\s+(?:kinds?|types?|"
                            r"sorts?)\s+of\b|^\s*(?:show|give|name|tell)(?:\s+me)?\s+(?:all|every)\b",
                            re.IGNORECASE)
@@ -77,7 +77,7 @@ def is_list_question(question: str) -> bool:
         return True
     subject = _PLURAL_SUBJECT.match(question)
     if subject and _plural(subject.group(1).lower()) and subject.group(1).lower() not in _NOT_THINGS \
-            and not subject.group(2).lower().endswith("s"):  # "Which shells get…": a plural and its verb
+            and not subject.group(2).lower().endswith("s"):  # "Which formats get…": a plural and its verb
         return True
     m = _LIST_THINGS.search(question)
     if not m:
@@ -93,7 +93,7 @@ def is_list_question(question: str) -> bool:
 
 
 def _plural(word: str) -> bool:
-    """A plural noun's ending ("shells", "classes"), not "ss", "us" or "is"."""
+    """A plural noun's ending ("formats", "classes"), not "ss", "us" or "is"."""
     return word.endswith("s") and not word.endswith(("ss", "us", "is"))
 
 

@@ -22,7 +22,7 @@ from sift.graph.planner import is_list_question, question_type
     "Which types of tokens does the lexer emit?",
     "Show me all the commands",
     "Which backends are supported out of the box?",
-    "Which shells get tab completion for the command without any setup?",
+    "Which encodings get detected for a file without any setup?",
     "What errors occur when the input is empty?",
     "What value types can options be converted to?",
 ])
