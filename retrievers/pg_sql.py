@@ -36,7 +36,8 @@ ORDER BY s.score DESC, s.chunk_id
 
 # Smart matching (retrievers.smart.SmartMatcher): a query form matches a chunk's content (a posting) or its name
 # with its level's weight; per (chunk, term) the best match at each level counts; per chunk the number of terms
-# matched and their summed scores at levels 1, 2 and 3.
+# matched and their summed scores at levels 1, 2 and 3. per_chunk is materialised once and read twice: for the
+# plan (from its histogram of (m1, m2, m3) triples) and for the top rows at that plan.
 _SMART_MATCHES = """
 WITH qf AS (
   SELECT * FROM unnest(CAST(:ti AS int[]), CAST(:forms AS text[]), CAST(:levels AS int[]),
@@ -52,32 +53,54 @@ WITH qf AS (
 ), t AS (
   SELECT chunk_id, ti, max(s) FILTER (WHERE lvl = 1) AS s1, max(s) FILTER (WHERE lvl <= 2) AS s2, max(s) AS s3
   FROM m GROUP BY chunk_id, ti
-), per_chunk AS (
+), per_chunk AS MATERIALIZED (
   SELECT chunk_id, count(s1) AS m1, count(s2) AS m2, count(s3) AS m3,
          sum(s1 ORDER BY ti) AS t1, sum(s2 ORDER BY ti) AS t2, sum(s3 ORDER BY ti) AS t3
   FROM t GROUP BY chunk_id
+), hist AS (
+  SELECT m1, m2, m3, count(*) AS n FROM per_chunk GROUP BY m1, m2, m3
 )
 """
-_SMART_HISTOGRAM = "SELECT m1, m2, m3, count(*) AS n FROM per_chunk GROUP BY m1, m2, m3"
-# Term scores are summed in term order, as SmartMatcher sums its rows, so equal scores are equal to the bit.
+# SmartMatcher.search's stopping rule on the histogram ``hist(m1, m2, m3, n)``: the first plan (level, required) of
+# :plan_levels/:plan_required (``smart_plans``) with at least :k chunks, else the last; then one term more when
+# that plan has over :too_many × :k chunks and requiring one more still leaves :k. One row: plan(lvl, req).
+SMART_PLAN = """
+, plans AS (
+  SELECT p.ord, p.lvl, p.req,
+         (SELECT coalesce(sum(h.n), 0) FROM hist h
+          WHERE CASE p.lvl WHEN 1 THEN h.m1 WHEN 2 THEN h.m2 ELSE h.m3 END >= p.req) AS n,
+         (SELECT coalesce(sum(h.n), 0) FROM hist h
+          WHERE CASE p.lvl WHEN 1 THEN h.m1 WHEN 2 THEN h.m2 ELSE h.m3 END >= p.req + 1) AS n_stricter
+  FROM unnest(CAST(:plan_levels AS int[]), CAST(:plan_required AS int[])) WITH ORDINALITY AS p(lvl, req, ord)
+), chosen AS (
+  SELECT * FROM plans
+  WHERE ord = coalesce((SELECT min(ord) FROM plans WHERE n >= :k), (SELECT max(ord) FROM plans))
+), plan AS (
+  SELECT lvl, CASE WHEN n > :too_many * :k AND req < :n_terms AND n_stricter >= :k THEN req + 1 ELSE req END AS req
+  FROM chosen
+)
+"""
+# The top rows at the plan, with the plan itself on every row (one row of NULLs when nothing matched). Term scores
+# are summed in term order, as SmartMatcher sums its rows, so equal scores are equal to the bit.
 _SMART_TOP = """
-SELECT x.chunk_id, x.score, {hit_cols} FROM (
-  SELECT chunk_id, CASE :level WHEN 1 THEN t1 WHEN 2 THEN t2 ELSE t3 END AS score FROM per_chunk
-  WHERE CASE :level WHEN 1 THEN m1 WHEN 2 THEN m2 ELSE m3 END >= :required
+SELECT plan.lvl AS level, plan.req AS required, x.chunk_id, x.score, {hit_cols} FROM plan
+LEFT JOIN LATERAL (
+  SELECT chunk_id, CASE plan.lvl WHEN 1 THEN t1 WHEN 2 THEN t2 ELSE t3 END AS score FROM per_chunk
+  WHERE CASE plan.lvl WHEN 1 THEN m1 WHEN 2 THEN m2 ELSE m3 END >= plan.req
   ORDER BY score DESC, chunk_id
   LIMIT :k
-) x JOIN chunks c ON c.id = x.chunk_id
+) x ON true
+LEFT JOIN chunks c ON c.id = x.chunk_id
 ORDER BY x.score DESC, x.chunk_id
 """
 
 
-def smart_sql(filters: Filters, part: str, hit_cols: str) -> tuple[str, dict[str, Any]]:
-    """The smart matcher's ``histogram`` of (m1, m2, m3) counts or its ``top`` chunks, with the filters applied."""
+def smart_sql(filters: Filters, hit_cols: str) -> tuple[str, dict[str, Any]]:
+    """The smart matcher's plan and top chunks in one statement, with the filters applied."""
     content, params = filter_sql(filters, "p.chunk_id")
     names, _ = filter_sql(filters, "n.chunk_id")
     head = _SMART_MATCHES.format(visible=VISIBLE, content_filters=content, name_filters=names)
-    tail = _SMART_HISTOGRAM if part == "histogram" else _SMART_TOP.format(hit_cols=hit_cols)
-    return head + tail, params
+    return head + SMART_PLAN + _SMART_TOP.format(hit_cols=hit_cols), params
 
 
 def filter_sql(filters: Filters, chunk_col: str) -> tuple[str, dict[str, Any]]:
