@@ -23,7 +23,7 @@ from sift.catalog import KbRef
 from sift.db.search_schema import VISIBLE, vector_literal
 from sift.errors import IndexNotReady, InvalidQuery
 from sift.models import Filters, Hit
-from sift.retrievers.pg_sql import BM25_SQL, filter_sql, smart_sql
+from sift.retrievers.pg_sql import bm25_sql, filter_sql, smart_sql
 from sift.retrievers.serving import ServingCache
 from sift.retrievers.smart import CONTENT_WEIGHT, LEVEL_WEIGHT, NAME_WEIGHT, SmartResult, query_terms
 from sift.tokenize import tokenize
@@ -149,11 +149,11 @@ class PgBM25Channel:
         terms = tokenize(query)
         if k <= 0 or not terms or not bundle.n_docs:
             return []
-        where, params = filter_sql(filters, "p.chunk_id")
+        sql, params = bm25_sql(filters, _HIT_COLS)
         params.update(_base_params(bundle), terms=terms, k=k, k1=K1, b=B, avgdl=bundle.avgdl,
                       n=float(bundle.n_docs), floor=bundle.idf_floor)
         with bundle.engine.connect() as conn:
-            rows = conn.execute(text(BM25_SQL.format(visible=VISIBLE, filters=where, hit_cols=_HIT_COLS)), params).all()
+            rows = conn.execute(text(sql), params).all()
         return bundle.hits(rows, self.name)
 
 
