@@ -15,15 +15,17 @@ from sift.models import Filters
 # Okapi BM25 (sift.index.bm25.term_scores: idf * (tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))), in that
 # operation order), summed per chunk over the query's tokens in query order (a repeated token adds again), as
 # BM25Index._candidates does: floats added in another order differ in the last bit and would break exact ties.
-# idf is rank_bm25's, negative values floored at epsilon × mean idf (sift.index.bm25.idf_okapi). Ties: chunk id.
+# idf is rank_bm25's, negative values floored at epsilon × mean idf (sift.index.bm25.idf_okapi), computed once per
+# query term (OFFSET 0 keeps the planner from inlining the two logarithms into every posting). Ties: chunk id.
 BM25_SQL = """
 SELECT s.chunk_id, s.score, {hit_cols} FROM (
   SELECT p.chunk_id,
-         sum(CASE WHEN t.idf < 0 THEN :floor ELSE t.idf END
-             * (p.tf * (:k1 + 1) / (p.tf + :k1 * (1 - :b + :b * p.doc_len / :avgdl))) ORDER BY q.ord) AS score
+         sum(t.idf * (p.tf * (:k1 + 1) / (p.tf + :k1 * (1 - :b + :b * p.doc_len / :avgdl))) ORDER BY q.ord) AS score
   FROM unnest(CAST(:terms AS text[])) WITH ORDINALITY AS q(term, ord)
-  JOIN LATERAL (SELECT ln(:n - st.df + 0.5::float8) - ln(st.df + 0.5::float8) AS idf FROM search_terms st
-                WHERE st.kb_id = :kb AND st.generation = :gen AND st.term = q.term) t ON true
+  JOIN LATERAL (SELECT CASE WHEN w.idf < 0 THEN :floor ELSE w.idf END AS idf FROM (
+                  SELECT ln(:n - st.df + 0.5::float8) - ln(st.df + 0.5::float8) AS idf FROM search_terms st
+                  WHERE st.kb_id = :kb AND st.generation = :gen AND st.term = q.term
+                  OFFSET 0) w) t ON true
   JOIN search_postings p ON p.kb_id = :kb AND p.term = q.term {files_join}
   WHERE {visible}
   GROUP BY p.chunk_id
