@@ -23,7 +23,7 @@ from sift.catalog import KbRef
 from sift.db.search_schema import VISIBLE, vector_literal
 from sift.errors import IndexNotReady, InvalidQuery
 from sift.models import Filters, Hit
-from sift.retrievers.pg_sql import BM25_SQL, filter_sql, smart_sql
+from sift.retrievers.pg_sql import bm25_sql, filter_sql, smart_sql
 from sift.retrievers.serving import ServingCache
 from sift.retrievers.smart import CONTENT_WEIGHT, LEVEL_WEIGHT, NAME_WEIGHT, SmartResult, query_terms
 from sift.tokenize import tokenize
@@ -37,6 +37,8 @@ EF_SEARCH = 128
 MAX_EF_SEARCH = 1000  # pgvector's upper bound
 #: BM25 parameters of the local index (sift.index.bm25.BM25Builder defaults, i.e. rank_bm25's).
 K1, B, EPSILON = 1.5, 0.75, 0.25
+#: SmartMatcher.search's default: narrow when a plan matches more than this many times k chunks.
+TOO_MANY = 50
 _HIT_COLS = "c.node_id, c.path, c.start_line, c.end_line, c.kind, c.name, c.symbol, c.part, c.module_code"
 
 
@@ -147,11 +149,11 @@ class PgBM25Channel:
         terms = tokenize(query)
         if k <= 0 or not terms or not bundle.n_docs:
             return []
-        where, params = filter_sql(filters, "p.chunk_id")
+        sql, params = bm25_sql(filters, _HIT_COLS)
         params.update(_base_params(bundle), terms=terms, k=k, k1=K1, b=B, avgdl=bundle.avgdl,
                       n=float(bundle.n_docs), floor=bundle.idf_floor)
         with bundle.engine.connect() as conn:
-            rows = conn.execute(text(BM25_SQL.format(visible=VISIBLE, filters=where, hit_cols=_HIT_COLS)), params).all()
+            rows = conn.execute(text(sql), params).all()
         return bundle.hits(rows, self.name)
 
 
@@ -257,24 +259,33 @@ class PgSmartChannel:
                     levels.append(lv)
                     cw.append(CONTENT_WEIGHT * LEVEL_WEIGHT[lv])  # the products SmartMatcher uses, to the bit
                     nw.append(NAME_WEIGHT * LEVEL_WEIGHT[lv])
-        histogram_sql, params = smart_sql(filters, "histogram", _HIT_COLS)
-        top_sql, _ = smart_sql(filters, "top", _HIT_COLS)
-        params.update(_base_params(bundle), ti=ti, forms=forms, levels=levels, cw=cw, nw=nw)
+        sql, params = smart_sql(filters, _HIT_COLS)
+        plans = smart_plans(n_terms)
+        params.update(_base_params(bundle), ti=ti, forms=forms, levels=levels, cw=cw, nw=nw, k=k, n_terms=n_terms,
+                      too_many=TOO_MANY, plan_levels=[lv for lv, _ in plans], plan_required=[r for _, r in plans])
         with bundle.engine.connect() as conn:
-            histogram = conn.execute(text(histogram_sql), params).all()
-            level, required = _smart_plan(histogram, n_terms, k)
-            rows = conn.execute(text(top_sql), {**params, "level": level, "required": required, "k": k}).all()
-        hits = bundle.hits(rows, self.name)
+            rows = conn.execute(text(sql), params).all()
+        level, required = int(rows[0].level), int(rows[0].required)
+        hits = bundle.hits([r for r in rows if r.chunk_id is not None], self.name)
         return hits, SmartResult([], [h.score for h in hits], level, required, n_terms)
 
 
-def _smart_plan(histogram: Sequence[Any], n_terms: int, k: int, too_many: int = 50) -> tuple[int, int]:
-    """(level, required terms) that ``SmartMatcher.search`` would stop at, from counts of (m1, m2, m3) triples."""
+def smart_plans(n_terms: int) -> list[tuple[int, int]]:
+    """The (level, required terms) plans ``SmartMatcher.search`` tries, in order: all terms at levels 1–3, then
+    fewer terms at level 3 down to a third of them."""
+    plans = [(lv, n_terms) for lv in (1, 2, 3)]
+    return plans + [(3, r) for r in range(n_terms - 1, max(1, math.ceil(n_terms / 3)) - 1, -1)]
+
+
+def _smart_plan(histogram: Sequence[Any], n_terms: int, k: int, too_many: int = TOO_MANY) -> tuple[int, int]:
+    """(level, required terms) that ``SmartMatcher.search`` would stop at, from counts of (m1, m2, m3) triples.
+
+    The statement of the rule ``pg_sql.SMART_PLAN`` computes inside the query, which tests hold it to.
+    """
     def count(level: int, required: int) -> int:
         return sum(int(r.n) for r in histogram if (r.m1, r.m2, r.m3)[level - 1] >= required)
 
-    plans = [(lv, n_terms) for lv in (1, 2, 3)]
-    plans += [(3, r) for r in range(n_terms - 1, max(1, math.ceil(n_terms / 3)) - 1, -1)]
+    plans = smart_plans(n_terms)
     level, required = plans[-1]
     for level, required in plans:
         if count(level, required) >= k:

@@ -3,7 +3,8 @@
 Binaries come from ``$SIFT_PG_BIN``, ``PATH`` or Debian's ``/usr/lib/postgresql/<version>/bin`` (install them
 with ``scripts/pg.sh``). PostgreSQL refuses to run as root, so as root the cluster belongs to the ``postgres``
 OS user (or ``nobody`` when there is none) and the server runs as that user; the data directory, socket and log
-all live in the temp dir, which is removed on :meth:`PgServer.stop`.
+all live in the temp dir, which is removed on :meth:`PgServer.stop`. A server given its own ``root`` (a benchmark
+keeping a loaded cluster) reuses the cluster found there and leaves it on disk when stopped.
 """
 
 from __future__ import annotations
@@ -84,10 +85,13 @@ def _server_user() -> pwd.struct_passwd | None:
 class PgServer:
     """One PostgreSQL cluster in a temp dir; make databases with :meth:`create_database`."""
 
-    def __init__(self, bin_dir: Path | None = None) -> None:
+    def __init__(self, bin_dir: Path | None = None, root: Path | None = None) -> None:
         self.bin_dir = bin_dir or find_bin_dir()
         self.user = _server_user()
-        self.root = Path(tempfile.mkdtemp(prefix="sift-pg-"))
+        self.keep = root is not None
+        if root is not None:
+            root.mkdir(parents=True, exist_ok=True)
+        self.root = root.resolve() if root is not None else Path(tempfile.mkdtemp(prefix="sift-pg-"))
         self.data = self.root / "data"
         self.log = self.root / "server.log"
         self.port = 0
@@ -135,12 +139,14 @@ class PgServer:
         raise RuntimeError(f"PostgreSQL did not start:\n{started.stderr}\n{self._log_tail()}")
 
     def stop(self) -> None:
-        """Stop the server (fast shutdown) and delete its directory; safe to call twice."""
+        """Stop the server and delete its directory (a kept one: shut down cleanly, left); safe to call twice."""
         if self.running:
-            self._run(str(self.bin_dir / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop",
-                      check=False)
+            # A kept cluster is read again: a clean shutdown spares it crash recovery on the next start.
+            self._run(str(self.bin_dir / "pg_ctl"), "-D", str(self.data), "-m", "fast" if self.keep else "immediate",
+                      "-w", "stop", check=False)
             self.running = False
-        shutil.rmtree(self.root, ignore_errors=True)
+        if not self.keep:
+            shutil.rmtree(self.root, ignore_errors=True)
 
     def __enter__(self) -> PgServer:
         return self.start()

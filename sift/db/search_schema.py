@@ -24,6 +24,10 @@ from sqlalchemy import Connection, text
 #: A knowledge base's file versions visible in generation ``:gen`` (``sift.db.visible_in``), on files alias ``f``:
 #: the condition every search row is read and counted through.
 VISIBLE = "f.kb_id = :kb AND f.gen_from <= :gen AND (f.gen_to IS NULL OR f.gen_to > :gen)"
+#: The same rule from the other side: the knowledge base's file versions *not* visible in ``:gen`` (newer ones being
+#: built, superseded ones awaiting garbage collection), usually few. A row of the kb whose file is not among them is
+#: visible, so a hashed ``NOT IN`` of this spares looking up each row's file.
+HIDDEN_FILES = "SELECT hf.id FROM files hf WHERE hf.kb_id = :kb AND (hf.gen_from > :gen OR hf.gen_to <= :gen)"
 
 SEARCH_TABLES = ("search_vectors", "search_postings", "search_names", "search_docs", "search_terms", "search_stats")
 

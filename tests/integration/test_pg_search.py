@@ -7,6 +7,8 @@ and smart rankings must be equal, with and without filters; HNSW must find the e
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 import pytest
 from sqlalchemy import text
@@ -18,8 +20,8 @@ from sift.ingest.pg_index import build_pg_index
 from sift.ingest.pipeline import ingest
 from sift.models import Filters
 from sift.retrievers.base import IndexCache, _glob_match
-from sift.retrievers.pg_search import PgSearchCache, PgVectorChannel
-from sift.retrievers.pg_sql import glob_sql
+from sift.retrievers.pg_search import TOO_MANY, PgSearchCache, PgVectorChannel, _smart_plan, smart_plans
+from sift.retrievers.pg_sql import SMART_PLAN, glob_sql
 from sift.retrievers.search import Searcher
 from tests.integration.test_bm25_parity import QUERIES
 
@@ -82,6 +84,53 @@ def test_pg_smart_equals_local_smart(both, filters):
         theirs, t_res = local.smart.search_detailed(q, f, 10)
         assert (o_res.level, o_res.required) == (t_res.level, t_res.required), q
         assert _ids(ours) == _ids(theirs), q
+
+
+Bucket = namedtuple("Bucket", "m1 m2 m3 n")
+# (histogram of (m1, m2, m3) → chunks, n_terms, k): empty, exact ties at k, every plan chosen, none reaching k.
+PLAN_CASES = [
+    ([], 1, 10), ([], 3, 10), ([], 2, 0),
+    ([Bucket(1, 1, 1, 10)], 1, 10), ([Bucket(1, 1, 1, 9)], 1, 10), ([Bucket(0, 1, 1, 10)], 1, 10),
+    ([Bucket(0, 0, 1, 10)], 1, 10), ([Bucket(0, 0, 1, 9), Bucket(0, 1, 1, 1)], 1, 10),
+    ([Bucket(2, 2, 2, 3), Bucket(1, 2, 3, 7)], 3, 10), ([Bucket(2, 2, 2, 3), Bucket(1, 2, 3, 7)], 2, 10),
+    ([Bucket(0, 1, 2, 6), Bucket(1, 1, 1, 4)], 6, 10), ([Bucket(0, 0, 2, 10)], 4, 10),
+    ([Bucket(0, 0, 2, 9)], 4, 10), ([Bucket(0, 0, 1, 900)], 3, 10), ([Bucket(1, 2, 5, 3)], 5, 3),
+    ([Bucket(3, 3, 3, 600), Bucket(2, 3, 4, 20)], 4, 10), ([Bucket(0, 1, 1, 1000), Bucket(0, 0, 2, 10)], 2, 10),
+]
+
+
+def _random_plan_cases(n_cases: int = 300) -> list:
+    rng = np.random.default_rng(3)
+    cases = []
+    for _ in range(n_cases):
+        n_terms = int(rng.integers(1, 7))
+        buckets = []
+        for _ in range(int(rng.integers(0, 6))):
+            m = sorted(int(x) for x in rng.integers(0, n_terms + 1, size=3))  # m1 <= m2 <= m3, as matches are
+            if rng.random() < 0.2:
+                rng.shuffle(m)  # and triples real matches never make, to test the rule, not the data
+            buckets.append(Bucket(*m, int(rng.choice([1, 3, 9, 10, 11, 500, 1000]))))
+        cases.append((buckets, n_terms, int(rng.choice([0, 1, 3, 10, 20, 100]))))
+    return cases
+
+
+def test_pg_smart_plan_sql_equals_smart_plan(both):
+    """The plan chosen inside the smart query equals ``_smart_plan`` (SmartMatcher.search's rule) case by case."""
+    _, _, engine = both
+    sql = text("WITH hist AS (SELECT * FROM unnest(CAST(:m1 AS int[]), CAST(:m2 AS int[]), CAST(:m3 AS int[]), "
+               "CAST(:n AS bigint[])) AS h(m1, m2, m3, n))" + SMART_PLAN + "SELECT lvl, req FROM plan")
+    cases = PLAN_CASES + _random_plan_cases()
+    with engine.connect() as conn:
+        for hist, n_terms, k in cases:
+            plans = smart_plans(n_terms)
+            got = conn.execute(sql, {"m1": [b.m1 for b in hist], "m2": [b.m2 for b in hist],
+                                     "m3": [b.m3 for b in hist], "n": [b.n for b in hist], "k": k,
+                                     "n_terms": n_terms, "too_many": TOO_MANY,
+                                     "plan_levels": [lv for lv, _ in plans],
+                                     "plan_required": [r for _, r in plans]}).one()
+            assert tuple(got) == _smart_plan(hist, n_terms, k), (hist, n_terms, k)
+    chosen = {_smart_plan(hist, n_terms, k) for hist, n_terms, k in cases}
+    assert {(1, 1), (2, 1), (3, 1), (3, 2), (3, 4), (3, 5)} <= chosen  # the cases reach every kind of plan
 
 
 @pytest.mark.parametrize("filters", FILTERS[:5], ids=lambda f: ",".join(f"{k}={v}" for k, v in f.items()) or "none")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 
@@ -73,6 +74,10 @@ def test_pg_backend_never_ranks_another_tenants_chunk(tmp_path, pg_settings, loc
     assert not (tmp_path / "no-index-dir").exists()  # nothing was written for the local backend
 
 
+def _paths(channel, query, bundle):
+    return {h.path for h in channel.search(query, Filters(kb="tiny"), 50, bundle=bundle)}
+
+
 def test_pg_backend_generations_and_gc(tmp_path, pg_settings, local_embedder):
     repo = _write(tmp_path / "tiny", TINY_FILES)
     first = ingest(pg_settings, repo, "tiny", embedder=local_embedder)
@@ -99,6 +104,26 @@ def test_pg_backend_generations_and_gc(tmp_path, pg_settings, local_embedder):
             stored = dict(conn.execute(text("SELECT term, df FROM search_terms WHERE kb_id = :kb AND generation = :g"),
                                        {"kb": kb.id, "g": kb.generation}).all())
         assert stored == recount
+        # Each generation ranks only its own file versions: the first still has the old auth.py and the guide, not
+        # the second's new auth.py; the second the reverse. With and without filters on files.
+        old, new = searcher.cache._load(dataclasses.replace(kb, generation=first["generation"])), searcher.cache._load(kb)
+        for bundle in (old, new):
+            with engine.connect() as conn:
+                visible = set(conn.execute(text(
+                    "SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.kb_id = :kb "
+                    "AND f.gen_from <= :g AND (f.gen_to IS NULL OR f.gen_to > :g)"),
+                    {"kb": kb.id, "g": bundle.kb.generation}).scalars())
+            for filters in (Filters(kb="tiny"), Filters(kb="tiny", language="python"), Filters(kb="tiny", path_glob="*")):
+                for channel in (searcher.bm25, searcher.smart):
+                    for query in ("compare_digest", "constant_time_eq", "rotate the secret", "validate the token"):
+                        hits = channel.search(query, filters, 50, bundle=bundle)
+                        assert {h.chunk_id for h in hits} <= visible, (channel.name, query, filters)
+        assert "pkg/auth.py" in _paths(searcher.bm25, "compare_digest", old)
+        assert "pkg/auth.py" not in _paths(searcher.bm25, "compare_digest", new)
+        assert "pkg/auth.py" not in _paths(searcher.bm25, "constant_time_eq", old)
+        for channel in (searcher.bm25, searcher.smart):
+            assert "docs/guide.md" in _paths(channel, "rotate the secret", old)
+            assert "docs/guide.md" not in _paths(channel, "rotate the secret", new)
     finally:
         searcher.close()
     before = _counts(engine, kb.id)
