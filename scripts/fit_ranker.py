@@ -133,6 +133,22 @@ def _train_questions(packages: list[dict], cap: int | None) -> list[dict]:
     return out
 
 
+def _cloze(packages: list[dict], train: list[dict], fetch: Any) -> tuple[list[dict], list[tuple[str, str, Any]]]:
+    """The train questions pointed at each package's inverse-cloze copy (``bench/train/cloze.py``), and the
+    ``(kb, label, fetch)`` of those copies, made once under ``bench/out/ranker/cloze``."""
+    from bench.train.cloze import cloze_copy
+
+    out: list[dict] = []
+    sources: list[tuple[str, str, Any]] = []
+    for p in packages:
+        label = f"{p['name']}-{p['version']}"
+        kb, dest = f"cloze-{p['name']}", OUT / "cloze" / label
+        mine = [q for q in train if q["kb"] == p["name"]]
+        out.extend(cloze_copy(fetch(p), mine, dest, kb))
+        sources.append((kb, f"{label} cloze", lambda dest=dest: dest))
+    return out, sources
+
+
 def _ingest_all(settings: Any, embedder: Any, sources: list[tuple[str, str, Any]]) -> None:
     """Ingest each ``(kb, label, fetch)`` not recorded in ``DONE`` under the same label; record each when done."""
     from sift.ingest.pipeline import ingest
@@ -352,6 +368,8 @@ def main() -> None:
     ap.add_argument("--check", action="store_true", help="fail unless the fit reproduces the committed weights")
     ap.add_argument("--ingest-only", action="store_true", help="ingest the projects not ingested yet, then stop")
     ap.add_argument("--no-cache", action="store_true", help="pool again from the indexes, ignoring the cache")
+    ap.add_argument("--verbatim", action="store_true",
+                    help="search the packages as published, the query sentences left in their targets")
     ap.add_argument("--max-per-package", type=int, default=None, help="cap train questions per package (default: all)")
     args = ap.parse_args()
 
@@ -367,15 +385,20 @@ def main() -> None:
     dev = [q for path in SPLITS["dev"] for q in load_questions(ROOT / path)[0] if q.gold_spans]
     embedder = LocalEmbedder()
     settings = Settings(data_dir=OUT / "data")
+    train = _train_questions(packages, args.max_per_package)
     # A package is ingested again when the chunker changes (its version is in the label), as an upgrade would.
-    sources = [(p["name"], f"{p['name']}-{p['version']} chunking {CHUNKING}", lambda p=p: fetch(p)) for p in packages]
+    if args.verbatim:
+        sources = [(p["name"], f"{p['name']}-{p['version']} chunking {CHUNKING}", lambda p=p: fetch(p))
+                   for p in packages]
+    else:
+        train, sources = _cloze(packages, train, fetch)
+        sources = [(kb, f"{label} chunking {CHUNKING}", root) for kb, label, root in sources]
     sources += [(kb, f"{kb} chunking {CHUNKING}", lambda kb=kb: source_root(kb)) for kb in sorted({q.kb for q in dev})]
     _ingest_all(settings, embedder, sources)
     print(f"ingested {len(packages)} train packages and the dev projects ({time.perf_counter() - t0:.0f}s)",
           flush=True)
     if args.ingest_only:
         return
-    train = _train_questions(packages, args.max_per_package)
     digest = hashlib.sha256("\n".join(json.dumps(q, sort_keys=True) for q in train).encode()).hexdigest()
     cache = None if args.no_cache else OUT / f"pool-{_pool_key(train, dev)}.npz"
     groups = _pooled(train, dev, cache, settings, embedder, t0)
