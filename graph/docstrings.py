@@ -10,32 +10,40 @@ take the token from.", "It returns the delay in seconds."), and type-only fields
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
-# Verbs that open docstring summaries in the imperative (PEP 257) or third person; other first words
-# (nouns such as "Helper", "Metaclass") cannot be conjugated safely, so the summary is quoted instead.
-_VERBS = frozenset("""
-accept acquire add allow apply ask assert attach block build cache call cancel check clear close collect
-combine compare compute configure construct contain convert count create decode decorate define delete export
-extract fill filter find finish flush format generate get give handle hold ignore import initialize insert
-inspect install invoke iterate join keep limit list load log look make manage map mark match merge normalize
-open parse pass perform prepare print process produce prompt provide publish pull push put read receive record
-register reject release reload remember remove render replace report represent request reset resolve restore
-return run save schedule search select send serialize set show sort spread split start stop store strip submit
-take tell test throw track transform translate trigger try turn update upload use verify wait walk wrap write
-yield
-""".split())  # noqa: SIM905 - a word list reads best as words
+# Verbs that open docstring summaries in the imperative (PEP 257) or third person, with their third person:
+# data derived from the train packages' docstrings by scripts/docstring_verbs.py (which says how). Other first
+# words (nouns such as "Helper", "Metaclass") cannot be conjugated safely, so the summary is quoted instead.
+VERBS_FILE = Path(__file__).with_name("docstring_verbs.json")
+# Words that start a verb's object or follow it as a particle ("Return *the*…", "Check *if*…", "Iterate *over*…"),
+# and rarely follow a noun: the evidence that a summary's first word is a verb.
+OBJECT_WORDS = frozenset(["a", "an", "the", "this", "these", "those", "all", "any", "each", "every", "some", "its",
+                          "their", "another", "if", "whether", "over", "up", "out", "until"])
 _ARTICLES = ("a", "an", "the")
 _WORD = re.compile(r"[A-Za-z]+")
 
 
-def _third_person(verb: str) -> str:
+def third_person(verb: str) -> str:
+    """The regular third person singular of ``verb``: "return" → "returns", "match" → "matches", "apply" →
+    "applies"."""
     if verb.endswith(("s", "sh", "ch", "x", "z", "o")):
         return verb + "es"
     if verb.endswith("y") and verb[-2:-1] not in "aeiou":
         return verb[:-1] + "ies"
     return verb + "s"
+
+
+def _load_verbs(path: Path) -> dict[str, str]:
+    """The docstring verbs of the data file: each verb and its third person."""
+    return {verb: data[0] for verb, data in json.loads(path.read_text(encoding="utf-8"))["verbs"].items()}
+
+
+_VERBS = _load_verbs(VERBS_FILE)
+_THIRD = {third: verb for verb, third in _VERBS.items()}
 
 
 def _participle_of(word: str) -> str | None:
@@ -57,19 +65,46 @@ def predicate(summary: str) -> str | None:
     if rest.split(" ", 2)[1:2] == ["of"]:  # "List of…", "Set of…": a noun, not an imperative
         return None
     if word in _VERBS:
-        return _third_person(word) + rest
-    if word.endswith("s") and (word[:-1] in _VERBS or (word.endswith("es") and word[:-2] in _VERBS)
-                               or (word.endswith("ies") and word[:-3] + "y" in _VERBS)):
+        return _VERBS[word] + rest
+    if word in _THIRD:
         return word + rest
     if word.endswith("ed") and _participle_of(word):
         return "is " + word + rest
     if word in _ARTICLES:
-        # "A way to…" is said of the name; "The choice type checks…" is a sentence with its own verb.
+        # "A way to…" is said of the name; "The choice type checks…" is a sentence with its own verb ("A
+        # validator that raises…" is not: the verb is the relative clause's).
+        head = re.split(r"\b(?:that|which|who|whose)\b", rest, maxsplit=1)[0]
         if any(_WORD.fullmatch(w) and predicate(w.capitalize() + " x") not in (None, "is x")
-               and w.endswith("s") for w in rest.split()[:4]):
+               and w.endswith("s") for w in head.split()[:4]):
             return None
         return "is " + word + rest
     return None
+
+
+# Words that open a description without being its verb (prepositions, conjunctions, adverbs, quantifiers):
+# "For the…", "Only the…", "All the…" are not imperatives.
+_NOT_VERBS = frozenset("""
+about above across after against along also although among and around as at because before behind below beside
+besides between beyond both but by despite during either even except for from given in inside instead into just
+like near neither nor not now of off on once only onto or other otherwise out outside over past per since so such
+than that then there these this those though through thus to toward towards under unless unlike until upon via when
+where whether which while with within without yet all any each every some no none many most much several
+""".split())  # noqa: SIM905 - a word list reads best as words
+
+
+def _unlisted_verb(text: str) -> str | None:
+    """How ``text`` opens when its first word is a verb the list lacks: "third" ("Controls whether…"), "base"
+    ("Spread the delay…"), else None. The evidence is the one that makes the list's verbs verbs: an object word
+    follows ("the", "whether", "over"…), and the word is no preposition, conjunction or adverb (``_NOT_VERBS``)."""
+    words = text.split(None, 2)
+    if len(words) < 2 or not words[0].isalpha() or not words[0][:1].isupper() or not words[0][1:].islower():
+        return None
+    word = words[0].lower()
+    if word in _NOT_VERBS or words[1].lower() not in OBJECT_WORDS or len(word) < 3:
+        return None
+    if word.endswith("ss") or not word.endswith("s"):  # "Pass the…", "Spread the…"
+        return "base"
+    return "third" if len(word) > 3 and not word.endswith(("us", "is", "ys")) else None  # not "Always the…"
 
 
 @dataclass(frozen=True)
@@ -210,6 +245,11 @@ def field_sentence(f: Field) -> str:
     said = predicate(text)
     if said is not None:
         return f"`{f.name}` {said}."
+    verb = _unlisted_verb(text)  # "`x` controls whether…", "Set `x` to spread…"; never "`x` is controls…"
+    if verb == "third":
+        return f"`{f.name}` {_lower_word(text)}."
+    if verb == "base":
+        return f"Set `{f.name}` to {_lower_word(text)}."
     clause = text.split(",", 1)[0].split(". ", 1)[0].split()
     if any(w in _FINITE for w in clause[1:]):  # "the default behavior is to…": a sentence of its own
         return f"For `{f.name}`, {_lower_word(text)}."

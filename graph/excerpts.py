@@ -55,9 +55,29 @@ def quotable(code: str) -> bool:
 _DOC_QUOTE = re.compile(r"^[rRbBuUfF]{0,2}(\"\"\"|\'\'\')")
 
 
-def _header_end(lines: Sequence[str]) -> int:
+_HASH_COMMENTS = frozenset({"ruby", "bash"})  # languages whose doc comments are "#" runs (not C's "#include")
+
+
+def definition_start(lines: Sequence[str], lang: str = "") -> int:
+    """The index of a definition's first line past the doc comment its chunk may start with (``/** … */``,
+    ``///`` or ``//`` runs; ``#`` runs in ``_HASH_COMMENTS``) and blank lines; 0 when nothing follows it."""
+    i = 0
+    while i < len(lines):
+        s = lines[i].strip()
+        if s.startswith("/*"):
+            while i < len(lines) and "*/" not in lines[i]:
+                i += 1
+        elif s and not s.startswith("//") and not (lang in _HASH_COMMENTS and s.startswith("#")):
+            return i
+        i += 1
+    return 0
+
+
+def _header_end(lines: Sequence[str], lang: str = "") -> int:
     """The index of the line that ends a definition's header (its signature may span lines), or -1."""
-    start = next((i for i, ln in enumerate(lines) if ln.strip() and not ln.strip().startswith("@")), None)
+    first = definition_start(lines, lang)
+    start = next((i for i in range(first, len(lines)) if lines[i].strip() and not lines[i].strip().startswith("@")),
+                 None)
     if start is None:
         return -1
     return next((i for i in range(start, min(len(lines), start + 40))
@@ -74,7 +94,7 @@ def key_lines(evidence: Evidence, tokens: Sequence[str], limit: int = 3,
     scored = []
     in_doc: str | None = None
     lines = split_lines(evidence.text)
-    header = _header_end(lines) if own else -1
+    header = _header_end(lines, _lang(evidence.path)) if own else -1
     for offset, line in enumerate(lines):
         stripped = line.strip()
         if in_doc is not None:
@@ -242,8 +262,9 @@ def signature(e: Evidence) -> str:
     if e.part is not None and e.part > 1:
         return ""  # a later part of a long definition starts mid-body: its first line is no signature
     lines = split_lines(e.text)
+    first = definition_start(lines, _lang(e.path))
     head: list[str] = []
-    for line in lines[:12]:
+    for line in lines[first:first + 12]:
         stripped = line.strip()
         if not head and (stripped.startswith("@") or not stripped):
             continue
@@ -292,12 +313,23 @@ _LANGS = {".py": "python", ".pyi": "python", ".js": "javascript", ".mjs": "javas
           ".rb": "ruby", ".c": "c", ".h": "c", ".cpp": "cpp", ".sh": "bash"}
 
 
+def _lang(path: str) -> str:
+    """The fence language of a file, by its extension ("" when unknown)."""
+    return _LANGS.get("." + path.rsplit(".", 1)[-1], "") if "." in path else ""
+
+
 def code_block(e: Evidence, shown: Sequence[tuple[int, str]], header: bool = True) -> str:
     """A fenced block of the definition's header (as written, across lines) and the body lines ``shown`` (file
-    line numbers), with ``...`` where lines are left out; "" when there is nothing safe to show."""
+    line numbers), with ``...`` where lines are left out; "" when there is nothing safe to show.
+
+    A definition whose chunk opens with its doc comment (JSDoc ``/** … */``, ``///``) is shown from the
+    definition itself: the answer states the docstring in words, and the citation still covers the comment."""
     lines = split_lines(e.text)
-    end = _header_end(lines) if header and (e.part is None or e.part <= 1) else -1
-    start = next((i for i, ln in enumerate(lines) if ln.strip() and not ln.strip().startswith("@")), 0)
+    lang = _lang(e.path)
+    first = definition_start(lines, lang) if header and e.docstring and (e.part is None or e.part <= 1) else 0
+    end = _header_end(lines, lang) if header and (e.part is None or e.part <= 1) else -1
+    start = next((i for i in range(first, len(lines)) if lines[i].strip() and not lines[i].strip().startswith("@")),
+                 0)
     out = [lines[i] for i in range(start, end + 1)] if end >= 0 else []
     prev = end
     wanted = [ln - e.start_line for ln, _ in shown]
@@ -314,7 +346,6 @@ def code_block(e: Evidence, shown: Sequence[tuple[int, str]], header: bool = Tru
             prev = off
     if not out or any(CODE in ln or _CITATION_LIKE.search(ln) for ln in out):
         return ""
-    lang = _LANGS.get("." + e.path.rsplit(".", 1)[-1], "") if "." in e.path else ""
     return _fenced(out, lang)
 
 

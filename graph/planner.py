@@ -27,9 +27,23 @@ _OVERVIEW = re.compile(r"what (does|is) (this|the) (project|library|package|repo
                        r"of (this|the) (project|library)|what is this", re.IGNORECASE)
 _LOCATE = re.compile(r"^\s*(?:(?:and|so|also)\s+)?(where|which (file|module|function|class|method))|\b(defined|implemented|located|"
                      r"find the|source code of)\b", re.IGNORECASE)
-_LIST = re.compile(r"^\s*(list|which|what) .*\b(are|exist|come with|available|supported|defined in|provides?|"
-                   r"offers?|ships?|out of the box|can be (set|passed|used|configured))\b|^\s*list\b",
-                   re.IGNORECASE)
+# A list question asks for several things by its own phrasing: "List…", "What kinds of…", "Show me all…", or
+# "which/what <things>" whose own verb is a list predicate ("Which stores are available?", "What options can be
+# passed…"), "do/does <subject> <verb>" ("Which hooks does it provide?") or a plural's own verb ("Which formats
+# get…"). A list word inside another clause is not one: "What does f do when the file does not exist?" asks what
+# f does.
+_LIST_OPENING = re.compile(r"^\s*(?:(?:and|so|also)\s+)?(?:list|enumerate)\b|^\s*(?:which|what)\s+(?:kinds?|types?|"
+                           r"sorts?)\s+of\b|^\s*(?:show|give|name|tell)(?:\s+me)?\s+(?:all|every)\b",
+                           re.IGNORECASE)
+_LIST_THINGS = re.compile(r"^\s*(?:(?:and|so|also)\s+)?(?:which|what)\s+((?:[\w`.'()-]+\s+){0,5}?)(?:(are|exist|"
+                          r"come with|available|supported|defined in|provided|offered|shipped|out of the box|can (?:[\w`.'()-]+\s+){0,4}?be "
+                          r"(?:set|passed|used|configured|converted))\b|(?:does|do)\s+((?:[\w`.'()-]+\s+){1,4}?)[a-z]+\b)",
+                          re.IGNORECASE)
+_PLURAL_SUBJECT = re.compile(r"^\s*(?:(?:and|so|also)\s+)?(?:which|what)\s+([a-z]+)\s+([a-z]+)\b", re.IGNORECASE)
+_NOT_THINGS = frozenset(["do", "does", "did", "is", "was", "were", "be", "been", "has", "have", "had", "can", "could",
+                         "should", "would", "will", "may", "might", "must", "happen", "happens", "happened", "when",
+                         "if", "where", "while", "unless", "after", "before", "because", "until", "since", "whether",
+                         "that", "which", "who", "whose", "what", "how", "why"])
 _DOC = re.compile(r"^\s*(how (do|can|should) (i|we|you)|can i|should i|why (does|do|is)|when (does|do|should)|"
                   r"what is the difference|is there a way)\b", re.IGNORECASE)
 _EXPLAIN = re.compile(r"^\s*(how (does|is|are)|what happens|explain|in what order)\b", re.IGNORECASE)
@@ -46,7 +60,7 @@ def question_type(question: str, has_history: bool) -> QuestionType:
         return "chit-chat"
     if has_history and _FOLLOW_UP.search(question) and len(_WORD.findall(question)) <= 10:
         return "follow-up"
-    if _LIST.search(question):
+    if is_list_question(question):
         return "list"
     if _LOCATE.search(question):
         return "locate"
@@ -55,6 +69,32 @@ def question_type(question: str, has_history: bool) -> QuestionType:
     if _DOC.search(question):
         return "doc"
     return "explain"
+
+
+def is_list_question(question: str) -> bool:
+    """Whether ``question`` asks for a list by its phrasing (see ``_LIST_OPENING`` and ``_LIST_THINGS``)."""
+    if _LIST_OPENING.search(question):
+        return True
+    subject = _PLURAL_SUBJECT.match(question)
+    if subject and _plural(subject.group(1).lower()) and subject.group(1).lower() not in _NOT_THINGS \
+            and not subject.group(2).lower().endswith("s"):  # "Which formats get…": a plural and its verb
+        return True
+    m = _LIST_THINGS.search(question)
+    if not m:
+        return False
+    things = m.group(1).lower().split()
+    if any(w in _NOT_THINGS for w in things):
+        return False
+    if m.group(2):  # "which <things> are…"; "what are the…" names its things after the verb
+        return True
+    # "Which hooks does it provide?" asks for several; "Which exception does it raise…?" for one
+    doer = (m.group(3) or "").lower().split()
+    return bool(things) and _plural(things[-1]) and not any(w in _NOT_THINGS for w in doer)
+
+
+def _plural(word: str) -> bool:
+    """A plural noun's ending ("formats", "classes"), not "ss", "us" or "is"."""
+    return word.endswith("s") and not word.endswith(("ss", "us", "is"))
 
 
 def key_terms(question: str) -> list[str]:

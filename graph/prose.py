@@ -53,10 +53,15 @@ def _placed(label: str, where: str, kind: str, doc: str) -> str:
     return f"{label}{kind} is defined in {where}"
 
 
+def _kind(e: Evidence, sig: str) -> str:
+    """What the definition is: "class" when its header says so (a class's chunk is indexed as code), else its kind."""
+    return "class" if re.match(r"(?:export\s+)?(?:abstract\s+)?class\s", sig) else e.kind
+
+
 def _code_sentences(e: Evidence, plan: Plan, tokens: Sequence[str]) -> list[str]:
     n = e.id
     sig = signature(e)
-    kind = "class" if re.match(r"(?:export\s+)?(?:abstract\s+)?class\s", sig) else e.kind
+    kind = _kind(e, sig)
     where = f"{escaped(e.path)} (lines {e.start_line}-{e.end_line})"
     doc = summary(e.docstring)
     name = label(e)
@@ -103,7 +108,7 @@ def _listing_sentences(items: Sequence[Evidence]) -> list[str]:
     out = [f"{items[0].path} defines {len(items)} {noun}:"]
     for e in items:
         doc = summary(e.docstring)
-        out.append("- " + cite(_placed(f"`{last_name(e)}`", f"(lines {e.start_line}-{e.end_line})", e.kind, doc)
+        out.append("- " + cite(_placed(f"`{last_name(e)}`", f"(lines {e.start_line}-{e.end_line})", _kind(e, signature(e)), doc)
                                .replace(" in (lines", " (lines"), e.id))
     return out
 

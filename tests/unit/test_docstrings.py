@@ -4,16 +4,27 @@ from __future__ import annotations
 
 import pytest
 
-from sift.graph.docstrings import Field, field_sentence, predicate, split_fields
+from sift.graph.docstrings import Field, field_sentence, predicate, split_fields, third_person
 
 
 @pytest.mark.parametrize(("summary", "expected"), [
     ("Return the tuple of attributes.", "returns the tuple of attributes"),
-    ("Keeps bucket state in a dict.", "keeps bucket state in a dict"),
+    ("Stores bucket state in a dict.", None),  # "store" opens too few train summaries: quoted, not conjugated
+    ("Wraps bucket state in a dict.", "wraps bucket state in a dict"),
+    ("Match the name.", "matches the name"),  # the third person as the data file spells it
+    ("Apply the change.", "applies the change"),
+    ("Do the work.", "does the work"),
+    ("Raised when it fails.", "is raised when it fails"),
+    ("Stopped early.", "is stopped early"),  # a doubled consonant before "-ed"
+    ("True if it is set.", None),  # no third person "Trues": not a verb
+    ("Given a name, find it.", None),
+    ("Base class for stores.", None),
+    ("RETURN the value.", None),  # not an ordinary capitalised word
     ("Applies the change", "applies the change"),
     ("Called by acquire when no token is left.", "is called by acquire when no token is left"),
     ("A quick way to create a class.", "is a quick way to create a class"),
     ("The choice type checks a value.", None),  # a sentence with its own verb
+    ("A validator that raises an error.", "is a validator that raises an error"),  # the relative clause's verb
     ("Helper method that raises.", None),  # a noun opens it: quoted, not conjugated
     ("List of things.", None),  # "List of": a noun, not the verb
     ("", None),
@@ -51,6 +62,16 @@ def test_split_fields(doc: str, prose: str, fields: list[Field]) -> None:
     (Field("param", "rate", "Tokens added per second."), "`rate` is tokens added per second."),
     (Field("param", "short", "Use the short form."), "Set `short` to use the short form."),
     (Field("param", "mode", "Selects the mode."), "`mode` selects the mode."),
+    (Field("param", "on", "Controls whether it runs."), "`on` controls whether it runs."),  # off the list
+    (Field("param", "n", "Tracks the count."), "`n` tracks the count."),
+    (Field("param", "n", "Always the same."), "`n` is always the same."),  # "-ys": an adverb, not a verb
+    (Field("param", "n", "Options for the run."), "`n` is options for the run."),  # no object word: a noun
+    (Field("param", "delay", "Spread the delay."), "Set `delay` to spread the delay."),  # off the list
+    (Field("param", "path", "Access the file."), "Set `path` to access the file."),
+    (Field("param", "n", "For the first run."), "`n` is for the first run."),  # a preposition, not a verb
+    (Field("param", "n", "Only the first run."), "`n` is only the first run."),
+    (Field("param", "n", "Default value."), "`n` is default value."),  # no object word follows
+    (Field("param", "n", "Thus the value."), "`n` is thus the value."),
     (Field("param", "eq", "If True, compare it."), "For `eq`, if True, compare it."),
     (Field("param", "mode", "the default behavior is to run."), "For `mode`, the default behavior is to run."),
     (Field("param", "flag", "True turns it on."), "`flag` is True turns it on."),  # a constant keeps its case
@@ -64,3 +85,11 @@ def test_split_fields(doc: str, prose: str, fields: list[Field]) -> None:
 ])
 def test_field_sentence(field: Field, expected: str) -> None:
     assert field_sentence(field) == expected
+
+
+@pytest.mark.parametrize(("verb", "third"), [
+    ("return", "returns"), ("match", "matches"), ("push", "pushes"), ("fix", "fixes"), ("pass", "passes"),
+    ("go", "goes"), ("apply", "applies"), ("play", "plays"), ("cache", "caches"), ("buzz", "buzzes"),
+])
+def test_third_person(verb: str, third: str) -> None:
+    assert third_person(verb) == third

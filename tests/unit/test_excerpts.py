@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from sift.graph.excerpts import CODE, doc_lines, doc_sentences, first_sentence, key_lines, signature
+from sift.graph.excerpts import (
+    CODE,
+    code_block,
+    definition_start,
+    doc_lines,
+    doc_sentences,
+    first_sentence,
+    key_lines,
+    signature,
+)
 from sift.graph.state import Evidence
 
 
@@ -82,3 +91,38 @@ def test_doc_sentences_of_a_section_with_no_shared_term_quote_its_first_sentence
 ])
 def test_doc_lines(docstring: str | None, tokens: list[str], first: str, expected: list[str]) -> None:
     assert doc_lines(docstring, tokens, first) == expected
+
+
+JSDOC = "/**\n * Format a wait time.\n *\n * @param {number} s - Seconds.\n */\nexport function fmt(s) {\n  return `${s}s`;\n}"
+
+
+@pytest.mark.parametrize(("text", "lang", "expected"), [
+    (JSDOC, "javascript", 5),
+    ("/** One line. */\nfunction f() {}", "javascript", 1),
+    ("/// Adds one.\n/// Twice.\npub fn add(x: i32) -> i32 {", "rust", 2),
+    ("// Reads it.\n\nfunc Read() error {", "go", 2),
+    ("# Greets.\ndef greet\nend", "ruby", 1),
+    ("#include <x.h>\nint f(void) {", "c", 0),  # a C preprocessor line is code, not a comment
+    ("def load(path):\n    return 1", "python", 0),
+    ("function f() {}", "javascript", 0),
+    ("/** never closed", "javascript", 0),  # nothing after the comment: start where the chunk starts
+    ("", "javascript", 0),
+])
+def test_definition_start_skips_the_leading_doc_comment(text: str, lang: str, expected: int) -> None:
+    assert definition_start(text.split("\n"), lang) == expected
+
+
+def test_code_block_of_documented_js_starts_at_the_definition() -> None:
+    e = Evidence(id=1, path="web/fmt.js", start_line=5, end_line=12, kind="function", name="fmt", score=1.0,
+                 text=JSDOC, docstring="Format a wait time.\n\n@param {number} s - Seconds.")
+    block = code_block(e, [(11, "return `${s}s`;")])
+    assert block.startswith(f"{CODE}javascript\nexport function fmt(s) {{")
+    assert "Format a wait time" not in block and "@param" not in block
+    assert signature(e) == "export function fmt(s)"
+
+
+def test_code_block_without_docstring_keeps_the_comment() -> None:
+    # Nothing in the answer states the comment's words then: the block shows them as written.
+    e = Evidence(id=1, path="web/fmt.js", start_line=5, end_line=12, kind="function", name="fmt", score=1.0,
+                 text=JSDOC)
+    assert code_block(e, []).startswith(f"{CODE}javascript\n/**\n * Format a wait time.")

@@ -1,0 +1,133 @@
+"""Derive the verbs that open docstring summaries from the train packages and write ``graph/docstring_verbs.json``.
+
+    python scripts/docstring_verbs.py            # parse the train packages, write the file
+    python scripts/docstring_verbs.py --check    # fail unless the committed file comes out equal
+
+The answerer turns a docstring summary into what follows a definition's name ("Return the delay." → "`f`
+returns the delay"), which is only safe when the summary's first word is a verb. Which words are is read from the
+summaries the train packages' authors wrote (``bench/train/packages.json``, never a dev or test project): every
+definition's docstring (a JS/TS doc comment) outside test code and type stubs, parsed with sift's own parsers,
+first sentence as ``bench/train/text.docstring_summary`` takes it. A word ``v`` is a docstring verb when:
+
+- ``v`` and its third person ``third_person(v)`` ("return"/"returns", "apply"/"applies") are both words of the
+  summaries, anywhere (nouns such as "True" or "Given" have no such form);
+- summaries open with either form at least ``MIN_OPENINGS`` times, in at least ``MIN_PACKAGES`` packages (one
+  project's habit is not English);
+- at least ``MIN_OBJECT_SHARE`` of those openings go on with a word that starts an object or a particle
+  (``OBJECT_WORDS``: "Return *the*…", "Check *if*…", "Iterate *over*…"): a noun opening goes on otherwise
+  ("Helper *function*…", "Base *class*…", "List *of*…").
+
+Deterministic: packages in name order, the file written with sorted keys, so a run reproduces the committed
+file byte for byte. The sources are read from the test cache (``tests/sources.py``; ``SIFT_TEST_CACHE``),
+downloaded and checked against their sha256 once when missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench.train.make_pairs import PACKAGES, fetch, load_packages  # noqa: E402
+from bench.train.pairs import CODE_KINDS, is_stub, is_test, parse_repo  # noqa: E402
+from bench.train.text import docstring_summary  # noqa: E402
+from sift.graph.docstrings import OBJECT_WORDS, VERBS_FILE, third_person  # noqa: E402
+from sift.models import SourceType  # noqa: E402
+
+MIN_OPENINGS = 3
+MIN_PACKAGES = 2
+MIN_OBJECT_SHARE = 0.2
+_OPENING = re.compile(r"([A-Z][a-z]+)\b[\s,]*([^\s,.;:]*)")
+_WORDS = re.compile(r"[A-Za-z]+")
+
+
+def summaries(packages: list[dict[str, str]]) -> list[tuple[str, str]]:
+    """(package, summary) for every documented definition of the packages, in package and file order."""
+    out: list[tuple[str, str]] = []
+    for package in packages:
+        for f in parse_repo(fetch(package)):
+            if f.tree.source_type != SourceType.CODE or is_test(f.path) or is_stub(f.path):
+                continue
+            out.extend((package["name"], docstring_summary(n.docstring)) for n in f.tree.nodes
+                       if n.docstring and n.kind in CODE_KINDS)
+        print(f"{package['name']}: {len(out)} summaries so far", file=sys.stderr)
+    return out
+
+
+def _bases(word: str) -> list[str]:
+    """The words whose third person is ``word`` ("matches" → "match"; "uses" → "use", "us"), and ``word``."""
+    found = [b for b in (word[:-1], word[:-2], word[:-3] + "y") if len(b) > 1 and third_person(b) == word]
+    return [*found, word]
+
+
+def derive(rows: list[tuple[str, str]]) -> dict[str, list]:
+    """The docstring verbs of ``rows``: ``{verb: [third person, openings, packages]}``, sorted by verb."""
+    vocabulary: set[str] = set()
+    opens: Counter[str] = Counter()
+    objects: Counter[str] = Counter()
+    packages: defaultdict[str, set[str]] = defaultdict(set)
+    for package, text in rows:
+        vocabulary.update(w.lower() for w in _WORDS.findall(text))
+        m = _OPENING.match(text)
+        if not m:
+            continue
+        word = m.group(1).lower()
+        opens[word] += 1
+        packages[word].add(package)
+        if m.group(2).lower() in OBJECT_WORDS:
+            objects[word] += 1
+    verbs: dict[str, list] = {}
+    for base in sorted({b for w in opens for b in _bases(w)}):
+        third = third_person(base)
+        n = opens[base] + opens[third]
+        if base not in vocabulary or third not in vocabulary or n < MIN_OPENINGS:
+            continue
+        where = packages[base] | packages[third]
+        if len(where) >= MIN_PACKAGES and (objects[base] + objects[third]) / n >= MIN_OBJECT_SHARE:
+            verbs[base] = [third, n, len(where)]
+    return verbs
+
+
+def render(verbs: dict[str, list], packages: list[dict[str, str]]) -> str:
+    """The data file's text: the rule's thresholds, where the summaries came from, one verb a line."""
+    head = {
+        "source": "scripts/docstring_verbs.py",
+        "packages": [f"{p['name']}=={p['version']}" for p in packages],
+        "packages_sha256": hashlib.sha256(PACKAGES.read_bytes()).hexdigest(),
+        "min_openings": MIN_OPENINGS,
+        "min_packages": MIN_PACKAGES,
+        "min_object_share": MIN_OBJECT_SHARE,
+    }
+    lines = [f"  {json.dumps(k)}: {json.dumps(v)}," for k, v in head.items()]
+    body = [f"    {json.dumps(v)}: {json.dumps(data)}" for v, data in verbs.items()]
+    return "{\n" + "\n".join(lines) + '\n  "verbs": {\n' + ",\n".join(body) + "\n  }\n}\n"
+
+
+def main() -> int:
+    """Derive the verbs and write the file, or compare with the committed one (``--check``)."""
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--check", action="store_true", help="fail unless the committed file comes out equal")
+    args = ap.parse_args()
+    packages = load_packages()
+    text = render(derive(summaries(packages)), packages)
+    if args.check:
+        if VERBS_FILE.read_text(encoding="utf-8") != text:
+            print(f"{VERBS_FILE} differs from what the train packages give; run without --check", file=sys.stderr)
+            return 1
+        print(f"{VERBS_FILE} reproduced", file=sys.stderr)
+        return 0
+    VERBS_FILE.write_text(text, encoding="utf-8")
+    print(f"wrote {len(json.loads(text)['verbs'])} verbs to {VERBS_FILE}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
