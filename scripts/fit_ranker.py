@@ -3,19 +3,24 @@
     python scripts/fit_ranker.py                 # ingest train + dev projects (once), fit, report, write the weights
     python scripts/fit_ranker.py --ingest-only   # only ingest what is not ingested yet
     python scripts/fit_ranker.py --check         # fit again and fail unless the committed weights come out equal
+    python scripts/fit_ranker.py --verbatim      # search the packages as published (query sentences left in)
 
 Train questions are mined from 31 pinned packages by ``bench/train/make_pairs.py`` (never the dev or test
-projects) and read from the test cache (``tests/.cache/train``). Each package is ingested into
-``bench/out/ranker`` exactly as ``sift ingest`` does, and recorded in ``bench/out/ranker/ingested.json`` once
-its ingest has finished, so an interrupted run continues with the packages not ingested yet (a package cut off
-halfway is ingested again, incrementally). Every train question is searched with all channels at the depth
-fused search uses; each pooled candidate gets the ranker's features (``sift.retrievers.ranker.features``) and a
-label: it overlaps the question's gold span and is not a whole-file chunk.
+projects) and read from the test cache (``tests/.cache/train``). A mined query is its target's own first
+sentence, so in a package as published keyword search finds the target by that sentence alone, and a fit there
+learns to trust keyword overlap far beyond what a newcomer's words deserve. The questions are therefore searched
+in each package's inverse-cloze copy (``bench/train/cloze.py``), where each sentence is blanked out of its
+target. Each copy is ingested into ``bench/out/ranker`` exactly as ``sift ingest`` does, and recorded in
+``bench/out/ranker/ingested.json`` once its ingest has finished, so an interrupted run continues with the
+packages not ingested yet (a package cut off halfway is ingested again, incrementally). Every train question is
+searched with all channels at the depth fused search uses; each pooled candidate gets the ranker's features
+(``sift.retrievers.ranker.features``) and a label: it overlaps the question's gold span and is not a whole-file
+chunk.
 
 The pooled feature matrices of the train and dev questions are cached in ``bench/out/ranker/pool-<key>.npz``,
-the key hashing everything the pooling depends on (the questions, ``ingested.json``, ``FEATURES`` and the
-sources of the retrieval code and of the pooling here), so a refit reads them in seconds; ``--no-cache`` pools
-again from the indexes.
+the key hashing everything the pooling depends on (the questions, ``ingested.json``, ``FEATURES``, the
+sources of the retrieval code and of the pooling here, and the query adapter), so a refit reads them in seconds;
+``--no-cache`` pools again from the indexes.
 
 The model is a conditional logit (a softmax over each question's candidates) whose linear score is the hand
 weights' plus an offset: ``(w_hand + Δ) · f``, with an L2 penalty ``λ ||Δ||²``, i.e. a Gaussian prior centred on
@@ -184,6 +189,8 @@ def _pool_key(train: list[dict], dev: list[Any]) -> str:
             h.update(str(path.relative_to(ROOT)).encode() + b"\0" + ast.dump(ast.parse(path.read_bytes())).encode())
     for fn in (_group, _overlaps):
         h.update(inspect.getsource(fn).encode())
+    adapter = ROOT / "sift" / "query_adapter.npz"  # where the vector channel's queries look
+    h.update(adapter.read_bytes() if adapter.exists() else b"")
     return h.hexdigest()[:16]
 
 
