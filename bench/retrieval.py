@@ -215,7 +215,8 @@ def _run_quality(splits: dict[str, list[Path]], k: int, pg_url: str | None, vect
     roots = _ingest_kbs(settings, embedder, kbs)
     engine = open_database(settings)
     searcher = Searcher(engine, make_index_cache(settings, engine), embedder)
-    naive = {kb: NaiveIndex(root, embedder) for kb, root in roots.items()}
+    bare = embedder.without_query_adapter()  # the baseline is the model alone, as published
+    naive = {kb: NaiveIndex(root, bare) for kb, root in roots.items()}
     names = ["bm25", "vector", "smart", "fused", "naive"]
     figures = {}
     for split, questions in by_split.items():

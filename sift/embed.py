@@ -21,6 +21,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sift.config import Settings
 from sift.db.tables import EmbeddingCache as CacheRow
 from sift.errors import UpstreamError
+from sift.query_adapter import adapter_for
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +66,9 @@ class LocalEmbedder:
     model's limit (256 word pieces) are embedded by their head (the first 256 tokens: for code, the signature,
     docstring and start of the body) with ``long_text="head"``, or as the token-weighted mean of consecutive
     254-token windows with ``long_text="mean"``.
+
+    Queries go through the linear query adapter fitted for this model (``sift.query_adapter``) when one ships
+    for its ``model_id``; documents never do. ``query_adapter=False`` embeds queries as the bare model does.
     """
 
     def __init__(
@@ -73,6 +77,7 @@ class LocalEmbedder:
         batch_size: int = 64,
         long_text: LongText = "head",
         threads: int | None = None,
+        query_adapter: bool = True,
     ) -> None:
         if long_text not in ("head", "mean"):
             raise ValueError(f"long_text must be 'head' or 'mean', not {long_text!r}")
@@ -91,6 +96,8 @@ class LocalEmbedder:
         # Batches of embed_documents run side by side, one core each (see sift.minilm.single_threaded_blas).
         self.threads = threads or min(_cpu_count(), 4)
         self.query_threads: int | None = None  # threads for embed_queries (None: one)
+        self.use_query_adapter = query_adapter
+        self.query_adapter = adapter_for(self.model_id) if query_adapter else None
 
     @property
     def dim(self) -> int:
@@ -104,6 +111,14 @@ class LocalEmbedder:
         twin = copy.copy(self)
         twin.long_text = long_text
         twin.model_id = self.model_id.removesuffix("+mean") + ("" if long_text == "head" else "+mean")
+        twin.query_adapter = adapter_for(twin.model_id) if self.use_query_adapter else None
+        return twin
+
+    def without_query_adapter(self) -> LocalEmbedder:
+        """A copy that shares the loaded model but embeds queries as the bare model does."""
+        twin = copy.copy(self)
+        twin.use_query_adapter = False
+        twin.query_adapter = None
         return twin
 
     def with_query_threads(self, threads: int | None) -> LocalEmbedder:
@@ -126,14 +141,16 @@ class LocalEmbedder:
         return self.embed_queries([text])[0]
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed short texts (queries) as one batch, on ``query_threads`` threads at most; same vectors as
-        ``embed_documents``."""
+        """Embed short texts (queries) as one batch, on ``query_threads`` threads at most: the vectors
+        ``embed_documents`` gives, through the query adapter when there is one."""
         if not texts:
             return np.zeros((0, self._dim), dtype=np.float32)
         if self.long_text == "mean":
-            return self.embed_documents(list(texts))
-        threads = max(1, min(self.query_threads or 1, len(texts)))
-        return self.encoder(texts, batch_size=-(-len(texts) // threads), threads=threads)
+            vectors = self.embed_documents(list(texts))
+        else:
+            threads = max(1, min(self.query_threads or 1, len(texts)))
+            vectors = self.encoder(texts, batch_size=-(-len(texts) // threads), threads=threads)
+        return vectors if self.query_adapter is None else self.query_adapter.apply(vectors)
 
     def _encode(self, texts: Sequence[str], threads: int) -> np.ndarray:
         # Longest first in batches of batch_size, so each batch pads little; truncated to max_tokens.

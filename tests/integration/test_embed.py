@@ -59,16 +59,32 @@ def test_local_embedder_shapes_and_norms(minilm: LocalEmbedder) -> None:
 def test_local_embedder_keeps_input_order(minilm: LocalEmbedder) -> None:
     texts = ["short", "a much longer text about validating bearer tokens against a secret", "mid length text"]
     together = minilm.embed_documents(texts)
+    bare = minilm.without_query_adapter()
     for i, text in enumerate(texts):
-        np.testing.assert_allclose(together[i], minilm.embed_query(text), atol=1e-5)
+        np.testing.assert_allclose(together[i], bare.embed_query(text), atol=1e-5)
+
+
+def test_queries_go_through_the_adapter_and_documents_never(minilm: LocalEmbedder) -> None:
+    assert minilm.query_adapter is not None  # the packaged model ships with one
+    bare = minilm.without_query_adapter()
+    texts = ["how do I stop retrying after a while", "where is the session cookie signed"]
+    np.testing.assert_allclose(minilm.embed_queries(texts), minilm.query_adapter.apply(bare.embed_queries(texts)),
+                               atol=1e-6)
+    np.testing.assert_array_equal(minilm.embed_documents(texts), bare.embed_documents(texts))
+    assert not np.allclose(minilm.embed_query(texts[0]), bare.embed_query(texts[0]), atol=1e-3)
+    np.testing.assert_allclose(np.linalg.norm(minilm.embed_queries(texts), axis=1), 1.0, rtol=1e-5)
+    assert minilm.model_id == bare.model_id  # documents indexed either way are the same vectors
+    assert minilm.with_long_text("mean").query_adapter is None  # fitted for head vectors only
+    assert LocalEmbedder(query_adapter=False).query_adapter is None
 
 
 def test_query_path_gives_the_document_vectors(minilm: LocalEmbedder) -> None:
+    bare = minilm.without_query_adapter()  # the query path's own encoder, before the adapter
     texts = ["x", "", "where is the bearer token validated?", "AuthService.rotate_secret",
              "def parse(path):\n    " + "tokens = split(line)\n    " * 150]  # the last is past the 256-token limit
-    np.testing.assert_allclose(minilm.embed_queries(texts), minilm.embed_documents(texts), atol=1e-5)
+    np.testing.assert_allclose(bare.embed_queries(texts), minilm.embed_documents(texts), atol=1e-5)
     for text in texts[:3]:  # one at a time (no padding in the batch) too
-        np.testing.assert_allclose(minilm.embed_query(text), minilm.embed_documents([text])[0], atol=1e-5)
+        np.testing.assert_allclose(bare.embed_query(text), minilm.embed_documents([text])[0], atol=1e-5)
 
 
 def test_query_path_on_several_threads(minilm: LocalEmbedder) -> None:
@@ -94,8 +110,9 @@ def test_local_embedder_long_text_modes(minilm: LocalEmbedder) -> None:
     long_text = head_part + "    step = compute_something_unrelated(42)\n" * 200
     short = "a short text"
     assert mean.model_id == "local:all-MiniLM-L6-v2+mean"
-    np.testing.assert_allclose(mean.embed_query(short), minilm.embed_query(short), atol=1e-5)
-    head_vec, mean_vec = minilm.embed_query(long_text), mean.embed_query(long_text)
+    bare = minilm.without_query_adapter()  # the adapter is fitted for head vectors only
+    np.testing.assert_allclose(mean.embed_query(short), bare.embed_query(short), atol=1e-5)
+    head_vec, mean_vec = bare.embed_query(long_text), mean.embed_query(long_text)
     assert abs(np.linalg.norm(mean_vec) - 1) < 1e-5
     assert float(head_vec @ mean_vec) < 0.999  # the tail windows changed the vector
     assert mean.with_long_text("head").model_id == minilm.model_id
@@ -212,4 +229,4 @@ def test_embed_with_cache_never_embeds_twice(tmp_path: Path, minilm: LocalEmbedd
     second, cached, computed = embed_with_cache(minilm, cache, [*items, ("h3", "configure data dir")])
     assert (cached, computed) == (2, 1)
     np.testing.assert_array_equal(second["h1"], first["h1"])
-    np.testing.assert_allclose(second["h3"], minilm.embed_query("configure data dir"), atol=1e-6)
+    np.testing.assert_allclose(second["h3"], minilm.embed_documents(["configure data dir"])[0], atol=1e-6)
