@@ -55,7 +55,7 @@ CASES = [
     Case("list-stores", "Which stores are available?"),
     Case("follow-up-used", "Where is it used?", before=("What does backoff_delay compute?",)),
     Case("jsdoc-format-duration", "What does formatDuration return?"),
-    Case("uncertain-candidates", "Which function shows wait times?"),
+    Case("locate-vague-words", "Which function shows wait times?"),
     Case("not-found", "How do I export the limiter's metrics to Prometheus?"),
     Case("chit-chat", "hello"),
 ]
