@@ -1,7 +1,7 @@
 """The PostgreSQL search backend at scale: vector, BM25 and fused latency, HNSW recall, against local FAISS/BM25.
 
     python bench/pg_search.py [--sizes 100000 1000000] [--queries 200] [--exact-queries 30] [--faiss-hnsw-max 200000]
-                              [--json OUT] [--seed 7] [--data-dir DIR] [--skip-local]
+                              [--json OUT] [--seed 7] [--data-dir DIR] [--skip-local] [--real-vectors DATA_DIR]
 
 For each size a throwaway pgvector cluster (pgserver's PostgreSQL 16 + pgvector, 127.0.0.1) gets one knowledge
 base of that many chunks: generated code-like text (a Zipf vocabulary of words and identifiers, ~60 tokens per
@@ -18,6 +18,11 @@ the timed passes. HNSW recall@10 is measured against the exact scan. Server sett
 The cluster is deleted after the run unless ``--data-dir`` keeps it (``DIR/<size>-seed<seed>``): a later run with
 the same size and seed starts that cluster, applies any new migrations and times the queries without loading
 again (at 1M the load takes about 17 minutes). ``--skip-local`` leaves out the local FAISS and BM25 rows.
+
+``--real-vectors DATA_DIR`` measures HNSW recall on a real corpus: the chunk vectors are the MiniLM vectors every
+knowledge base of a sift data directory was indexed with (e.g. ``bench/out/ranker/data``: the train packages and
+the dev projects), at most each size of them, and the queries are train questions embedded as sift embeds a
+query (through the query adapter). Chunk texts stay synthetic, so only the vector rows speak for that corpus.
 """
 
 from __future__ import annotations
@@ -139,6 +144,29 @@ def load(engine: Any, n: int, rng: np.random.Generator, words: list[str], vector
     return kb, tokens_all
 
 
+def real_corpus(data_dir: Path, n: int, n_queries: int) -> tuple[np.ndarray, list[str], np.ndarray]:
+    """Up to ``n`` chunk vectors of every knowledge base a sift data directory serves (as indexed, every chunk
+    kind), and ``n_queries`` train questions (``tests/.cache/train``, every k-th) embedded as sift embeds a query."""
+    import sqlite3
+
+    from sift.embed import LocalEmbedder
+    from sift.index.generation import load_indexes
+    from tests.sources import CACHE
+
+    db = sqlite3.connect(data_dir / "sift.db")
+    parts = []
+    # Not the train packages' inverse-cloze copies (bench/train/cloze.py): near-twins of their packages' vectors.
+    for kb_id, gen in db.execute("SELECT id, current_generation FROM knowledge_bases WHERE name NOT LIKE 'cloze-%' "
+                                 "ORDER BY id"):
+        loaded = load_indexes(data_dir / "indexes" / f"kb{kb_id}" / f"g{gen}")
+        parts += [index.vectors_for(index.ids) for _, index in sorted(loaded.vectors.items()) if len(index)]
+    vectors = np.ascontiguousarray(np.vstack(parts)[:n], dtype=np.float32)
+    questions = [json.loads(line)["query"] for path in sorted((CACHE / "train").glob("*.jsonl"))
+                 for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    picked = questions[:: max(1, len(questions) // n_queries)][:n_queries]
+    return vectors, picked, LocalEmbedder().embed_queries(picked)
+
+
 class _QueryVectors:
     """An embedder that answers each benchmark query with its precomputed vector."""
 
@@ -186,6 +214,9 @@ def run_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
     words = vocabulary(rng)
     mid = words[50:5000]  # neither the commonest words nor unseen ones
     queries = [" ".join(rng.choice(mid, size=int(rng.integers(2, 6)))) for _ in range(args.queries)]
+    if args.real_vectors:  # MiniLM vectors of real chunks, asked by real questions (their texts stay synthetic)
+        vectors, queries, qvecs = real_corpus(args.real_vectors, n, args.queries)
+        n = len(vectors)
     pg.SERVER_OPTIONS.update(shared_buffers="2GB" if n >= 500_000 else "1GB", maintenance_work_mem="2GB",
                              max_parallel_maintenance_workers="1", work_mem="64MB")
     keep = args.data_dir / f"{n}-seed{args.seed}" if args.data_dir else None
@@ -281,6 +312,9 @@ def main() -> None:
     ap.add_argument("--data-dir", type=Path, help="keep each size's loaded cluster in DIR/<size>-seed<seed>; a "
                     "later run with the same size and seed reuses it and only times queries")
     ap.add_argument("--skip-local", action="store_true", help="time PostgreSQL only (no local FAISS and BM25)")
+    ap.add_argument("--real-vectors", type=Path, metavar="DATA_DIR",
+                    help="use the MiniLM chunk vectors of a sift data directory (at most each size of them) and "
+                         "embedded train questions instead of synthetic vectors, for HNSW recall on a real corpus")
     args = ap.parse_args()
     rows = [run_size(n, args) for n in args.sizes]
     if args.json:
