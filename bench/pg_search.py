@@ -149,6 +149,8 @@ def real_corpus(data_dir: Path, n: int, n_queries: int) -> tuple[np.ndarray, lis
     kind), and ``n_queries`` train questions (``tests/.cache/train``, every k-th) embedded as sift embeds a query."""
     import sqlite3
 
+    from sift.catalog import generation_dir
+    from sift.config import Settings
     from sift.embed import LocalEmbedder
     from sift.index.generation import load_indexes
     from tests.sources import CACHE
@@ -158,7 +160,7 @@ def real_corpus(data_dir: Path, n: int, n_queries: int) -> tuple[np.ndarray, lis
     # Not the train packages' inverse-cloze copies (bench/train/cloze.py): near-twins of their packages' vectors.
     for kb_id, gen in db.execute("SELECT id, current_generation FROM knowledge_bases WHERE name NOT LIKE 'cloze-%' "
                                  "ORDER BY id"):
-        loaded = load_indexes(data_dir / "indexes" / f"kb{kb_id}" / f"g{gen}")
+        loaded = load_indexes(generation_dir(Settings(data_dir=data_dir).resolved_index_dir(), kb_id, gen))
         parts += [index.vectors_for(index.ids) for _, index in sorted(loaded.vectors.items()) if len(index)]
     vectors = np.ascontiguousarray(np.vstack(parts)[:n], dtype=np.float32)
     questions = [json.loads(line)["query"] for path in sorted((CACHE / "train").glob("*.jsonl"))

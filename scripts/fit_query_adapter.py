@@ -76,12 +76,13 @@ class Question:
     positive: np.ndarray
 
 
-def _corpus(db: sqlite3.Connection, data: Path, kb: str) -> Corpus:
+def _corpus(db: sqlite3.Connection, index_root: Path, kb: str) -> Corpus:
     """The serving generation's vectors of ``kb`` (every chunk kind) and their spans."""
+    from sift.catalog import generation_dir
     from sift.index.generation import load_indexes
 
     kb_id, gen = db.execute("SELECT id, current_generation FROM knowledge_bases WHERE name = ?", (kb,)).fetchone()
-    loaded = load_indexes(data / "indexes" / f"kb{kb_id}" / f"g{gen}")
+    loaded = load_indexes(generation_dir(index_root, kb_id, gen))
     ids, vectors = [], []
     for kind in sorted(loaded.vectors):
         index = loaded.vectors[kind]
@@ -104,8 +105,7 @@ def _questions(rows: list[tuple[str, str, str, str, list]], corpora: dict[str, C
     vectors = embedder.embed_queries([r[1] for r in rows])
     out = []
     for (qid, _, kb, source, gold), vec in zip(rows, vectors, strict=True):
-        pos = np.array([k != "file" and any(p == gp and s <= ge and gs <= e for gp, gs, ge in gold)
-                        for p, s, e, k in corpora[kb].spans])
+        pos = np.array([k != "file" and ranker._overlaps(p, s, e, gold) for p, s, e, k in corpora[kb].spans])
         if pos.any():
             out.append(Question(qid, kb, source, vec.astype(np.float32), pos))
     return out
@@ -197,7 +197,7 @@ def main() -> None:
     ranker._ingest_all(settings, embedder, sources)
     db = sqlite3.connect(settings.data_dir / "sift.db")
     kbs = sorted({q["kb"] for q in train} | {q.kb for q in dev})
-    corpora = {kb: _corpus(db, settings.data_dir, kb) for kb in kbs}
+    corpora = {kb: _corpus(db, settings.resolved_index_dir(), kb) for kb in kbs}
     rows = [(q["id"], q["query"], q["kb"], q["source"], [(g["path"], g["start_line"], g["end_line"])
                                                          for g in q["gold_spans"]]) for q in train]
     train_q = _questions(rows, corpora, embedder)
