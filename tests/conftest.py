@@ -60,6 +60,18 @@ def semver_src() -> Path:
     return fetch_npm("semver")
 
 
+@pytest.fixture(scope="session")
+def loguru_src() -> Path:
+    """The loguru sdist, unpacked (Python with a Markdown README; a third test-set project)."""
+    return fetch_sdist("loguru")
+
+
+@pytest.fixture(scope="session")
+def qs_src() -> Path:
+    """The qs npm package, unpacked (JavaScript and Markdown; a third test-set project)."""
+    return fetch_npm("qs")
+
+
 TINY_FILES = {
     "pkg/__init__.py": '"""Tiny package."""\n',
     "pkg/auth.py": (
