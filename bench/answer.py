@@ -1,9 +1,9 @@
 """Answer quality, confidence calibration and latency of the graph (extractive unless an LLM is configured).
 
 Ingests each set's project once into ``bench/out/answer-data`` (reused on later runs): the dev sets'
-(``eval/sets/*.jsonl``) and the frozen test sets' (``eval/sets/test/*.jsonl``, spent, and
-``eval/sets/test2/*.jsonl``), from the pinned sdists and npm tarballs of ``tests/sources.py``. It warms the graph
-up, then asks every question one at a time and prints, for dev, test and test2 separately: answer hit rate, citation precision, grounded rate, not-found accuracy on negatives,
+(``eval/sets/*.jsonl``) and the frozen test sets' (``eval/sets/test/*.jsonl`` and ``eval/sets/test2/*.jsonl``,
+spent, and ``eval/sets/test3/*.jsonl``), from the pinned sdists and npm tarballs of ``tests/sources.py``. It warms
+the graph up, then asks every question one at a time and prints, for dev, test, test2 and test3 separately: answer hit rate, citation precision, grounded rate, not-found accuracy on negatives,
 p50/p95 latency, and a calibration table: for each confidence level, its share of the answers (and of the
 answerable questions) and how often its answers were right (``eval.metrics.answer_right``).
 
@@ -12,7 +12,7 @@ when it is exactly a span that ``eval/judgments/<set>.jsonl`` judges relevant (T
 retrieved spans, made blind to which of them an answer cited; see ``eval/judgments/README.md``). A citation
 that is neither gold nor judged counts as wrong, and ``citations_unjudged`` is the share of such citations.
 
-    python bench/answer.py [--split dev|test|test2|both|all] [--sets eval/sets/attrs.jsonl ...] [--json]
+    python bench/answer.py [--split dev|test|test2|test3|both|all] [--sets eval/sets/attrs.jsonl ...] [--json]
                            [--dump rows.jsonl] [--wall-clock]
 
 Quality does not depend on the machine's load: the graph runs without its branch timeouts and time budget
@@ -44,12 +44,13 @@ JUDGMENTS = ROOT / "eval" / "judgments"
 DEV_SETS = sorted((ROOT / "eval" / "sets").glob("*.jsonl"))
 TEST_SETS = sorted((ROOT / "eval" / "sets" / "test").glob("*.jsonl"))
 TEST2_SETS = sorted((ROOT / "eval" / "sets" / "test2").glob("*.jsonl"))
-NPM_SOURCES = {"axios", "semver"}  # the rest are PyPI sdists (tests/sources.py pins both)
+TEST3_SETS = sorted((ROOT / "eval" / "sets" / "test3").glob("*.jsonl"))
+NPM_SOURCES = {"axios", "semver", "qs"}  # the rest are PyPI sdists (tests/sources.py pins both)
 
 
 def split_of(path: Path) -> str:
-    """``test`` or ``test2`` for a frozen test set, ``dev`` otherwise."""
-    return path.parent.name if path.parent.name in ("test", "test2") else "dev"
+    """``test``, ``test2`` or ``test3`` for a frozen test set, ``dev`` otherwise."""
+    return path.parent.name if path.parent.name in ("test", "test2", "test3") else "dev"
 
 
 def _source(name: str) -> Path:
@@ -194,17 +195,18 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def main() -> int:
     """Parse arguments, run, print."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--split", choices=("dev", "test", "test2", "both", "all"), default="all",
-                   help="which sets to ask when --sets is not given (default: all = dev, test and test2, reported "
-                        "apart; both = dev and test)")
+    p.add_argument("--split", choices=("dev", "test", "test2", "test3", "both", "all"), default="all",
+                   help="which sets to ask when --sets is not given (default: all = dev, test, test2 and test3, "
+                        "reported apart; both = dev and test)")
     p.add_argument("--sets", nargs="*", type=Path)
     p.add_argument("--json", action="store_true")
     p.add_argument("--dump", type=Path, help="write per-question answers and evidence to this JSONL file")
     p.add_argument("--wall-clock", action="store_true",
                    help="answer under the service's branch timeouts and time budget (answers then depend on load)")
     args = p.parse_args()
-    sets = args.sets or {"dev": DEV_SETS, "test": TEST_SETS, "test2": TEST2_SETS,
-                         "both": DEV_SETS + TEST_SETS, "all": DEV_SETS + TEST_SETS + TEST2_SETS}[args.split]
+    sets = args.sets or {"dev": DEV_SETS, "test": TEST_SETS, "test2": TEST2_SETS, "test3": TEST3_SETS,
+                         "both": DEV_SETS + TEST_SETS,
+                         "all": DEV_SETS + TEST_SETS + TEST2_SETS + TEST3_SETS}[args.split]
     result = asyncio.run(run(sets, args.dump, args.wall_clock))
     if args.json:
         print(json.dumps(result, indent=2))

@@ -2,14 +2,15 @@
 
 The naive baseline is measured in the same run: fixed 800-character chunks of every file, MiniLM embeddings,
 flat FAISS top-k, no structure. The dev sets (attrs, marshmallow, click) and the frozen test sets (structlog and
-axios: ``eval/sets/test/``, spent; APScheduler and semver: ``eval/sets/test2/``) are reported separately, each with a table per question kind; every project they
+axios: ``eval/sets/test/``, spent; APScheduler and semver: ``eval/sets/test2/``, spent; loguru and qs:
+``eval/sets/test3/``) are reported separately, each with a table per question kind; every project they
 need (real sdists from PyPI, tarballs from npm, pinned in ``tests/conftest.py``) is ingested once into
 ``bench/out/retrieval`` and reused.
 
 Also printed: BM25 query time against ``rank_bm25.BM25Okapi.get_scores`` on the same corpus (with top-10
 agreement), and fused-search latency on a synthetic 2,000-file repository (``--latency``).
 
-Usage: python bench/retrieval.py [--k 10] [--latency] [--splits dev,test,test2] [--sets a.jsonl,b.jsonl]
+Usage: python bench/retrieval.py [--k 10] [--latency] [--splits dev,test,test2,test3] [--sets a.jsonl,b.jsonl]
                                 [--backend local|postgres|both] [--vector-index flat|hnsw]
 """
 
@@ -53,6 +54,8 @@ SPLITS = {
     "test": ["eval/sets/test/structlog.jsonl", "eval/sets/test/axios.jsonl"],
     # the second frozen test set, for when `test` is spent (eval/sets/README.md)
     "test2": ["eval/sets/test2/apscheduler.jsonl", "eval/sets/test2/semver.jsonl"],
+    # the third, for when `test2` is spent
+    "test3": ["eval/sets/test3/loguru.jsonl", "eval/sets/test3/qs.jsonl"],
 }
 
 
@@ -236,7 +239,7 @@ def _run_quality(splits: dict[str, list[Path]], k: int, pg_url: str | None, vect
                 for c, v in _metrics(hits, q).items():
                     rows[name][0][c].append(v)
         figures[split] = _report(split, questions, rows)
-    for test in ("test", "test2"):
+    for test in ("test", "test2", "test3"):
         if "dev" in figures and test in figures:
             gap = figures["dev"]["fused_span@3"] - figures[test]["fused_span@3"]
             print(f"\nfused span@3 dev - {test} = {gap:+.3f} (target <= 0.10)")
@@ -391,8 +394,9 @@ def main() -> None:
     """Parse arguments and run."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--k", type=int, default=10)
-    ap.add_argument("--splits", default="dev,test,test2",
-                    help="which of dev,test,test2 to report (default all three; test is spent, test2 is the test set)")
+    ap.add_argument("--splits", default="dev,test,test2,test3",
+                    help="which of dev,test,test2,test3 to report (default all four; test and test2 are spent, test3 "
+                         "is the test set)")
     ap.add_argument("--sets", default=None, help="comma-separated question files, reported as one split 'sets'")
     ap.add_argument("--latency", action="store_true", help="also time fused search on a 2,000-file repository")
     ap.add_argument("--no-quality", action="store_true")
