@@ -33,8 +33,9 @@ PROJECTS = (
 # Project names that are also English words are matched only where they read as the project's code.
 ENGLISH = {"click", "requests", "flask", "commander"}
 NGRAM = 5
-# Words a question shares with what sift itself is: the spec its REST API publishes, the library its encoder runs on.
-OWN_TERMS = {"OpenAPI", "NumPy"}
+# Words a question shares with what sift itself is: the spec its REST API publishes, the library its encoder runs on,
+# the languages its parsers read.
+OWN_TERMS = {"OpenAPI", "NumPy", "JavaScript", "TypeScript"}
 
 
 @dataclass
