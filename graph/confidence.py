@@ -1,4 +1,4 @@
-"""How far to trust an answer: three signals from the evidence, combined by a fitted logistic model.
+"""How far to trust an answer: four signals from the evidence, combined by a fitted logistic model.
 
 The signals, computed when the answer is written (pure functions of the plan, the evidence and the cited ids):
 
@@ -10,12 +10,16 @@ The signals, computed when the answer is written (pure functions of the plan, th
 - ``agreement``: the share of the plan's search channels (bm25, vector, smart) that ranked the first cited item,
   or a chunk overlapping it, among their first ``TOP_RANKS`` (``top_channels``, recorded by the fuse node).
   Fusion keeps whatever any channel found somewhere in its 100, so being found says little; leading does.
+- ``share``: the strongest place's part of all the places' ranker scores: the fitted ranker's own probability,
+  among what was retrieved, that the first place is the one (``margin`` sees only the runner-up).
 
 ``ConfidenceModel`` turns them into a probability that the answer is right, and the probability into a level.
 Its weights and the two thresholds are data (``confidence_weights.json``), written by
 ``scripts/fit_confidence.py`` from answer runs over the dev sets; the thresholds are set there so that ``high``
-answers were right at least 85% of the time. The rules that are no fit: a degraded run (a channel timed out, the
-LLM fell back) or an answer that lost unchecked parts is never ``high``; a not-found is ``low`` with score 0.
+answers were right at least 85% of the time, held out as well as fitted (with today's signals no cut does that,
+and ``high`` is 1.0: no retrieved answer is rated high). The rules that are no fit: a degraded run (a channel
+timed out, the LLM fell back) or an answer that lost unchecked parts is never ``high``; a not-found is ``low``
+with score 0.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from sift.graph.support import rank_evidence
 from sift.graph.terms import coverage, query_tokens
 
 WEIGHTS_FILE = Path(__file__).with_name("confidence_weights.json")
-FEATURES = ("margin", "coverage", "agreement")
+FEATURES = ("margin", "coverage", "agreement", "share")
 SEARCH_CHANNELS = ("bm25", "vector", "smart")
 MAX_MARGIN = 3.0  # a winner e³ ≈ 20 times the runner-up's score is clear; a larger gap says no more
 TOP_RANKS = 3
@@ -96,6 +100,13 @@ def margin(ranked: Sequence[tuple[float, Evidence]]) -> float:
     return max(0.0, min(MAX_MARGIN, math.log(first / second)))
 
 
+def share(ranked: Sequence[tuple[float, Evidence]]) -> float:
+    """The first candidate place's share of all the places' scores: the ranker's softmax probability that the
+    first is the one, among what was retrieved (0 when nothing scores)."""
+    total = sum(score for score, _ in ranked)
+    return ranked[0][0] / total if ranked and total > 0 else 0.0
+
+
 class _Span(Protocol):
     path: str
     start_line: int
@@ -125,10 +136,12 @@ def signals(plan: Plan, evidence: Sequence[Evidence], cited: Sequence[int],
     if not items:
         return {f: 0.0 for f in FEATURES}
     tokens = query_tokens(plan, idf)
+    ranked = places(plan, evidence, idf)
     return {
-        "margin": round(margin(places(plan, evidence, idf)), 4),
+        "margin": round(margin(ranked), 4),
         "coverage": round(max(coverage(e, tokens, idf) for e in items), 4),
         "agreement": round(agreement(items[0], plan.channels), 4),
+        "share": round(share(ranked), 4),
     }
 
 

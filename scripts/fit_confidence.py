@@ -6,7 +6,7 @@ the writer chose it, with its three signals (``graph/confidence.py``) and whethe
 (``eval.metrics.answer_right``: the required phrases, and a citation overlapping the gold). Not-founds are left
 out (they are ``low`` by rule). Then:
 
-- a logistic regression of right on (margin, coverage, agreement): Newton's method with a small L2 penalty,
+- a logistic regression of right on (margin, coverage, agreement, share): Newton's method with a small L2 penalty,
   deterministic;
 - ``high`` starts at the lowest probability above which the dev answers were right at least ``HIGH_PRECISION``
   of the time (at least ``MIN_HIGH`` of them); ``medium`` at the lowest probability above which the answers
@@ -14,10 +14,11 @@ out (they are ``low`` by rule). Then:
   degraded run count where the rule puts them.
 - the calibration is printed (and stored) twice: as fitted, and held out, where each answer's probability comes
   from a model fitted without it (leave-one-out). With a few dozen answers the fitted figure flatters; the
-  held-out one is what to expect on questions the fit never saw. ``--held-out`` makes ``high`` meet
-  ``HIGH_PRECISION`` held out as well.
+  held-out one is what to expect on questions the fit never saw, so ``high`` must meet ``HIGH_PRECISION`` held
+  out as well (``--as-fitted`` drops that condition; ``--held-out``, its earlier spelling, is the default now).
+  When no cut meets it, ``high`` is 1.0: no answer is rated high.
 
-    nice -n 10 python scripts/fit_confidence.py [--rows bench/out/confidence-rows.jsonl] [--reuse]
+    nice -n 10 python scripts/fit_confidence.py [--rows bench/out/confidence-rows.jsonl] [--reuse] [--as-fitted]
 
 ``--reuse`` fits again from the rows of an earlier run instead of asking the questions again.
 """
@@ -139,7 +140,8 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--rows", type=Path, default=ROWS)
     p.add_argument("--reuse", action="store_true", help="fit from the rows of an earlier run")
-    p.add_argument("--held-out", action="store_true", help="high must meet its precision held out as well")
+    p.add_argument("--held-out", action="store_true", help="high must meet its precision held out as well (the default)")
+    p.add_argument("--as-fitted", action="store_true", help="high need meet its precision only as fitted")
     args = p.parse_args()
     if args.reuse:
         rows = [json.loads(line) for line in args.rows.read_text().splitlines() if line.strip()]
@@ -147,7 +149,7 @@ def main() -> int:
         rows = asyncio.run(bench.collect(bench.DEV_SETS, confidence=UNIFORM))
         args.rows.parent.mkdir(parents=True, exist_ok=True)
         args.rows.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    result = fit(rows, strict=args.held_out)
+    result = fit(rows, strict=not args.as_fitted)
     WEIGHTS_FILE.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps({k: result[k] for k in ("intercept", "weights", "thresholds", "fitted_on")}, indent=2))
     print("dev, as fitted:")

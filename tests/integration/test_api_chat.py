@@ -56,7 +56,7 @@ def test_chat_answers_with_citations_and_records_it(client, setup):
     assert answer["text"] and answer["thread_id"] and answer["mode"] == "extractive"
     assert any(c["path"] == "pkg/auth.py" for c in answer["citations"]), answer["citations"]
     assert answer["confidence"] in ("high", "medium", "low") and 0.0 <= answer["confidence_score"] <= 1.0
-    assert set(answer["confidence_signals"]) == {"margin", "coverage", "agreement"}
+    assert set(answer["confidence_signals"]) == {"margin", "coverage", "agreement", "share"}
     (rec,) = _records(setup[1], answer["thread_id"])
     assert (rec.tenant, rec.kb, rec.question, rec.status) == ("default", "tiny", "where is the auth token validated?",
                                                                "answered")

@@ -17,6 +17,7 @@ from sift.graph.confidence import (
     assess,
     load_model,
     margin,
+    share,
     signals,
     top_channels,
 )
@@ -43,6 +44,19 @@ def _ev(n: int, path: str = "pkg/a.py", name: str = "f", channels: tuple[str, ..
 def test_margin_is_the_log_ratio_of_first_to_second(scores: list[float], expected: float) -> None:
     ranked = [(s, _ev(i)) for i, s in enumerate(scores, 1)]
     assert margin(ranked) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(("scores", "expected"), [
+    ([], 0.0),
+    ([1.0], 1.0),  # the only candidate place
+    ([1.0, 1.0], 0.5),  # a toss-up
+    ([1.0, 0.5, 0.5], 0.5),
+    ([1.0, 0.25], 0.8),
+    ([0.0, 0.0], 0.0),  # nothing scored
+])
+def test_share_is_the_first_places_part_of_all_scores(scores: list[float], expected: float) -> None:
+    ranked = [(s, _ev(i)) for i, s in enumerate(scores, 1)]
+    assert share(ranked) == pytest.approx(expected)
 
 
 @pytest.mark.parametrize(("leading", "ran", "expected"), [
@@ -87,10 +101,11 @@ def test_signals_read_the_first_cited_item() -> None:
           _ev(2, path="pkg/b.py", name="other", channels=("vector",), text="def other():\n    pass\n", score=0.5)]
     first = signals(plan, ev, [1], {})
     assert first["agreement"] == 1.0 and first["coverage"] > 0 and first["margin"] > 0
+    assert first["share"] == pytest.approx(1.0 / 1.5, abs=1e-4)  # scores 1 and 0.5: the first place holds two thirds
     assert signals(plan, ev, [2], {})["agreement"] == 0.5
 
 
-MODEL = ConfidenceModel(intercept=-1.0, weights=(1.0, 2.0, 0.0), medium=0.4, high=0.8)
+MODEL = ConfidenceModel(intercept=-1.0, weights=(1.0, 2.0, 0.0, 0.0), medium=0.4, high=0.8)
 
 
 @pytest.mark.parametrize(("found", "level"), [
