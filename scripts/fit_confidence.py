@@ -1,14 +1,15 @@
-"""Fit the answer confidence model on the dev sets and write ``graph/confidence_weights.json``.
+"""Fit the answer confidence model on the dev and spent test sets and write ``graph/confidence_weights.json``.
 
-Runs the graph over the dev sets (``eval/sets/*.jsonl``, never the frozen test sets) through ``bench/answer.py``,
-with a model that rates every answer alike, so that no answer is rewritten for doubt: each row is the answer as
-the writer chose it, with its three signals (``graph/confidence.py``) and whether it was right
+Runs the graph through ``bench/answer.py`` over the dev sets (``eval/sets/*.jsonl``) and the two spent test
+sets (``eval/sets/test/``, ``eval/sets/test2/``: no longer a clean check, so used as more tuning data; a few dozen
+answers are too few to place a threshold), never over the test set (``eval/sets/test3/``), with a model that rates every answer alike, so that no answer is rewritten for doubt: each row is the answer as
+the writer chose it, with its signals (``graph/confidence.py``) and whether it was right
 (``eval.metrics.answer_right``: the required phrases, and a citation overlapping the gold). Not-founds are left
 out (they are ``low`` by rule). Then:
 
 - a logistic regression of right on (margin, coverage, agreement, share): Newton's method with a small L2 penalty,
   deterministic;
-- ``high`` starts at the lowest probability above which the dev answers were right at least ``HIGH_PRECISION``
+- ``high`` starts at the lowest probability above which the answers were right at least ``HIGH_PRECISION``
   of the time (at least ``MIN_HIGH`` of them); ``medium`` at the lowest probability above which the answers
   below ``high`` were right at least ``MEDIUM_PRECISION`` of the time. Answers that lost their ``high`` to a
   degraded run count where the rule puts them.
@@ -48,6 +49,8 @@ MEDIUM_PRECISION = 0.5
 MIN_HIGH = 10
 L2 = 0.1
 ROWS = ROOT / "bench" / "out" / "confidence-rows.jsonl"
+# The dev sets and the spent test sets; never the test set.
+FIT_SETS = bench.DEV_SETS + bench.TEST_SETS + bench.TEST2_SETS
 # Every answer rated alike (probability 0.5, high from 0): nothing is rewritten for doubt while the rows are taken.
 UNIFORM = ConfidenceModel(intercept=0.0, weights=(0.0,) * len(FEATURES), medium=0.0, high=0.0)
 
@@ -95,7 +98,8 @@ def lowest_threshold(p: np.ndarray, y: np.ndarray, precision: float, minimum: in
 
 
 def fit(rows: list[dict[str, Any]], strict: bool = False) -> dict[str, Any]:
-    """The weights file's content, fitted on the answered rows, with the dev calibration it gives."""
+    """The weights file's content, fitted on the answered rows, with the calibration it gives (all rows, held out,
+    and per split as fitted)."""
     answered = [r for r in rows if r["confidence"] != "low" and r["answer_right"] is not None]
     x = np.array([[r["signals"].get(f, 0.0) for f in FEATURES] for r in answered], dtype=float)
     y = np.array([r["answer_right"] for r in answered], dtype=float)
@@ -116,9 +120,15 @@ def fit(rows: list[dict[str, Any]], strict: bool = False) -> dict[str, Any]:
         "intercept": round(model.intercept, 6),
         "weights": {f: round(v, 6) for f, v in zip(FEATURES, model.weights, strict=True)},
         "thresholds": {"medium": round(model.medium, 4), "high": round(model.high, 4)},
-        "fitted_on": f"dev sets eval/sets/*.jsonl: {len(answered)} answers, {len(rows)} questions",
-        "dev_calibration": _rounded(table),
-        "dev_calibration_held_out": _rounded(held),
+        "fitted_on": f"{', '.join(sorted({r['split'] for r in rows}))} sets: {len(answered)} answers, "
+                     f"{len(rows)} questions",
+        "calibration": _rounded(table),
+        "calibration_held_out": _rounded(held),
+        "calibration_by_split": {
+            split: _rounded(calibration((level(model, r), r["answer_right"], not r["negative"])
+                                        for r in rows if r["split"] == split))
+            for split in sorted({r["split"] for r in rows})
+        },
     }
 
 
@@ -136,7 +146,7 @@ def level(model: ConfidenceModel, row: dict[str, Any], probability: float | None
 
 
 def main() -> int:
-    """Take the rows (or reuse them), fit, write the weights file, print the dev calibration."""
+    """Take the rows (or reuse them), fit, write the weights file, print the calibration."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--rows", type=Path, default=ROWS)
     p.add_argument("--reuse", action="store_true", help="fit from the rows of an earlier run")
@@ -146,16 +156,19 @@ def main() -> int:
     if args.reuse:
         rows = [json.loads(line) for line in args.rows.read_text().splitlines() if line.strip()]
     else:
-        rows = asyncio.run(bench.collect(bench.DEV_SETS, confidence=UNIFORM))
+        rows = asyncio.run(bench.collect(FIT_SETS, confidence=UNIFORM))
         args.rows.parent.mkdir(parents=True, exist_ok=True)
         args.rows.write_text("".join(json.dumps(r) + "\n" for r in rows))
     result = fit(rows, strict=not args.as_fitted)
     WEIGHTS_FILE.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps({k: result[k] for k in ("intercept", "weights", "thresholds", "fitted_on")}, indent=2))
-    print("dev, as fitted:")
-    print(bench.calibration_table(result["dev_calibration"]))
-    print("dev, held out (leave-one-out):")
-    print(bench.calibration_table(result["dev_calibration_held_out"]))
+    print("as fitted:")
+    print(bench.calibration_table(result["calibration"]))
+    print("held out (leave-one-out):")
+    print(bench.calibration_table(result["calibration_held_out"]))
+    for split, table in result["calibration_by_split"].items():
+        print(f"{split}, as fitted:")
+        print(bench.calibration_table(table))
     return 0
 
 
