@@ -17,9 +17,10 @@ from sift.tokenize import tokenize
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(])")
 _NAMES_API = re.compile(r"`[^`]+`|\b\w+\(|\b[a-z]+_[a-z_]+\b|\b[a-z]+\.[a-z_]+\b")
-_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)]|:[\w .*]+:)\s+")  # a list item or a reST field (":param x:")
+_ITEM = re.compile(r"^\s*(?:[-*+]|(?:\d+|#)[.)]|\(\d+\)|:[\w .*]+:)\s+")  # a list item ("#." is reST's
+# auto-numbered one) or a reST field (":param x:")
 _CITATION_LIKE = re.compile(r"\[\d+\]")  # "values[0]" would read as a citation marker
-_MARKUP = re.compile(r"^\s*(#+\s*|[=\-~^*]{3,}\s*$|```|\.\. |:::|\(.*\)=$)")
+_MARKUP = re.compile(r"^\s*(#+(?:\s|$)|[=\-~^*]{3,}\s*$|```|\.\. |:::|\(.*\)=$)")
 
 
 _ROLE = re.compile(r"(?::[\w:+-]+:|\{[\w:+-]+\})`+([^`<]*?)(?:\s*<[^>`]*>)?`+")
@@ -253,7 +254,13 @@ def doc_sentences(evidence: Evidence, tokens: Sequence[str], limit: int = 5) -> 
     scored = [(len(wanted & set(tokenize(s))) + (1 if _NAMES_API.search(s) else 0), i, s)
               for i, s in enumerate(sentences)]
     scored = [t for t in scored if t[0] > 0] or scored[:1]
-    top = sorted(sorted(scored, key=lambda t: (-t[0], t[1]))[:limit], key=lambda t: t[1])
+    top = sorted(scored, key=lambda t: (-t[0], t[1]))[:limit]
+    lead = next(((0, i, s) for i, s in enumerate(sentences) if not s.startswith(CODE)), None)
+    if limit > 1 and lead is not None and all(i != lead[1] for _, i, _ in top):
+        # A section's first sentence states what it is about ("Short answer: you can't."), often in other words
+        # than the question's: it is kept, in place of the weakest match.
+        top = [*top[:limit - 1], lead]
+    top = sorted(top, key=lambda t: t[1])
     return [s if s.startswith(CODE) else plain(s if len(s) <= 400 else s[:397].rstrip() + "…") for _, _, s in top]
 
 

@@ -69,6 +69,23 @@ def test_doc_sentences_prefer_shared_terms_and_names_of_api_in_reading_order() -
         "Fields are checked when data is loaded.", "Call validate to check data without loading it."]
 
 
+def test_doc_sentences_keep_the_sections_first_sentence_in_place_of_the_weakest_match() -> None:
+    text = ("Sharing a cache\n===============\n\nShort answer: not across machines. Each worker process keeps "
+            "its own cache in memory. A worker process can point at a shared store instead.")
+    doc = ev(text, kind="doc", name="Sharing a cache")
+    assert doc_sentences(doc, ["worker", "process"], limit=2) == [
+        "Short answer: not across machines.", "Each worker process keeps its own cache in memory."]
+    assert len(doc_sentences(doc, ["worker", "process"], limit=5)) == 3  # room for all: nothing is dropped
+
+
+def test_doc_sentences_read_auto_numbered_rest_items_as_items() -> None:
+    text = ("Why nothing runs\n================\n\nTwo common causes:\n\n#. Running it in a worker without\n"
+            "   threads enabled\n#. Letting the main script reach its end\n   before the jobs are due\n")
+    out = doc_sentences(ev(text, kind="doc", name="Why nothing runs"), ["script", "end"], limit=2)
+    assert out == ["Two common causes:", "Letting the main script reach its end before the jobs are due"]
+    assert doc_sentences(ev(text, kind="doc", name="Why nothing runs"), ["script", "end"], limit=1) == out[1:]
+
+
 def test_doc_sentences_show_a_code_example_as_a_fenced_block() -> None:
     text = "Usage\n-----\n\nCreate a schema like this::\n\n    schema = UserSchema()\n    schema.load(data)\n"
     out = doc_sentences(ev(text, kind="doc", name="Usage"), ["schema"])
