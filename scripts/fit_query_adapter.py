@@ -105,7 +105,7 @@ def _questions(rows: list[tuple[str, str, str, str, list]], corpora: dict[str, C
     vectors = embedder.embed_queries([r[1] for r in rows])
     out = []
     for (qid, _, kb, source, gold), vec in zip(rows, vectors, strict=True):
-        pos = np.array([k != "file" and ranker._overlaps(p, s, e, gold) for p, s, e, k in corpora[kb].spans])
+        pos = np.array([k != "file" and ranker.rf.overlaps(p, s, e, gold) for p, s, e, k in corpora[kb].spans])
         if pos.any():
             out.append(Question(qid, kb, source, vec.astype(np.float32), pos))
     return out
