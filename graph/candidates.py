@@ -1,8 +1,9 @@
 """An answer that is not confident says so and shows where the answer may be instead.
 
 Its first sentence says the answer is uncertain; then the two or three strongest candidate places follow, one
-line each: the place (path:lines and name), cited, with why it may be the one (the question words it shares,
-the channels that found it). The answer as written for the first candidate comes last, so one confident claim
+line each: the place (path:lines and name), cited, what it says (a definition's docstring summary, a section's
+sentence nearest the question; not for the first place, whose answer follows) and why it may be the one (the
+question words it shares, the channels that found it). The answer as written for the first candidate comes last, so one confident claim
 is replaced by the places worth reading. Every candidate line carries a real ``[n]`` that the checker verifies
 like any other citation.
 """
@@ -14,6 +15,7 @@ from collections.abc import Mapping, Sequence
 
 from sift.graph.checker import cited_ids
 from sift.graph.confidence import places
+from sift.graph.excerpts import CODE, doc_sentences, summary
 from sift.graph.state import Citation, Draft, Evidence, Plan
 from sift.graph.terms import matched_terms, query_tokens
 from sift.models import CODE_KINDS
@@ -24,6 +26,7 @@ UNCERTAIN = "This answer is uncertain: no single place in the sources clearly an
 MIN_WORD = 3  # shorter question words ("s" of "class's", "do") say nothing about why a place may be the one
 MAX_CANDIDATES = 3
 MAX_WORDS = 3
+MAX_GIST = 160  # characters of what a candidate says: one line, not a quote
 _CHANNEL_WORDS = {"bm25": "keywords", "vector": "meaning", "smart": "name", "docql": "a structure query",
                   "file": "a file read", "module": "its module's listing"}
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -86,11 +89,31 @@ def reason(question: str, e: Evidence, tokens: Sequence[str], idf: Mapping[str, 
     return "; ".join(parts) or "ranked next by retrieval"
 
 
-def candidate_line(question: str, e: Evidence, tokens: Sequence[str], idf: Mapping[str, float]) -> str:
-    """``- name in path:start-end [n]: why.``"""
+def gist(e: Evidence, tokens: Sequence[str]) -> str:
+    """What a place says in one sentence: a definition's docstring summary, a section's sentence with the most
+    question terms; "" when it has neither (code without a docstring, a section of code examples only)."""
+    if e.kind == "doc":
+        said = next((s for s in doc_sentences(e, tokens, limit=1) if not s.startswith(CODE)), "")
+    else:
+        said = summary(e.docstring)
+    said = " ".join(said.split()).strip('"')
+    if len(said) > MAX_GIST:
+        said = said[:MAX_GIST - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+    return said
+
+
+def candidate_line(question: str, e: Evidence, tokens: Sequence[str], idf: Mapping[str, float],
+                   what: bool = True) -> str:
+    """``- name in path:start-end [n]: "What it says." Shares … with the question; found by ….`` (``what``
+    false, or nothing to say: ``- name in path:start-end [n]: shares …; found by ….``)."""
     name, path = label(e), escaped(e.path)
     place = f"{path}:{e.start_line}-{e.end_line}" if name == path else f"{name} in {path}:{e.start_line}-{e.end_line}"
-    return f"- {place} [{e.id}]: {reason(question, e, tokens, idf)}."
+    why = reason(question, e, tokens, idf)
+    said = gist(e, tokens) if what else ""
+    if not said:
+        return f"- {place} [{e.id}]: {why}."
+    ends = "" if said.endswith((".", "!", "?", "…")) else "."
+    return f'- {place} [{e.id}]: "{said}{ends}" {why[0].upper()}{why[1:]}.'
 
 
 def pick(first: Evidence | None, ranked: Sequence[tuple[float, Evidence]],
@@ -117,7 +140,8 @@ def with_candidates(draft: Draft, plan: Plan, evidence: Sequence[Evidence], idf:
     if not chosen:
         return draft.model_copy(update={"text": hedged(draft.text)})
     tokens = query_tokens(plan, idf)
-    lines = [candidate_line(plan.standalone, e, tokens, idf) for e in chosen]
+    # The first candidate's answer follows in full; the others say in a line what they hold.
+    lines = [candidate_line(plan.standalone, e, tokens, idf, what=n > 0) for n, e in enumerate(chosen)]
     intro = "The strongest candidates:" if len(chosen) > 1 else "The strongest candidate:"
     text = f"{UNCERTAIN} {intro}\n" + "\n".join(lines) + f"\n\nThe first in more detail: {draft.text}"
     have = {c.evidence_id for c in draft.citations}

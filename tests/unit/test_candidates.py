@@ -8,6 +8,7 @@ from sift.graph.candidates import (
     UNCERTAIN,
     candidate_line,
     found_by,
+    gist,
     hedged,
     label,
     pick,
@@ -73,6 +74,30 @@ def test_candidate_line_names_place_citation_and_why() -> None:
                     "found by keywords, meaning and name.")
     bare = candidate_line("unrelated", FILE, ["unrelated"], {})
     assert bare == "- setup.cfg:1-10 [3]: found by a file read."  # a whole file is named once, by its path
+
+
+LONG = "Send the request " + "and wait for it " * 20 + "to finish."
+
+
+@pytest.mark.parametrize(("e", "expected"), [
+    (SESSION.model_copy(update={"docstring": "Send a prepared request.\n\n:param timeout: seconds."}),
+     "Send a prepared request."),  # a docstring's summary, its field list left out
+    (SESSION, ""),  # code without a docstring says nothing of itself
+    (DOC, "Every request takes a timeout argument in seconds."),  # a section's sentence nearest the question
+    (SESSION.model_copy(update={"docstring": LONG}), LONG[:159].rsplit(" ", 1)[0] + "…"),  # one line at most
+])
+def test_gist_says_what_a_place_holds(e: Evidence, expected: str) -> None:
+    assert gist(e, ["timeout"]) == expected
+
+
+def test_candidate_line_says_what_a_place_holds_before_why() -> None:
+    documented = SESSION.model_copy(update={"docstring": "Send a prepared request"})
+    line = candidate_line("Where is the timeout passed on?", documented, ["timeout", "pass"], {})
+    assert line == ('- Session\'s `send` in net/session.py:1-10 [1]: "Send a prepared request." Shares "timeout" '
+                    "with the question; found by keywords, meaning and name.")
+    assert candidate_line("Where is the timeout passed on?", documented, ["timeout"], {}, what=False) == (
+        '- Session\'s `send` in net/session.py:1-10 [1]: shares "timeout" with the question; '
+        "found by keywords, meaning and name.")
 
 
 def test_pick_keeps_the_cited_first_and_distinct_places() -> None:
