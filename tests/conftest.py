@@ -72,6 +72,18 @@ def qs_src() -> Path:
     return fetch_npm("qs")
 
 
+@pytest.fixture(scope="session")
+def peewee_src() -> Path:
+    """The peewee sdist, unpacked (Python with reStructuredText docs; a fourth test-set project)."""
+    return fetch_sdist("peewee")
+
+
+@pytest.fixture(scope="session")
+def luxon_src() -> Path:
+    """The luxon npm package, unpacked (JavaScript and Markdown; a fourth test-set project)."""
+    return fetch_npm("luxon")
+
+
 TINY_FILES = {
     "pkg/__init__.py": '"""Tiny package."""\n',
     "pkg/auth.py": (

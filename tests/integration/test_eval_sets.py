@@ -1,7 +1,7 @@
 """The bundled evaluation sets are checked against the real projects they describe: the dev sets against the attrs,
 marshmallow and click sdists, the frozen test sets against the structlog sdist and the axios npm package, the second
 test set against the APScheduler sdist and the semver npm package, the third against the loguru sdist and the qs
-npm package."""
+npm package, the fourth (a spare) against the peewee sdist and the luxon npm package."""
 
 from __future__ import annotations
 
@@ -28,6 +28,8 @@ KBS = {
     "semver": (SETS / "test2" / "semver.jsonl", "semver_src"),
     "loguru": (SETS / "test3" / "loguru.jsonl", "loguru_src"),
     "qs": (SETS / "test3" / "qs.jsonl", "qs_src"),
+    "peewee": (SETS / "test4" / "peewee.jsonl", "peewee_src"),
+    "luxon": (SETS / "test4" / "luxon.jsonl", "luxon_src"),
 }
 CODE_SUFFIXES = (".py", ".js", ".ts")
 DOC_SUFFIXES = (".md", ".rst")

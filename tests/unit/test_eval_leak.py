@@ -27,8 +27,8 @@ PRODUCT = ("sift", "graph", "retrievers", "ingest", "api", "cli", "alembic")
 SUFFIXES = (".py", ".scm", ".json", ".toml", ".mako")
 # Eval projects, and the projects other evaluations use (requests, flask, commander).
 PROJECTS = (
-    "attrs", "marshmallow", "click", "structlog", "axios", "apscheduler", "semver", "loguru", "qs", "requests", "flask",
-    "commander",
+    "attrs", "marshmallow", "click", "structlog", "axios", "apscheduler", "semver", "loguru", "qs", "peewee", "luxon",
+    "requests", "flask", "commander",
 )
 # Project names that are also English words are matched only where they read as the project's code.
 ENGLISH = {"click", "requests", "flask", "commander"}
