@@ -12,8 +12,8 @@ when it is exactly a span that ``eval/judgments/<set>.jsonl`` judges relevant (T
 retrieved spans, made blind to which of them an answer cited; see ``eval/judgments/README.md``). A citation
 that is neither gold nor judged counts as wrong, and ``citations_unjudged`` is the share of such citations.
 
-    python bench/answer.py [--split dev|test|test2|test3|both|all] [--sets eval/sets/attrs.jsonl ...] [--json]
-                           [--dump rows.jsonl] [--wall-clock]
+    python bench/answer.py [--split dev|test|test2|test3|test4|both|all] [--sets eval/sets/attrs.jsonl ...]
+                           [--json] [--dump rows.jsonl] [--wall-clock]
 
 Quality does not depend on the machine's load: the graph runs without its branch timeouts and time budget
 (``RunLimits(wall_clock=False)``), so a busy machine gets the same answers, only slower; ``--wall-clock`` keeps
@@ -45,12 +45,13 @@ DEV_SETS = sorted((ROOT / "eval" / "sets").glob("*.jsonl"))
 TEST_SETS = sorted((ROOT / "eval" / "sets" / "test").glob("*.jsonl"))
 TEST2_SETS = sorted((ROOT / "eval" / "sets" / "test2").glob("*.jsonl"))
 TEST3_SETS = sorted((ROOT / "eval" / "sets" / "test3").glob("*.jsonl"))
-NPM_SOURCES = {"axios", "semver", "qs"}  # the rest are PyPI sdists (tests/sources.py pins both)
+TEST4_SETS = sorted((ROOT / "eval" / "sets" / "test4").glob("*.jsonl"))  # a spare: only with --split test4
+NPM_SOURCES = {"axios", "semver", "qs", "luxon"}  # the rest are PyPI sdists (tests/sources.py pins both)
 
 
 def split_of(path: Path) -> str:
-    """``test``, ``test2`` or ``test3`` for a frozen test set, ``dev`` otherwise."""
-    return path.parent.name if path.parent.name in ("test", "test2", "test3") else "dev"
+    """``test``, ``test2``, ``test3`` or ``test4`` for a frozen test set, ``dev`` otherwise."""
+    return path.parent.name if path.parent.name in ("test", "test2", "test3", "test4") else "dev"
 
 
 def _source(name: str) -> Path:
@@ -195,9 +196,10 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def main() -> int:
     """Parse arguments, run, print."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--split", choices=("dev", "test", "test2", "test3", "both", "all"), default="all",
+    p.add_argument("--split", choices=("dev", "test", "test2", "test3", "test4", "both", "all"),
+                   default="all",
                    help="which sets to ask when --sets is not given (default: all = dev, test, test2 and test3, "
-                        "reported apart; both = dev and test)")
+                        "reported apart; both = dev and test; test4, a spare, only when named)")
     p.add_argument("--sets", nargs="*", type=Path)
     p.add_argument("--json", action="store_true")
     p.add_argument("--dump", type=Path, help="write per-question answers and evidence to this JSONL file")
@@ -205,7 +207,7 @@ def main() -> int:
                    help="answer under the service's branch timeouts and time budget (answers then depend on load)")
     args = p.parse_args()
     sets = args.sets or {"dev": DEV_SETS, "test": TEST_SETS, "test2": TEST2_SETS, "test3": TEST3_SETS,
-                         "both": DEV_SETS + TEST_SETS,
+                         "test4": TEST4_SETS, "both": DEV_SETS + TEST_SETS,
                          "all": DEV_SETS + TEST_SETS + TEST2_SETS + TEST3_SETS}[args.split]
     result = asyncio.run(run(sets, args.dump, args.wall_clock))
     if args.json:
