@@ -7,6 +7,7 @@ unpacked once.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -88,6 +89,16 @@ def _unpack_once(archive_of: Callable[[], Path], target: Path) -> Path:
     if marker.exists():
         return target
     CACHE.mkdir(parents=True, exist_ok=True)
+    # Test workers (pytest-xdist) ask for the same project at once: one downloads and unpacks, the others wait.
+    with target.with_name(f".{target.name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if marker.exists():  # unpacked while this one waited
+            return target
+        return _unpack(archive_of, target, marker)
+
+
+def _unpack(archive_of: Callable[[], Path], target: Path, marker: Path) -> Path:
+    """Download (through ``archive_of``) and unpack into ``target``, then write ``marker``."""
     archive = archive_of()
     tmp = target.with_name(f".{target.name}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
