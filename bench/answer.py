@@ -1,9 +1,10 @@
 """Answer quality, confidence calibration and latency of the graph (extractive unless an LLM is configured).
 
 Ingests each set's project once into ``bench/out/answer-data`` (reused on later runs): the dev sets'
-(``eval/sets/*.jsonl``) and the frozen test sets' (``eval/sets/test/*.jsonl`` and ``eval/sets/test2/*.jsonl``,
-spent, and ``eval/sets/test3/*.jsonl``), from the pinned sdists and npm tarballs of ``tests/sources.py``. It warms
-the graph up, then asks every question one at a time and prints, for dev, test, test2 and test3 separately: answer hit rate, citation precision, grounded rate, not-found accuracy on negatives,
+(``eval/sets/*.jsonl``) and the frozen test sets' (``eval/sets/test/``, ``test2/`` and ``test3/``, spent, and
+``eval/sets/test4/``, the test set), from the pinned sdists and npm tarballs of ``tests/sources.py``. It warms
+the graph up, then asks every question one at a time and prints, for each split separately: answer hit rate,
+citation precision, grounded rate, not-found accuracy on negatives,
 p50/p95 latency, and a calibration table: for each confidence level, its share of the answers (and of the
 answerable questions) and how often its answers were right (``eval.metrics.answer_right``).
 
@@ -45,7 +46,7 @@ DEV_SETS = sorted((ROOT / "eval" / "sets").glob("*.jsonl"))
 TEST_SETS = sorted((ROOT / "eval" / "sets" / "test").glob("*.jsonl"))
 TEST2_SETS = sorted((ROOT / "eval" / "sets" / "test2").glob("*.jsonl"))
 TEST3_SETS = sorted((ROOT / "eval" / "sets" / "test3").glob("*.jsonl"))
-TEST4_SETS = sorted((ROOT / "eval" / "sets" / "test4").glob("*.jsonl"))  # a spare: only with --split test4
+TEST4_SETS = sorted((ROOT / "eval" / "sets" / "test4").glob("*.jsonl"))
 NPM_SOURCES = {"axios", "semver", "qs", "luxon"}  # the rest are PyPI sdists (tests/sources.py pins both)
 
 
@@ -198,8 +199,8 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--split", choices=("dev", "test", "test2", "test3", "test4", "both", "all"),
                    default="all",
-                   help="which sets to ask when --sets is not given (default: all = dev, test, test2 and test3, "
-                        "reported apart; both = dev and test; test4, a spare, only when named)")
+                   help="which sets to ask when --sets is not given (default: all = dev, test, test2, test3 and "
+                        "test4, reported apart; both = dev and test)")
     p.add_argument("--sets", nargs="*", type=Path)
     p.add_argument("--json", action="store_true")
     p.add_argument("--dump", type=Path, help="write per-question answers and evidence to this JSONL file")
@@ -208,7 +209,7 @@ def main() -> int:
     args = p.parse_args()
     sets = args.sets or {"dev": DEV_SETS, "test": TEST_SETS, "test2": TEST2_SETS, "test3": TEST3_SETS,
                          "test4": TEST4_SETS, "both": DEV_SETS + TEST_SETS,
-                         "all": DEV_SETS + TEST_SETS + TEST2_SETS + TEST3_SETS}[args.split]
+                         "all": DEV_SETS + TEST_SETS + TEST2_SETS + TEST3_SETS + TEST4_SETS}[args.split]
     result = asyncio.run(run(sets, args.dump, args.wall_clock))
     if args.json:
         print(json.dumps(result, indent=2))

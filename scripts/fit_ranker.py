@@ -11,9 +11,9 @@ Two kinds of questions are fitted (the model is ``bench/train/ranker_fit.py``):
 - **Mined** questions from 31 pinned packages (``bench/train/make_pairs.py``, never an eval project), read from the
   test cache (``tests/.cache/train``): about 5,700, but each is its target's own first sentence with the name
   masked, not how a newcomer asks.
-- **Newcomer** questions, written by people before sift ran on their projects: the dev sets and the two spent test
-  sets (``eval/sets/README.md``; a spent set checks nothing any more, so it is used like dev). About 190 with
-  gold spans over seven projects. The test set (``eval/sets/test3``) is never read here.
+- **Newcomer** questions, written by people before sift ran on their projects: the dev sets and the three spent
+  test sets (``eval/sets/README.md``; a spent set checks nothing any more, so it is used like dev). About 250 with
+  gold spans over nine projects. The test set (``eval/sets/test4``) is never read here.
 
 Each project is ingested into ``bench/out/ranker`` exactly as ``sift ingest`` does, and recorded in
 ``bench/out/ranker/ingested.json`` once its ingest has finished, so an interrupted run continues with the
@@ -42,7 +42,7 @@ The choice is made in two steps, each on held-out data:
 1. the penalty for the mined questions alone, by 4-fold cross-validation over train packages (the span MRR
    averaged over the kinds of pair), as before;
 2. ``alpha`` (``ALPHAS``; 0 is step 1's fit) and the penalty (``MIX_LAMBDAS``), by leave-one-project-out over the
-   seven newcomer projects: each project's questions are ranked by a model fitted on the mined questions and the
+   nine newcomer projects: each project's questions are ranked by a model fitted on the mined questions and the
    other six projects' questions, and the score is the span MRR averaged over projects.
 
 The final weights are fitted on the mined questions and all the newcomer ones with the chosen ``alpha`` and
@@ -100,7 +100,7 @@ LAMBDAS = (1e4, 100.0, 10.0, 1.0, 0.1, 0.01, 0.001, 1e-4, 1e-5)
 ALPHAS = (0.0, 0.25, 0.5, 0.75)
 MIX_LAMBDAS = (0.1, 0.01, 0.001, 1e-4)
 # Questions written by people: the dev sets and the spent test sets (eval/sets/README.md). Never the test set.
-NEWCOMER_SPLITS = ("dev", "test", "test2")
+NEWCOMER_SPLITS = ("dev", "test", "test2", "test3")
 # What the pooling depends on besides the questions and the indexes: the retrieval code and the core it uses.
 POOL_CODE = ("retrievers", "sift")
 
