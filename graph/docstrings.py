@@ -71,8 +71,8 @@ def predicate(summary: str) -> str | None:
     if word.endswith("ed") and _participle_of(word):
         return "is " + word + rest
     if word in _ARTICLES:
-        # "A way to…" is said of the name; "The choice type checks…" is a sentence with its own verb ("A
-        # validator that raises…" is not: the verb is the relative clause's).
+        # "A way to…" is said of the name; "The default store keeps…" is a sentence with its own verb ("A
+        # store that keeps…" is not: the verb is the relative clause's).
         head = re.split(r"\b(?:that|which|who|whose)\b", rest, maxsplit=1)[0]
         if any(_WORD.fullmatch(w) and predicate(w.capitalize() + " x") not in (None, "is x")
                and w.endswith("s") for w in head.split()[:4]):
