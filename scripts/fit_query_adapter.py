@@ -206,7 +206,7 @@ def main() -> None:
     print(f"{len(train_q)} train questions with a positive, {len(dev_q)} dev ({time.perf_counter() - t0:.0f}s)",
           flush=True)
     package = {q.qid: q.kb for q in train_q}
-    folds = [set(names) for names in (sorted(set(package.values()))[i::ranker.FOLDS] for i in range(ranker.FOLDS))]
+    folds = [set(names) for names in (sorted(set(package.values()))[i::ranker.rf.FOLDS] for i in range(ranker.rf.FOLDS))]
     bare_cv, bare_dev = span_mrr(train_q, corpora, None), span_mrr(dev_q, corpora, None)["macro"]
     print(f"bare model: train {bare_cv}; dev {bare_dev}", flush=True)
     best: tuple[float, dict[str, float]] | None = None

@@ -88,7 +88,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.train import ranker_fit as rf  # noqa: E402
-from bench.train.ranker_fit import FOLDS, Gold, Group  # noqa: E402,F401  (FOLDS: fit_query_adapter.py's folds)
+from bench.train.ranker_fit import Gold, Group  # noqa: E402
 from sift.retrievers.ranker import FEATURES, HAND_WEIGHTS, RankerWeights, features, pool  # noqa: E402
 
 OUT = ROOT / "bench" / "out" / "ranker"
