@@ -14,8 +14,9 @@ import re
 from collections.abc import Mapping, Sequence
 
 from sift.graph.checker import cited_ids
+from sift.graph.closeness import Closeness
 from sift.graph.confidence import places
-from sift.graph.excerpts import CODE, doc_sentences, summary
+from sift.graph.excerpts import doc_sentences, summary
 from sift.graph.state import Citation, Draft, Evidence, Plan
 from sift.graph.terms import matched_terms, query_tokens
 from sift.models import CODE_KINDS
@@ -89,11 +90,11 @@ def reason(question: str, e: Evidence, tokens: Sequence[str], idf: Mapping[str, 
     return "; ".join(parts) or "ranked next by retrieval"
 
 
-def gist(e: Evidence, tokens: Sequence[str]) -> str:
+def gist(e: Evidence, tokens: Sequence[str], near: Closeness | None = None) -> str:
     """What a place says in one sentence: a definition's docstring summary, a section's sentence with the most
     question terms; "" when it has neither (code without a docstring, a section of code examples only)."""
     if e.kind == "doc":
-        said = next((s for s in doc_sentences(e, tokens, limit=1) if not s.startswith(CODE)), "")
+        said = next(iter(doc_sentences(e, tokens, limit=1, near=near, code=False)), "")
     else:
         said = summary(e.docstring)
     said = " ".join(said.split()).strip('"')
@@ -103,13 +104,13 @@ def gist(e: Evidence, tokens: Sequence[str]) -> str:
 
 
 def candidate_line(question: str, e: Evidence, tokens: Sequence[str], idf: Mapping[str, float],
-                   what: bool = True) -> str:
+                   what: bool = True, near: Closeness | None = None) -> str:
     """``- name in path:start-end [n]: "What it says." Shares … with the question; found by ….`` (``what``
     false, or nothing to say: ``- name in path:start-end [n]: shares …; found by ….``)."""
     name, path = label(e), escaped(e.path)
     place = f"{path}:{e.start_line}-{e.end_line}" if name == path else f"{name} in {path}:{e.start_line}-{e.end_line}"
     why = reason(question, e, tokens, idf)
-    said = gist(e, tokens) if what else ""
+    said = gist(e, tokens, near) if what else ""
     if not said:
         return f"- {place} [{e.id}]: {why}."
     ends = "" if said.endswith((".", "!", "?", "…")) else "."
@@ -128,7 +129,8 @@ def pick(first: Evidence | None, ranked: Sequence[tuple[float, Evidence]],
     return chosen
 
 
-def with_candidates(draft: Draft, plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, float]) -> Draft:
+def with_candidates(draft: Draft, plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, float],
+                    near: Closeness | None = None) -> Draft:
     """The draft rewritten for an uncertain answer: the uncertain sentence, the candidate places, then the draft
     (a list answer that already cites several places: the uncertain sentence only)."""
     by_id = {e.id: e for e in evidence}
@@ -141,7 +143,7 @@ def with_candidates(draft: Draft, plan: Plan, evidence: Sequence[Evidence], idf:
         return draft.model_copy(update={"text": hedged(draft.text)})
     tokens = query_tokens(plan, idf)
     # The first candidate's answer follows in full; the others say in a line what they hold.
-    lines = [candidate_line(plan.standalone, e, tokens, idf, what=n > 0) for n, e in enumerate(chosen)]
+    lines = [candidate_line(plan.standalone, e, tokens, idf, what=n > 0, near=near) for n, e in enumerate(chosen)]
     intro = "The strongest candidates:" if len(chosen) > 1 else "The strongest candidate:"
     text = f"{UNCERTAIN} {intro}\n" + "\n".join(lines) + f"\n\nThe first in more detail: {draft.text}"
     have = {c.evidence_id for c in draft.citations}

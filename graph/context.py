@@ -12,6 +12,7 @@ from sift.config import Settings
 if TYPE_CHECKING:  # the searcher's and chat model's modules load with the resources, not with the graph
     from langchain_core.language_models import BaseChatModel
 
+    from sift.graph.closeness import Closeness
     from sift.graph.confidence import ConfidenceModel
     from sift.retrievers.search import Searcher
 
@@ -59,3 +60,12 @@ class AskContext:
         if self.chat_model is None:
             raise RuntimeError("no chat model is configured: set SIFT_LLM_BASE_URL and SIFT_LLM_MODEL")
         return self.chat_model
+
+    def closeness(self, question: str) -> Closeness | None:
+        """How close texts are in meaning to ``question``, for the writer's choice of what to quote: the local
+        model's (the searcher's own embedder); None with a remote embedder, whose every call is a request."""
+        if self.settings.embed_base_url:
+            return None
+        from sift.graph.closeness import closeness
+
+        return closeness(self.searcher.embedder, question)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from sift.graph.closeness import Closeness, sentence_score
 from sift.graph.docstrings import Field, field_sentence, split_fields
 from sift.graph.state import Evidence
 from sift.text import split_lines
@@ -245,15 +246,20 @@ def _units(text: str, code: bool = False) -> list[str]:
     return [u for u in units if len(u) > 15]
 
 
-def doc_sentences(evidence: Evidence, tokens: Sequence[str], limit: int = 5) -> list[str]:
-    """The section's sentences, list items and code examples with the most question terms, in reading order."""
+def doc_sentences(evidence: Evidence, tokens: Sequence[str], limit: int = 5,
+                  near: Closeness | None = None, code: bool = True) -> list[str]:
+    """The section's sentences, list items and (with ``code``) code examples with the most question terms (and,
+    with ``near``, closest in meaning to it: ``closeness.sentence_score``), in reading order."""
     heading = " ".join(evidence.symbol.rsplit(" > ", 1)[-1].split()).casefold()
-    sentences = [u for u in _units(evidence.text, code=True) if u.casefold() != heading]  # not its own title
+    sentences = [u for u in _units(evidence.text, code=code) if u.casefold() != heading]  # not its own title
     wanted = set(tokens)
     # A sentence that names an API (backticks, a call, a dotted or snake_case name) usually holds the answer.
-    scored = [(len(wanted & set(tokenize(s))) + (1 if _NAMES_API.search(s) else 0), i, s)
-              for i, s in enumerate(sentences)]
-    scored = [t for t in scored if t[0] > 0] or scored[:1]
+    terms = [len(wanted & set(tokenize(s))) + (1 if _NAMES_API.search(s) else 0) for s in sentences]
+    meaning = near(sentences) if near is not None and sentences else [0.0] * len(sentences)
+    scored = [(sentence_score(t, c) if near is not None else float(t), i, s)
+              for i, (t, c, s) in enumerate(zip(terms, meaning, sentences, strict=True))]
+    # By terms alone, a sentence must share one; by meaning too, every sentence is in the running.
+    scored = [t for t in scored if t[0] > 0 or near is not None] or scored[:1]
     top = sorted(scored, key=lambda t: (-t[0], t[1]))[:limit]
     lead = next(((0, i, s) for i, s in enumerate(sentences) if not s.startswith(CODE)), None)
     if limit > 1 and lead is not None and all(i != lead[1] for _, i, _ in top):

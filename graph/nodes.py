@@ -166,7 +166,7 @@ async def check(state: AskState, runtime: Runtime[AskContext]) -> dict[str, Any]
     plan, draft, evidence = state["plan"], state["draft"], state.get("evidence") or []
     assert draft is not None
     if draft.confidence is None:
-        draft = assessed(ctx.confidence, state, draft)
+        draft = await asyncio.to_thread(assessed, ctx.confidence, state, draft, ctx)
     paths = sorted({e.path for e in evidence})
     facts = await asyncio.to_thread(file_facts, ctx, state["kb"], state.get("tenant") or "default", paths) \
         if plan.need_retrieval else {}
@@ -237,15 +237,17 @@ def _cited(draft: Draft) -> list[int]:
     return list(dict.fromkeys([*cited_ids(draft.text), *(c.evidence_id for c in draft.citations)]))
 
 
-def assessed(model: ConfidenceModel, state: AskState, draft: Draft) -> Draft:
-    """The draft with its confidence; one that is not high (and no not-found) says so and lists candidates."""
+def assessed(model: ConfidenceModel, state: AskState, draft: Draft, ctx: AskContext | None = None) -> Draft:
+    """The draft with its confidence; one that is not high (and no not-found) says so and lists candidates
+    (each with its sentence closest to the question, when ``ctx`` gives a ``closeness``)."""
     plan, evidence, idf = state["plan"], state.get("evidence") or [], state.get("idf") or {}
     if not plan.need_retrieval:
         return draft.model_copy(update={"confidence": no_retrieval()})
     found = signals(plan, evidence, _cited(draft), idf)
     conf = assess(model, found, degraded=bool(_degraded_reasons(state, draft)), not_found=draft.not_found)
     if conf.level != "high" and not draft.not_found:
-        draft = with_candidates(draft, plan, evidence, idf)
+        near = ctx.closeness(plan.standalone) if ctx is not None else None
+        draft = with_candidates(draft, plan, evidence, idf, near)
     return draft.model_copy(update={"confidence": conf})
 
 
