@@ -24,9 +24,9 @@ from sift.db.tables import Chunk, File
 from sift.embed import Embedder, EmbeddingCache, embed_with_cache
 from sift.errors import IndexNotReady
 from sift.index.bm25 import BM25Builder, BM25Index
-from sift.index.generation import KINDS, MANIFEST, MANIFEST_VERSION, load_indexes, vector_file
+from sift.index.generation import KINDS, MANIFEST, MANIFEST_VERSION, load_indexes, vector_file, window_file
 from sift.index.vector import VectorIndex, VectorKind
-from sift.ingest.chunk import embedding_text
+from sift.ingest.chunk import WINDOW_CHARS, WINDOW_KINDS, embedding_text, text_hash, window_texts
 from sift.tokenize import tokenize
 
 log = logging.getLogger(__name__)
@@ -40,9 +40,13 @@ EMBED_STEP = 128  # texts per embedding call: progress moves every few seconds e
 class _Accumulator:
     ids: dict[str, list[np.ndarray]] = field(default_factory=lambda: {k: [] for k in KINDS})
     vectors: dict[str, list[np.ndarray]] = field(default_factory=lambda: {k: [] for k in KINDS})
+    window_ids: dict[str, list[np.ndarray]] = field(default_factory=lambda: {k: [] for k in WINDOW_KINDS})
+    window_vectors: dict[str, list[np.ndarray]] = field(default_factory=lambda: {k: [] for k in WINDOW_KINDS})
     cached: int = 0
     computed: int = 0
     reused: int = 0
+    windows_cached: int = 0
+    windows_computed: int = 0
 
 
 def build_indexes(
@@ -85,12 +89,13 @@ def build_indexes(
         t0 = time.perf_counter()
         step = (lambda n, base=done: progress("embed", base + n, total)) if progress else None
         vectors = _vectors_for(rows, ids, texts, embedder, cache, previous, acc, step)
-        t_embed += time.perf_counter() - t0
         kinds = np.array([r.kind for r in rows])
         for kind in KINDS:
             sel = kinds == kind
             acc.ids[kind].append(ids[sel])
             acc.vectors[kind].append(vectors[sel])
+        _add_windows(rows, embedder, cache, acc)
+        t_embed += time.perf_counter() - t0
         done += len(rows)
         if progress:
             progress("embed", done, total)
@@ -105,6 +110,8 @@ def build_indexes(
         "embedded": acc.computed,
         "cached": acc.cached,
         "reused": acc.reused,
+        "windows": {"count": sum(manifest["window_counts"].values()), "embedded": acc.windows_computed,
+                    "cached": acc.windows_cached},
         "model_id": embedder.model_id,
         "seconds": {
             "read_tokenize": round(elapsed - t_embed - seconds_write, 3),
@@ -112,7 +119,8 @@ def build_indexes(
             "write": round(seconds_write, 3),
             "total": round(elapsed, 3),
         },
-        "embed_chunks_per_s": round(acc.computed / t_embed, 1) if acc.computed and t_embed else None,
+        "embed_chunks_per_s": (round((acc.computed + acc.windows_computed) / t_embed, 1)
+                               if acc.computed + acc.windows_computed and t_embed else None),
     }
     log.info("kb %d generation %d indexed: %s", kb_id, generation, stats)
     return stats
@@ -188,6 +196,30 @@ def _vectors_for(
     return out
 
 
+def _add_windows(rows: Sequence[Row], embedder: Embedder, cache: EmbeddingCache, acc: _Accumulator) -> None:
+    """Embed the windows of the long function and doc chunks among ``rows`` (through the embedding cache, by the
+    hash of each window's text) and keep them under their chunk's id."""
+    owners: list[tuple[int, str]] = []
+    items: list[tuple[str, str]] = []
+    for r in rows:
+        for text in window_texts(r.kind, r.path, r.name, r.text):
+            owners.append((r.id, r.kind))
+            items.append((text_hash(text), text))
+    for start in range(0, len(items), EMBED_STEP):
+        part = items[start:start + EMBED_STEP]
+        by_hash, cached, computed = embed_with_cache(embedder, cache, part)
+        acc.windows_cached += cached
+        acc.windows_computed += computed
+        vectors = np.stack([by_hash[h] for h, _ in part])
+        kinds = np.array([k for _, k in owners[start:start + EMBED_STEP]])
+        ids = np.array([i for i, _ in owners[start:start + EMBED_STEP]], dtype=np.int64)
+        for kind in WINDOW_KINDS:
+            sel = kinds == kind
+            if sel.any():
+                acc.window_ids[kind].append(ids[sel])
+                acc.window_vectors[kind].append(vectors[sel])
+
+
 def _write(
     tmp_dir: Path,
     embedder: Embedder,
@@ -206,6 +238,13 @@ def _write(
         chunk_ids[kind] = ids.tolist()
         if progress:
             progress("index", step, len(KINDS) + 1)
+    window_counts: dict[str, int] = {}
+    for kind in WINDOW_KINDS:
+        ids = np.concatenate(acc.window_ids[kind]) if acc.window_ids[kind] else np.zeros(0, dtype=np.int64)
+        vecs = (np.vstack(acc.window_vectors[kind]) if acc.window_vectors[kind]
+                else np.zeros((0, embedder.dim), np.float32))
+        VectorIndex.build(ids, vecs, vector_kind, dim=embedder.dim).save(window_file(tmp_dir, kind))
+        window_counts[kind] = len(ids)
     bm25.save(tmp_dir)
     manifest = {
         "version": MANIFEST_VERSION,
@@ -215,6 +254,8 @@ def _write(
         "dim": embedder.dim,
         "vector_kind": vector_kind,
         "counts": {k: len(v) for k, v in chunk_ids.items()},
+        "window_chars": WINDOW_CHARS,
+        "window_counts": window_counts,
         "bm25": {"docs": len(bm25), "terms": len(bm25.terms)},
         "chunk_ids": chunk_ids,
     }

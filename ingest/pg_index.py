@@ -19,6 +19,7 @@ from sqlalchemy import Connection, Engine, Row, text
 
 from sift.db import is_postgres
 from sift.db.search_schema import (
+    VECTOR_TABLES,
     VISIBLE,
     create_search_schema,
     hnsw_index_ddl,
@@ -28,7 +29,7 @@ from sift.db.search_schema import (
 )
 from sift.embed import Embedder, EmbeddingCache, embed_with_cache
 from sift.errors import SiftError
-from sift.ingest.chunk import embedding_text
+from sift.ingest.chunk import WINDOW_CHARS, WINDOW_KINDS, embedding_text, text_hash, window_texts
 from sift.tokenize import tokenize
 
 log = logging.getLogger(__name__)
@@ -62,8 +63,9 @@ def has_pg_index(engine: Engine, kb_id: int, generation: int) -> bool:
     with engine.connect() as conn:
         if not search_schema_ready(conn):
             return False
-        return conn.execute(text("SELECT 1 FROM search_stats WHERE kb_id = :kb AND generation = :gen"),
-                            {"kb": kb_id, "gen": generation}).first() is not None
+        return conn.execute(text("SELECT 1 FROM search_stats WHERE kb_id = :kb AND generation = :gen "
+                                 "AND window_chars = :wc"),
+                            {"kb": kb_id, "gen": generation, "wc": WINDOW_CHARS}).first() is not None
 
 
 def build_pg_index(
@@ -84,8 +86,9 @@ def build_pg_index(
     cache = EmbeddingCache(engine)
     counts = Counter[str]()
     t_embed = 0.0
-    total = _count_missing(engine, kb_id, generation, model_id)
-    for rows in _missing_batches(engine, kb_id, generation, model_id, batch_size):
+    backfill = previous is not None and not has_pg_index(engine, kb_id, previous)  # indexed before windows
+    total = _count_missing(engine, kb_id, generation, model_id, backfill)
+    for rows in _missing_batches(engine, kb_id, generation, model_id, batch_size, backfill):
         t0 = time.perf_counter()
         with engine.begin() as conn:
             t_embed += _write_rows(conn, rows, kb_id, model_id, dim, embedder, cache, counts)
@@ -102,19 +105,23 @@ def build_pg_index(
     written = counts["postings"] + counts["vectors"]
     if written >= ANALYZE_AFTER_ROWS:
         with engine.begin() as conn:
-            for table in ("search_postings", "search_names", "search_docs", "search_vectors", "search_terms"):
+            for table in ("search_postings", "search_names", "search_docs", "search_vectors", "search_windows",
+                          "search_terms"):
                 conn.execute(text(f"ANALYZE {table}"))
     t_hnsw = time.perf_counter()
     if vector_kind == "hnsw":
         with engine.begin() as conn:
             conn.execute(text(f"SET LOCAL maintenance_work_mem = '{HNSW_BUILD_MEMORY}'"))
-            conn.execute(text(hnsw_index_ddl(kb_id, dim)))
+            for table in VECTOR_TABLES:
+                conn.execute(text(hnsw_index_ddl(kb_id, dim, table=table)))
     if progress:
         progress("index", 2, 2)
     elapsed = time.perf_counter() - started
     out = {
         "backend": "postgres", "chunks_total": stats["n_docs"], "terms": stats["n_terms"],
         "new_chunks": counts["docs"], "postings": counts["postings"], "vectors": counts["vectors"],
+        "windows": {"count": counts["windows"], "embedded": counts["windows_computed"],
+                    "cached": counts["windows_cached"]},
         "embedded": counts["computed"], "cached": counts["cached"], "model_id": model_id, "dim": dim,
         "vector_kind": vector_kind, "df": "incremental" if incremental else "full",
         "seconds": {"rows": round(t_stats - started - t_embed, 3), "embed": round(t_embed, 3),
@@ -125,30 +132,44 @@ def build_pg_index(
     return out
 
 
-def _missing_sql(select_cols: str) -> str:
-    """Chunks visible in the generation that lack their search rows or their vector for the model."""
+# A chunk that may have windows (``window_texts``) and has none for the model. Windows are written with a chunk's
+# vector; this finds the chunks of a generation indexed before windows existed (``backfill``).
+_NO_WINDOWS = (
+    f"(c.kind IN ({', '.join(repr(str(k)) for k in WINDOW_KINDS)}) AND length(c.text) >= {int(WINDOW_CHARS)} "
+    "AND NOT EXISTS (SELECT 1 FROM search_windows w WHERE w.chunk_id = c.id AND w.model_id = :model))"
+)
+
+
+def _need_windows(backfill: bool) -> str:
+    return f"(v.chunk_id IS NULL OR {_NO_WINDOWS})" if backfill else "v.chunk_id IS NULL"
+
+
+def _missing_sql(select_cols: str, backfill: bool = False) -> str:
+    """Chunks visible in the generation that lack their search rows or their vector for the model (with
+    ``backfill``, or their windows)."""
     return (
         f"SELECT {select_cols} FROM chunks c JOIN files f ON f.id = c.file_id "
         "LEFT JOIN search_docs d ON d.chunk_id = c.id "
         "LEFT JOIN search_vectors v ON v.chunk_id = c.id AND v.model_id = :model "
-        f"WHERE {VISIBLE} AND (d.chunk_id IS NULL OR v.chunk_id IS NULL)"
+        f"WHERE {VISIBLE} AND (d.chunk_id IS NULL OR {_need_windows(backfill)})"
     )
 
 
-def _count_missing(engine: Engine, kb_id: int, generation: int, model_id: str) -> int:
+def _count_missing(engine: Engine, kb_id: int, generation: int, model_id: str, backfill: bool) -> int:
     with engine.connect() as conn:
-        return int(conn.execute(text(_missing_sql("count(*)")),
+        return int(conn.execute(text(_missing_sql("count(*)", backfill)),
                                 {"kb": kb_id, "gen": generation, "model": model_id}).scalar_one())
 
 
 def _missing_batches(engine: Engine, kb_id: int, generation: int, model_id: str,
-                     batch_size: int) -> Iterator[Sequence[Row]]:
+                     batch_size: int, backfill: bool) -> Iterator[Sequence[Row]]:
     cols = ("c.id, c.file_id, c.kind, c.path, c.name, c.symbol, c.heading_path, c.content_hash, c.text, "
-            "d.chunk_id IS NULL AS need_terms, v.chunk_id IS NULL AS need_vector")
+            f"d.chunk_id IS NULL AS need_terms, v.chunk_id IS NULL AS need_vector, "
+            f"{_need_windows(backfill)} AS need_windows")
     # A server-side cursor on its own connection: each batch is written in its own short transaction meanwhile.
     with engine.connect() as conn:
         result = conn.execution_options(yield_per=batch_size).execute(
-            text(_missing_sql(cols) + " ORDER BY c.id"), {"kb": kb_id, "gen": generation, "model": model_id})
+            text(_missing_sql(cols, backfill) + " ORDER BY c.id"), {"kb": kb_id, "gen": generation, "model": model_id})
         yield from result.partitions()
 
 
@@ -177,6 +198,15 @@ def _write_rows(conn: Connection, rows: Sequence[Row], kb_id: int, model_id: str
         counts["computed"] += computed
         vectors = [(r.id, model_id, kb_id, r.file_id, r.kind, dim, vector_literal(by_hash[r.content_hash]))
                    for r, _ in todo]
+    parts = [(r, n, text_hash(t), t) for r in rows if r.need_windows
+             for n, t in enumerate(window_texts(r.kind, r.path, r.name, r.text), 1)]
+    windows: list[tuple[Any, ...]] = []
+    if parts:
+        by_hash, cached, computed = embed_with_cache(embedder, cache, [(h, t) for _, _, h, t in parts])
+        counts["windows_cached"] += cached
+        counts["windows_computed"] += computed
+        windows = [(r.id, model_id, n, kb_id, r.file_id, r.kind, dim, vector_literal(by_hash[h]))
+                   for r, n, h, _ in parts]
     seconds = time.perf_counter() - t0
     raw: Any = conn.connection.driver_connection  # psycopg's connection: COPY is not in the DB-API
     with raw.cursor() as cur:  # COPY: several times faster than INSERT for these narrow rows
@@ -184,10 +214,12 @@ def _write_rows(conn: Connection, rows: Sequence[Row], kb_id: int, model_id: str
         _copy(cur, "search_postings (kb_id, term, chunk_id, file_id, tf, doc_len)", postings)
         _copy(cur, "search_names (kb_id, term, chunk_id, file_id)", names)
         _copy(cur, "search_vectors (chunk_id, model_id, kb_id, file_id, kind, dim, embedding)", vectors)
+        _copy(cur, "search_windows (chunk_id, model_id, part, kb_id, file_id, kind, dim, embedding)", windows)
     counts["docs"] += len(docs)
     counts["vectors_only"] += len(rows) - len(docs)
     counts["postings"] += len(postings)
     counts["vectors"] += len(vectors)
+    counts["windows"] += len(windows)
     return seconds
 
 
@@ -239,9 +271,9 @@ def _write_stats(conn: Connection, kb_id: int, generation: int, model_id: str, d
     conn.execute(text("DELETE FROM search_stats WHERE kb_id = :kb AND generation = :gen"), params)
     conn.execute(text(
         "INSERT INTO search_stats (kb_id, generation, n_docs, total_len, n_terms, idf_sum, model_id, dim, "
-        "vector_kind) VALUES (:kb, :gen, :n, :total, :terms, :idf, :model, :dim, :kind)"),
+        "vector_kind, window_chars) VALUES (:kb, :gen, :n, :total, :terms, :idf, :model, :dim, :kind, :wc)"),
         {**params, "n": n_docs, "total": total_len, "terms": n_terms, "idf": idf_sum, "model": model_id,
-         "dim": dim, "kind": vector_kind})
+         "dim": dim, "kind": vector_kind, "wc": WINDOW_CHARS})
     return {"n_docs": n_docs, "total_len": total_len, "n_terms": n_terms}
 
 
@@ -249,6 +281,7 @@ def drop_unused_vectors(conn: Connection, kb_id: int) -> int:
     """Delete a knowledge base's vectors of models no remaining generation uses (after a model change)."""
     if not search_schema_ready(conn):
         return 0
-    return conn.execute(text(
-        "DELETE FROM search_vectors v WHERE v.kb_id = :kb AND NOT EXISTS "
+    return sum(conn.execute(text(
+        f"DELETE FROM {table} v WHERE v.kb_id = :kb AND NOT EXISTS "
         "(SELECT 1 FROM search_stats s WHERE s.kb_id = :kb AND s.model_id = v.model_id)"), {"kb": kb_id}).rowcount
+        for table in VECTOR_TABLES)

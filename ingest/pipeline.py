@@ -310,7 +310,12 @@ def _has_index(engine: Engine, kb: KbRef, backend: str = "local") -> bool:
         path = conn.execute(
             select(Generation.index_path).where(Generation.kb_id == kb.id, Generation.number == kb.generation)
         ).scalar()
-    return bool(path)
+    if not path:
+        return False
+    from sift.index.generation import is_current  # FAISS loads with the index, not with the pipeline
+
+    # An index of an older layout (one without windows) is built again, reusing every vector it has.
+    return is_current(Path(path))
 
 
 def _summary(kb: KbRef, number: int, job_id: int) -> dict[str, Any]:

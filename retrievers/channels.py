@@ -19,6 +19,7 @@ from sift.tokenize import tokenize
 
 if TYPE_CHECKING:  # the embedders load with the entry point
     from sift.embed import Embedder
+    from sift.index.vector import VectorIndex
 
 INDEX_TYPES = ("file", "function", "doc", "all")
 T = TypeVar("T")
@@ -59,8 +60,22 @@ class BM25Channel:
         return [h for h in hits if h is not None]
 
 
+WINDOW_DEPTH = 4  # windows fetched per wanted chunk: one chunk's windows may fill the first places
+
+
+def _with_windows(scored: list[tuple[int, float]], index: VectorIndex, vec: np.ndarray, k: int,
+                  allowed: np.ndarray | None) -> list[tuple[int, float]]:
+    """``scored`` with each chunk's score raised to its best window's (chunks found only by a window join)."""
+    best = dict(scored)
+    for cid, score in index.search(vec, WINDOW_DEPTH * k, allowed):
+        if score > best.get(cid, -np.inf):
+            best[cid] = score
+    return list(best.items())
+
+
 class VectorChannel:
-    """Nearest neighbours of the query embedding in the file, function or doc index (or all three)."""
+    """Nearest neighbours of the query embedding in the file, function or doc index (or all three). A chunk's
+    score is the best of its own vector's and its windows' (``sift.index.generation``)."""
 
     name = "vector"
 
@@ -84,7 +99,11 @@ class VectorChannel:
             index = bundle.indexes.vectors.get(kind)
             if index is None or not len(index):
                 continue
-            scored.extend(index.search(vec, k, allowed))
+            found = index.search(vec, k, allowed)
+            windows = bundle.indexes.windows.get(kind)
+            if windows is not None and len(windows):
+                found = sorted(_with_windows(found, windows, vec, k, allowed), key=lambda h: (-h[1], h[0]))[:k]
+            scored.extend(found)
         scored.sort(key=lambda h: (-h[1], h[0]))
         hits = (bundle.hit(cid, score, self.name, rank) for rank, (cid, score) in enumerate(scored[:k], 1))
         return [h for h in hits if h is not None]

@@ -20,7 +20,7 @@ from sqlalchemy import Engine, text
 from sqlalchemy.exc import SQLAlchemyError
 
 from sift.catalog import KbRef
-from sift.db.search_schema import VISIBLE, vector_literal
+from sift.db.search_schema import VECTOR_TABLES, VISIBLE, vector_literal
 from sift.errors import IndexNotReady, InvalidQuery
 from sift.models import Filters, Hit
 from sift.retrievers.pg_sql import bm25_sql, filter_sql, smart_sql
@@ -207,26 +207,32 @@ _VEC_WHERE = f"v.kb_id = :kb AND v.model_id = :model AND {VISIBLE} AND v.kind = 
 
 
 def _exact_sql(filters: str) -> str:
-    """Every allowed vector scored (ordering by the uncast column never uses an HNSW index)."""
+    """Every allowed vector and window scored, a chunk by its best (ordering by the uncast column never uses an
+    HNSW index)."""
+    scored = " UNION ALL ".join(
+        f"SELECT v.chunk_id, v.embedding <#> CAST(:q AS vector) AS dist FROM {table} v"
+        f" JOIN files f ON f.id = v.file_id WHERE {_VEC_WHERE} {filters}" for table in VECTOR_TABLES)
     return (
         f"SELECT s.chunk_id, -s.dist AS score, {_HIT_COLS} FROM ("
-        "  SELECT v.chunk_id, v.embedding <#> CAST(:q AS vector) AS dist FROM search_vectors v"
-        f"  JOIN files f ON f.id = v.file_id WHERE {_VEC_WHERE} {filters}"
-        "  ORDER BY dist, v.chunk_id LIMIT :k"
+        f"  SELECT u.chunk_id, min(u.dist) AS dist FROM ({scored}) u"
+        "  GROUP BY u.chunk_id ORDER BY dist, u.chunk_id LIMIT :k"
         ") s JOIN chunks c ON c.id = s.chunk_id ORDER BY s.dist, s.chunk_id"
     )
 
 
 def _hnsw_sql(bundle: PgKb, filters: str) -> str:
-    """The graph's ``ef`` nearest of the kb (its partial index: kb id and width as literals), then the filters."""
+    """The graphs' ``ef`` nearest vectors and windows of the kb (partial indexes: kb id and width as literals),
+    then the filters; a chunk by its best."""
     kb, dim = int(bundle.kb.id), int(bundle.dim)
+    nearest = " UNION ALL ".join(
+        f"(SELECT v.chunk_id, v.file_id, v.kind, v.model_id, v.kb_id, v.embedding::vector({dim}) <#> "
+        f"CAST(:q AS vector({dim})) AS dist FROM {table} v WHERE v.kb_id = {kb} AND v.dim = {dim} "
+        "ORDER BY dist LIMIT :ef)" for table in VECTOR_TABLES)
     return (
-        f"SELECT v.chunk_id, -v.dist AS score, {_HIT_COLS} FROM ("
-        f"  SELECT v.chunk_id, v.file_id, v.kind, v.model_id, v.kb_id, v.embedding::vector({dim}) <#> "
-        f"    CAST(:q AS vector({dim})) AS dist FROM search_vectors v WHERE v.kb_id = {kb} AND v.dim = {dim}"
-        "    ORDER BY dist LIMIT :ef"
-        f") v JOIN files f ON f.id = v.file_id JOIN chunks c ON c.id = v.chunk_id WHERE {_VEC_WHERE} {filters}"
-        " ORDER BY v.dist, v.chunk_id LIMIT :k"
+        f"SELECT s.chunk_id, -s.dist AS score, {_HIT_COLS} FROM ("
+        f"  SELECT v.chunk_id, min(v.dist) AS dist FROM ({nearest}) v JOIN files f ON f.id = v.file_id"
+        f"  WHERE {_VEC_WHERE} {filters} GROUP BY v.chunk_id ORDER BY dist, v.chunk_id LIMIT :k"
+        ") s JOIN chunks c ON c.id = s.chunk_id ORDER BY s.dist, s.chunk_id"
     )
 
 

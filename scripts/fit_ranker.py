@@ -300,6 +300,7 @@ def main() -> None:
     from sift.config import Settings
     from sift.embed import LocalEmbedder
     from sift.eval.format import load_questions
+    from sift.index.generation import MANIFEST_VERSION
     from sift.ingest.chunk import CHUNKING
 
     t0 = time.perf_counter()
@@ -310,14 +311,15 @@ def main() -> None:
     embedder = LocalEmbedder()
     settings = Settings(data_dir=OUT / "data")
     train = _train_questions(packages, args.max_per_package)
-    # A package is ingested again when the chunker changes (its version is in the label), as an upgrade would.
+    # A package is ingested again when the chunker or the index layout changes (their versions are in the label),
+    # as an upgrade would.
+    layout = f"chunking {CHUNKING}" + (f" index {MANIFEST_VERSION}" if MANIFEST_VERSION > 1 else "")
     if not args.cloze:
-        sources = [(p["name"], f"{p['name']}-{p['version']} chunking {CHUNKING}", lambda p=p: fetch(p))
-                   for p in packages]
+        sources = [(p["name"], f"{p['name']}-{p['version']} {layout}", lambda p=p: fetch(p)) for p in packages]
     else:
         train, sources = _cloze(packages, train, fetch)
-        sources = [(kb, f"{label} chunking {CHUNKING}", root) for kb, label, root in sources]
-    sources += [(kb, f"{kb} chunking {CHUNKING}", lambda kb=kb: source_root(kb)) for kb in sorted(set(project_of.values()))]
+        sources = [(kb, f"{label} {layout}", root) for kb, label, root in sources]
+    sources += [(kb, f"{kb} {layout}", lambda kb=kb: source_root(kb)) for kb in sorted(set(project_of.values()))]
     _ingest_all(settings, embedder, sources)
     print(f"ingested {len(packages)} train packages and the dev and spent test projects "
           f"({time.perf_counter() - t0:.0f}s)", flush=True)

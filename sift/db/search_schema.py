@@ -29,7 +29,24 @@ VISIBLE = "f.kb_id = :kb AND f.gen_from <= :gen AND (f.gen_to IS NULL OR f.gen_t
 #: visible, so a hashed ``NOT IN`` of this spares looking up each row's file.
 HIDDEN_FILES = "SELECT hf.id FROM files hf WHERE hf.kb_id = :kb AND (hf.gen_from > :gen OR hf.gen_to <= :gen)"
 
-SEARCH_TABLES = ("search_vectors", "search_postings", "search_names", "search_docs", "search_terms", "search_stats")
+SEARCH_TABLES = ("search_vectors", "search_windows", "search_postings", "search_names", "search_docs", "search_terms",
+                 "search_stats")
+
+WINDOWS_DDL = (
+    # The windows of long function and doc chunks (``sift.ingest.chunk.window_texts``): several per chunk. A
+    # generation whose statistics record ``window_chars`` has the windows of all its chunks of that size.
+    """CREATE TABLE IF NOT EXISTS search_windows (
+        chunk_id integer NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+        model_id text NOT NULL,
+        part integer NOT NULL,
+        kb_id integer NOT NULL,
+        file_id integer NOT NULL,
+        kind text NOT NULL,
+        dim integer NOT NULL,
+        embedding vector NOT NULL,
+        PRIMARY KEY (chunk_id, model_id, part))""",
+    "CREATE INDEX IF NOT EXISTS ix_search_windows_kb ON search_windows (kb_id, dim, model_id)",
+)
 
 _DDL = (
     # One row per chunk indexed in PostgreSQL: its BM25 document length (its presence marks "indexed").
@@ -75,6 +92,7 @@ _DDL = (
         model_id text NOT NULL,
         dim integer NOT NULL,
         vector_kind text NOT NULL,
+        window_chars integer,
         PRIMARY KEY (kb_id, generation),
         FOREIGN KEY (kb_id, generation) REFERENCES generations (kb_id, number) ON DELETE CASCADE)""",
     "CREATE EXTENSION IF NOT EXISTS vector",
@@ -88,6 +106,7 @@ _DDL = (
         embedding vector NOT NULL,
         PRIMARY KEY (chunk_id, model_id))""",
     "CREATE INDEX IF NOT EXISTS ix_search_vectors_kb ON search_vectors (kb_id, dim, model_id)",
+    *WINDOWS_DDL,
 )
 
 
@@ -111,21 +130,34 @@ def create_search_schema(conn: Connection) -> None:
         conn.execute(text(statement))
 
 
+def create_windows_table(conn: Connection) -> None:
+    """Add the windows table, and the statistics' ``window_chars``, to a search schema made before they existed
+    (migration 0012)."""
+    for statement in WINDOWS_DDL:
+        conn.execute(text(statement))
+    conn.execute(text("ALTER TABLE search_stats ADD COLUMN IF NOT EXISTS window_chars integer"))
+
+
 def drop_search_schema(conn: Connection) -> None:
     """Drop the search tables (the extension stays: other schemas may use it)."""
     for table in SEARCH_TABLES:
         conn.execute(text(f"DROP TABLE IF EXISTS {table} CASCADE"))
 
 
-def hnsw_index_name(kb_id: int, dim: int) -> str:
-    """Name of the HNSW index of one knowledge base's vectors of width ``dim``."""
-    return f"ix_search_vectors_hnsw_k{int(kb_id)}_d{int(dim)}"
+VECTOR_TABLES = ("search_vectors", "search_windows")  # the tables of vectors, each with its HNSW graphs
 
 
-def hnsw_index_ddl(kb_id: int, dim: int, m: int = 16, ef_construction: int = 64) -> str:
+def hnsw_index_name(kb_id: int, dim: int, table: str = "search_vectors") -> str:
+    """Name of the HNSW index of one knowledge base's vectors (or windows) of width ``dim``."""
+    return f"ix_{table}_hnsw_k{int(kb_id)}_d{int(dim)}"
+
+
+def hnsw_index_ddl(kb_id: int, dim: int, m: int = 16, ef_construction: int = 64, table: str = "search_vectors") -> str:
     """CREATE INDEX for that HNSW graph (ints only are interpolated; pgvector's defaults for m/ef_construction)."""
     kb_id, dim = int(kb_id), int(dim)
-    return (f"CREATE INDEX IF NOT EXISTS {hnsw_index_name(kb_id, dim)} ON search_vectors USING hnsw "
+    if table not in VECTOR_TABLES:
+        raise ValueError(f"no vector table {table!r}")
+    return (f"CREATE INDEX IF NOT EXISTS {hnsw_index_name(kb_id, dim, table)} ON {table} USING hnsw "
             f"((embedding::vector({dim})) vector_ip_ops) WITH (m = {int(m)}, ef_construction = {int(ef_construction)}) "
             f"WHERE kb_id = {kb_id} AND dim = {dim}")
 

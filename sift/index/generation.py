@@ -1,14 +1,16 @@
 """The files of one generation's index directory and how to load them.
 
 A generation directory holds three FAISS indexes (``file.faiss``, ``function.faiss``, ``doc.faiss``, one per
-chunk kind), a BM25 index over all chunks (``bm25.npz`` + ``bm25.vocab.json``) and ``manifest.json``, written
-last: a directory under its final name is always complete (``sift.ingest.index`` builds it).
+chunk kind), the windows of long function and doc chunks (``function.windows.faiss``, ``doc.windows.faiss``:
+several vectors under one chunk id; generations built before windows have none), a BM25 index over all chunks
+(``bm25.npz`` + ``bm25.vocab.json``) and ``manifest.json``, written last: a directory under its final name is
+always complete (``sift.ingest.index`` builds it).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +21,7 @@ from sift.models import ChunkKind
 
 KINDS: tuple[str, ...] = tuple(k.value for k in ChunkKind)
 MANIFEST = "manifest.json"
-MANIFEST_VERSION = 1
+MANIFEST_VERSION = 2  # 2: windows of long chunks; a generation of an older version is indexed again by the next ingest
 
 
 @dataclass
@@ -30,6 +32,7 @@ class LoadedIndexes:
     manifest: dict[str, Any]
     vectors: dict[str, VectorIndex]
     bm25: BM25Index
+    windows: dict[str, VectorIndex] = field(default_factory=dict)
 
     @property
     def model_id(self) -> str:
@@ -40,6 +43,20 @@ class LoadedIndexes:
 def vector_file(directory: Path, kind: str) -> Path:
     """The FAISS file of chunk kind ``kind`` in a generation directory."""
     return directory / f"{kind}.faiss"
+
+
+def is_current(directory: Path) -> bool:
+    """True when a generation directory holds a complete index of the current layout (``MANIFEST_VERSION``)."""
+    try:
+        manifest = json.loads((Path(directory) / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return manifest.get("version") == MANIFEST_VERSION
+
+
+def window_file(directory: Path, kind: str) -> Path:
+    """The FAISS file of the windows of chunk kind ``kind`` in a generation directory."""
+    return directory / f"{kind}.windows.faiss"
 
 
 def load_indexes(directory: Path, *, mmap: bool = False, ef_search: int | None = None) -> LoadedIndexes:
@@ -53,4 +70,6 @@ def load_indexes(directory: Path, *, mmap: bool = False, ef_search: int | None =
         ) from exc
     kwargs = {"ef_search": ef_search} if ef_search else {}
     vectors = {k: VectorIndex.load(vector_file(directory, k), mmap=mmap, **kwargs) for k in KINDS}
-    return LoadedIndexes(directory, manifest, vectors, BM25Index.load(directory))
+    windows = {k: VectorIndex.load(window_file(directory, k), mmap=mmap, **kwargs)
+               for k in manifest.get("window_counts", {})}
+    return LoadedIndexes(directory, manifest, vectors, BM25Index.load(directory), windows)

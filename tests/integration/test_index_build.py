@@ -118,11 +118,14 @@ def test_build_indexes_writes_a_complete_generation(
     assert stats["embed_chunks_per_s"] > 0
     assert calls[-1] == ("index", 4, 4) and ("embed", 15, 15) in calls
     assert sorted(p.name for p in out.iterdir()) == sorted(
-        ["file.faiss", "function.faiss", "doc.faiss", "bm25.npz", "bm25.vocab.json", "manifest.json"]
+        ["file.faiss", "function.faiss", "doc.faiss", "function.windows.faiss", "doc.windows.faiss", "bm25.npz",
+         "bm25.vocab.json", "manifest.json"]
     )
+    assert stats["windows"] == {"count": 0, "embedded": 0, "cached": 0}  # every chunk fits in one window
     assert [p.name for p in out.parent.iterdir()] == ["g1"]  # no temp directory left behind
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["model_id"] == "local:all-MiniLM-L6-v2" and manifest["dim"] == 384
+    assert manifest["version"] == 2 and manifest["window_counts"] == {"function": 0, "doc": 0}
     assert len(manifest["chunk_ids"]["function"]) == 8
 
 
@@ -211,3 +214,47 @@ def test_build_indexes_through_the_ingest_pipeline(tiny_repo: Path, embedder: Lo
     second = ingest(settings, tiny_repo, "tiny", embedder=embedder)["index"]
     assert second["embedded"] == 2  # the changed function and its file chunk; nothing else
     assert second["embedded"] + second["cached"] + second["reused"] == second["chunks_total"]
+
+
+LONG_SECTION = "\n".join([
+    "## Operations",
+    "",
+    *[f"The service writes a line to the access log for request number {i} and rotates the log daily." for i in range(8)],
+    "",
+    "Backups of the database are taken every night at two o'clock and kept for thirty days on a separate disk.",
+])
+
+
+def test_windows_find_a_passage_deep_in_a_long_chunk(embedder: LocalEmbedder, tmp_path: Path) -> None:
+    engine = open_database(Settings(data_dir=tmp_path / "data"))
+    kb_id, _ = _corpus(engine)
+    _add_file(engine, kb_id, "docs/ops.md", 1, [
+        {"kind": "doc", "name": "Operations", "heading_path": "Ops > Operations", "text": LONG_SECTION}])
+    stats = build_indexes(engine, embedder, kb_id, 1, tmp_path / "g1")
+    assert stats["windows"]["count"] >= 2 and stats["windows"]["embedded"] == stats["windows"]["count"]
+    loaded = load_indexes(tmp_path / "g1")
+    ops = _chunk_id(engine, "Operations")
+    assert set(loaded.windows["doc"].ids.tolist()) == {ops}
+    q = embedder.embed_query("how long are nightly database backups kept")
+    window_score = max(score for cid, score in loaded.windows["doc"].search(q, 10) if cid == ops)
+    own_score = dict(loaded.vectors["doc"].search(q, 10))[ops]
+    assert window_score > own_score + 0.05  # the last window says it; the whole section's vector is mostly logs
+    again = build_indexes(engine, embedder, kb_id, 1, tmp_path / "g2")
+    assert again["windows"]["embedded"] == 0 and again["windows"]["cached"] == stats["windows"]["count"]
+
+
+def test_an_index_of_the_older_layout_is_built_again(tiny_repo: Path, embedder: LocalEmbedder, tmp_path: Path) -> None:
+    from sift.ingest.pipeline import ingest
+
+    settings = Settings(data_dir=tmp_path / "data")
+    first = ingest(settings, tiny_repo, "tiny", embedder=embedder)
+    engine = open_database(settings)
+    generations = Chunk.__table__.metadata.tables["generations"]
+    with engine.connect() as conn:
+        path = Path(conn.execute(generations.select().where(generations.c.number == first["generation"])).one().index_path)
+    manifest = json.loads((path / "manifest.json").read_text())
+    (path / "manifest.json").write_text(json.dumps({**manifest, "version": 1}))  # as built before windows
+    second = ingest(settings, tiny_repo, "tiny", embedder=embedder)
+    assert second["status"] == "published" and second["generation"] == first["generation"] + 1
+    assert second["index"]["embedded"] == 0  # every vector reused
+    assert ingest(settings, tiny_repo, "tiny", embedder=embedder)["status"] == "unchanged"

@@ -48,6 +48,7 @@ def both(tmp_path_factory, pgvector_server, attrs_src, local_embedder):
     kb = get_kb(engine, "attrs")
     stats = build_pg_index(engine, local_embedder, kb.id, kb.generation, None)
     assert stats["chunks_total"] > 500 and stats["embedded"] == 0  # every vector came from the embedding cache
+    assert stats["windows"]["count"] > 100 and stats["windows"]["embedded"] == 0
     local = Searcher(engine, IndexCache(engine, settings.resolved_index_dir()), local_embedder)
     pg = Searcher(engine, PgSearchCache(engine), local_embedder)
     yield local, pg, engine

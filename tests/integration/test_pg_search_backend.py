@@ -215,3 +215,27 @@ def test_pg_two_replicas_without_index_dir_serve_through_a_publish(tmp_path, pgv
     assert errors == [] and min(answered) > 0, (errors[:3], answered)
     for replica in ("replica-a", "replica-b"):
         assert not (tmp_path / replica / "indexes").exists()
+
+
+LONG_DOC = "# Operations\n\n" + "".join(
+    f"Step {i} of the nightly job copies the day's logs to the archive and checks their size.\n" for i in range(20))
+
+
+def test_pg_backend_writes_windows_and_backfills_a_generation_indexed_before_them(tmp_path, pg_settings,
+                                                                                  local_embedder):
+    repo = _write(tmp_path / "tiny", {**TINY_FILES, "docs/ops.md": LONG_DOC})
+    first = ingest(pg_settings, repo, "tiny", embedder=local_embedder)
+    engine = open_database(pg_settings)
+    kb = get_kb(engine, "tiny")
+    count = _counts(engine, kb.id)["search_windows"]
+    assert count >= 2 and first["index"]["windows"]["count"] == count
+    assert ingest(pg_settings, repo, "tiny", embedder=local_embedder)["status"] == "unchanged"
+    with engine.begin() as conn:  # as a generation indexed before windows existed (migration 0012) looks
+        conn.execute(text("DELETE FROM search_windows WHERE kb_id = :kb"), {"kb": kb.id})
+        conn.execute(text("UPDATE search_stats SET window_chars = NULL WHERE kb_id = :kb"), {"kb": kb.id})
+    second = ingest(pg_settings, repo, "tiny", embedder=local_embedder)
+    assert second["status"] == "published" and second["generation"] == first["generation"] + 1
+    assert second["index"]["windows"] == {"count": count, "embedded": 0, "cached": count}
+    assert second["index"]["embedded"] == 0
+    assert _counts(engine, kb.id)["search_windows"] == count
+    assert ingest(pg_settings, repo, "tiny", embedder=local_embedder)["status"] == "unchanged"

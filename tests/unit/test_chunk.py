@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from sift.ingest.chunk import ChunkLimits, _split_section, chunk_tree, content_hash, embedding_text
+from sift.ingest.chunk import (
+    ChunkLimits,
+    _split_section,
+    chunk_tree,
+    content_hash,
+    embedding_text,
+    window_texts,
+)
 from sift.models import ChunkKind, DocumentTree, NodeKind, ParsedNode, SourceType, display_name
 
 
@@ -186,3 +193,15 @@ def test_module_code_does_not_repeat_a_definitions_doc_comment():
     fn = next(c for c in chunks if c.symbol == "formatDuration")
     assert fn.text.startswith("/**")
     assert module and all(c.end_line < fn.start_line for c in module)
+
+
+@pytest.mark.parametrize(("kind", "text", "size", "expected"), [
+    ("file", "a\n" * 400, 500, []),  # a file chunk has no windows
+    ("function", "x = 1\n", 500, []),  # short: its own vector says it all
+    ("function", "a" * 600, 500, []),  # long but one line: one window is the chunk itself
+    ("doc", "aaaa\nbbbb\ncccc\n", 8, ["p | n\naaaa\nbbbb", "p | n\ncccc\n"]),  # whole lines, about size each
+    ("function", "aaaa\nbbbb\ncccc", 8, ["p | n\naaaa\nbbbb", "p | n\ncccc"]),
+    ("doc", "aaaa\nbbbb\n\n", 8, []),  # what is left after the first window is blank: no second one
+])
+def test_window_texts(kind: str, text: str, size: int, expected: list[str]) -> None:
+    assert window_texts(kind, "p", "n", text, size) == expected
