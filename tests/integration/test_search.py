@@ -162,8 +162,14 @@ def test_langchain_retriever_returns_located_documents(searcher):
     from sift.retrievers.langchain import SiftRetriever
 
     s, _ = searcher
-    docs = SiftRetriever(searcher=s, filters=Filters(kb="tiny"), k=3).invoke("where is the token validated")
-    assert docs[0].metadata["path"] == "pkg/auth.py"
+    query = "where is the token validated"
+    docs = SiftRetriever(searcher=s, filters=Filters(kb="tiny"), k=3).invoke(query)
+    # Exactly fused search's first three, located; the validator's definition among them (the docs section that
+    # names it may rank first: it says where the token is validated too).
+    hits = s.search(query, Filters(kb="tiny"), k=3).hits
+    assert [(d.metadata["path"], d.metadata["start_line"], d.metadata["end_line"]) for d in docs] == \
+        [(h.path, h.start_line, h.end_line) for h in hits]
+    assert any(d.metadata["name"] == "AuthService.validate_token" for d in docs)
     assert {"start_line", "end_line", "kind", "name", "score", "channels"} <= set(docs[0].metadata)
 
 
