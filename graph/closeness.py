@@ -2,10 +2,10 @@
 
 An uncertain answer's candidate places each say, in one line, what they hold; for a documentation section that
 is its sentence best for the question. By terms alone, the sentence that repeats the question's words wins over
-the one that answers it in other words ("stop colored output" against "disables colors"); a ``Closeness`` adds
-how near each sentence is in meaning. MiniLM was trained on question–answer and sentence pairs, so it ranks the
-sentence that answers first more often. A sentence's score is its term count plus ``MEANING_WEIGHT`` times its
-cosine (``sentence_score``).
+the one that answers it in other words ("how long does a request wait" against "the timeout defaults to 30
+seconds"); a ``Closeness`` adds how near each sentence is in meaning. MiniLM was trained on question–answer and
+sentence pairs, so it ranks the sentence that answers first more often. A sentence's score is its term count plus
+``MEANING_WEIGHT`` times its cosine (``sentence_score``).
 
 Only the local model is used: it is in the process already, and two candidates' sentences cost tens of
 milliseconds (MiniLM takes ~7 ms per sentence on two cores). With a remote embedder, or none, sentences score by
