@@ -83,7 +83,7 @@ def window_texts(kind: str, path: str, name: str, text: str, size: int = WINDOW_
 
 
 def text_hash(text: str) -> str:
-    """The embedding cache's key for an embedded text."""
+    """The sha256 of a text (surrogates kept): the key of the embedding cache and of the LLM parser's cache."""
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 

@@ -13,7 +13,6 @@ a bounded thread pool (:meth:`LLMBoundaryParser.prefetch`).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import re
@@ -30,6 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from sift.chat import is_transient, make_chat_model
+from sift.ingest.chunk import text_hash
 from sift.ingest.parsers.text import line_count
 from sift.models import CONTAINER_KINDS, DocumentTree, NodeKind, ParsedEntity, ParsedNode, SourceType
 from sift.text import split_lines
@@ -312,7 +312,7 @@ class LLMBoundaryParser:
     def parse(self, path: str, text: str, language: str) -> DocumentTree:
         """The file's tree from validated model output; raises when the answer is unusable or the budget spent."""
         with self._lock:
-            future = self._pending.pop((path, _digest(text)), None)
+            future = self._pending.pop((path, text_hash(text)), None)
         bounds = future.result() if future is not None else self.boundaries(path, text, language)
         return build_tree(path, language, text, bounds, parser=self.name)
 
@@ -327,7 +327,7 @@ class LLMBoundaryParser:
                 path, text = f.path, f.text  # type: ignore[attr-defined]
                 if language is not None:
                     with self._lock:
-                        self._pending[(path, _digest(text))] = pool.submit(self.boundaries, path, text, language)
+                        self._pending[(path, text_hash(text))] = pool.submit(self.boundaries, path, text, language)
                     in_flight += 1
                 ahead.append((f, language is not None))
                 while in_flight > 2 * self.concurrency or len(ahead) > 500:
@@ -343,7 +343,7 @@ class LLMBoundaryParser:
 
     def boundaries(self, path: str, text: str, language: str) -> list[Boundary]:
         """Validated definitions of one file, from the cache or the model (which may raise)."""
-        digest, lines = _digest(text), split_lines(text)
+        digest, lines = text_hash(text), split_lines(text)
         with self._lock:
             self.stats.files += 1
         if not any(line.strip() for line in lines):
@@ -489,10 +489,6 @@ def _user_prompt(path: str, language: str, lines: Sequence[str], a: int, b: int,
         head += "\nStill open at line {}: {}.".format(
             a, "; ".join(f"{it.name} ({it.kind}, from line {it.start_line})" for it in still_open))
     return f"{head}\n\n{number_lines(lines, a, b)}"
-
-
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _is_timeout(exc: BaseException) -> bool:
