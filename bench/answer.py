@@ -2,7 +2,7 @@
 
 Ingests each set's project once into ``bench/out/answer-data`` (reused on later runs): the dev sets'
 (``eval/sets/*.jsonl``) and the frozen test sets' (``eval/sets/test/``, ``test2/`` and ``test3/``, spent, and
-``eval/sets/test4/``, the test set), from the pinned sdists and npm tarballs of ``tests/sources.py``. It warms
+``eval/sets/test4/`` and ``test5/``, the test sets), from the pinned sdists and npm tarballs of ``tests/sources.py``. It warms
 the graph up, then asks every question one at a time and prints, for each split separately: answer hit rate,
 citation precision, grounded rate, not-found accuracy on negatives,
 p50/p95 latency, and a calibration table: for each confidence level, its share of the answers (and of the
@@ -13,7 +13,7 @@ when it is exactly a span that ``eval/judgments/<set>.jsonl`` judges relevant (T
 retrieved spans, made blind to which of them an answer cited; see ``eval/judgments/README.md``). A citation
 that is neither gold nor judged counts as wrong, and ``citations_unjudged`` is the share of such citations.
 
-    python bench/answer.py [--split dev|test|test2|test3|test4|both|all] [--sets eval/sets/attrs.jsonl ...]
+    python bench/answer.py [--split dev|test|test2|test3|test4|test5|both|all] [--sets eval/sets/attrs.jsonl ...]
                            [--json] [--dump rows.jsonl] [--wall-clock]
 
 Quality does not depend on the machine's load: the graph runs without its branch timeouts and time budget
@@ -47,12 +47,13 @@ TEST_SETS = sorted((ROOT / "eval" / "sets" / "test").glob("*.jsonl"))
 TEST2_SETS = sorted((ROOT / "eval" / "sets" / "test2").glob("*.jsonl"))
 TEST3_SETS = sorted((ROOT / "eval" / "sets" / "test3").glob("*.jsonl"))
 TEST4_SETS = sorted((ROOT / "eval" / "sets" / "test4").glob("*.jsonl"))
-NPM_SOURCES = {"axios", "semver", "qs", "luxon"}  # the rest are PyPI sdists (tests/sources.py pins both)
+TEST5_SETS = sorted((ROOT / "eval" / "sets" / "test5").glob("*.jsonl"))
+NPM_SOURCES = {"axios", "semver", "qs", "luxon", "yup"}  # the rest are PyPI sdists (tests/sources.py pins both)
 
 
 def split_of(path: Path) -> str:
-    """``test``, ``test2``, ``test3`` or ``test4`` for a frozen test set, ``dev`` otherwise."""
-    return path.parent.name if path.parent.name in ("test", "test2", "test3", "test4") else "dev"
+    """``test``, ``test2`` … ``test5`` for a frozen test set, ``dev`` otherwise."""
+    return path.parent.name if path.parent.name in ("test", "test2", "test3", "test4", "test5") else "dev"
 
 
 def _source(name: str) -> Path:
@@ -197,10 +198,10 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def main() -> int:
     """Parse arguments, run, print."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--split", choices=("dev", "test", "test2", "test3", "test4", "both", "all"),
+    p.add_argument("--split", choices=("dev", "test", "test2", "test3", "test4", "test5", "both", "all"),
                    default="all",
-                   help="which sets to ask when --sets is not given (default: all = dev, test, test2, test3 and "
-                        "test4, reported apart; both = dev and test)")
+                   help="which sets to ask when --sets is not given (default: all = dev, test, test2, test3, "
+                        "test4 and test5, reported apart; both = dev and test)")
     p.add_argument("--sets", nargs="*", type=Path)
     p.add_argument("--json", action="store_true")
     p.add_argument("--dump", type=Path, help="write per-question answers and evidence to this JSONL file")
@@ -208,8 +209,8 @@ def main() -> int:
                    help="answer under the service's branch timeouts and time budget (answers then depend on load)")
     args = p.parse_args()
     sets = args.sets or {"dev": DEV_SETS, "test": TEST_SETS, "test2": TEST2_SETS, "test3": TEST3_SETS,
-                         "test4": TEST4_SETS, "both": DEV_SETS + TEST_SETS,
-                         "all": DEV_SETS + TEST_SETS + TEST2_SETS + TEST3_SETS + TEST4_SETS}[args.split]
+                         "test4": TEST4_SETS, "test5": TEST5_SETS, "both": DEV_SETS + TEST_SETS,
+                         "all": DEV_SETS + TEST_SETS + TEST2_SETS + TEST3_SETS + TEST4_SETS + TEST5_SETS}[args.split]
     result = asyncio.run(run(sets, args.dump, args.wall_clock))
     if args.json:
         print(json.dumps(result, indent=2))

@@ -3,7 +3,8 @@
 The naive baseline is measured in the same run: fixed 800-character chunks of every file, MiniLM embeddings,
 flat FAISS top-k, no structure. The dev sets (attrs, marshmallow, click) and the frozen test sets (structlog and
 axios: ``eval/sets/test/``, spent; APScheduler and semver: ``eval/sets/test2/``, spent; loguru and qs:
-``eval/sets/test3/``, spent; peewee and luxon: ``eval/sets/test4/``, the test set) are reported separately, each
+``eval/sets/test3/``, spent; peewee and luxon: ``eval/sets/test4/``, and sqlparse and yup: ``eval/sets/test5/``,
+the test sets) are reported separately, each
 with a table per question kind; every project they need (real sdists from PyPI, tarballs from npm, pinned in
 ``tests/sources.py``) is ingested once into
 ``bench/out/retrieval`` and reused.
@@ -11,7 +12,7 @@ with a table per question kind; every project they need (real sdists from PyPI, 
 Also printed: BM25 query time against ``rank_bm25.BM25Okapi.get_scores`` on the same corpus (with top-10
 agreement), and fused-search latency on a synthetic 2,000-file repository (``--latency``).
 
-Usage: python bench/retrieval.py [--k 10] [--latency] [--splits dev,test,test2,test3] [--sets a.jsonl,b.jsonl]
+Usage: python bench/retrieval.py [--k 10] [--latency] [--splits dev,test,test2,test3,test4,test5] [--sets a.jsonl]
                                 [--backend local|postgres|both] [--vector-index flat|hnsw]
 """
 
@@ -59,6 +60,8 @@ SPLITS = {
     "test3": ["eval/sets/test3/loguru.jsonl", "eval/sets/test3/qs.jsonl"],
     # the fourth, for when `test3` is spent
     "test4": ["eval/sets/test4/peewee.jsonl", "eval/sets/test4/luxon.jsonl"],
+    # the fifth, written before sift ran on its projects, beside test4
+    "test5": ["eval/sets/test5/sqlparse.jsonl", "eval/sets/test5/yup.jsonl"],
 }
 
 
@@ -242,7 +245,7 @@ def _run_quality(splits: dict[str, list[Path]], k: int, pg_url: str | None, vect
                 for c, v in _metrics(hits, q).items():
                     rows[name][0][c].append(v)
         figures[split] = _report(split, questions, rows)
-    for test in ("test", "test2", "test3", "test4"):
+    for test in ("test", "test2", "test3", "test4", "test5"):
         if "dev" in figures and test in figures:
             gap = figures["dev"]["fused_span@3"] - figures[test]["fused_span@3"]
             print(f"\nfused span@3 dev - {test} = {gap:+.3f} (target <= 0.10)")
@@ -406,9 +409,9 @@ def main() -> None:
     """Parse arguments and run."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--k", type=int, default=10)
-    ap.add_argument("--splits", default="dev,test,test2,test3,test4",
-                    help="which of dev,test,test2,test3,test4 to report (default all five; test, test2 and test3 "
-                         "are spent, test4 is the test set)")
+    ap.add_argument("--splits", default="dev,test,test2,test3,test4,test5",
+                    help="which of dev,test,test2,test3,test4,test5 to report (default all six; test, test2 and "
+                         "test3 are spent, test4 and test5 are the test sets)")
     ap.add_argument("--sets", default=None, help="comma-separated question files, reported as one split 'sets'")
     ap.add_argument("--latency", action="store_true", help="also time fused search on a 2,000-file repository")
     ap.add_argument("--no-quality", action="store_true")

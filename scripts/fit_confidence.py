@@ -2,8 +2,8 @@
 
 Runs the graph through ``bench/answer.py`` over the dev sets (``eval/sets/*.jsonl``) and the three spent test
 sets (``eval/sets/test/``, ``test2/``, ``test3/``: no longer a clean check, so used as more tuning data; a few
-dozen answers are too few to place a threshold), never over the test set (``eval/sets/test4/``), with a model
-that rates every answer alike, so that no answer is rewritten for doubt: each row is the answer as
+dozen answers are too few to place a threshold), never over the test sets (``eval/sets/test4/``, ``test5/``),
+with a model that rates every answer alike, so that no answer is rewritten for doubt: each row is the answer as
 the writer chose it, with its signals (``graph/confidence.py``) and whether it was right
 (``eval.metrics.answer_right``: the required phrases, and a citation overlapping the gold). Not-founds are left
 out (they are ``low`` by rule). Then:

@@ -84,6 +84,18 @@ def luxon_src() -> Path:
     return fetch_npm("luxon")
 
 
+@pytest.fixture(scope="session")
+def sqlparse_src() -> Path:
+    """The sqlparse sdist, unpacked (Python with reStructuredText docs; a fifth test-set project)."""
+    return fetch_sdist("sqlparse")
+
+
+@pytest.fixture(scope="session")
+def yup_src() -> Path:
+    """The yup npm package, unpacked (JavaScript, TypeScript declarations and Markdown; a fifth test-set project)."""
+    return fetch_npm("yup")
+
+
 TINY_FILES = {
     "pkg/__init__.py": '"""Tiny package."""\n',
     "pkg/auth.py": (

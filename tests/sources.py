@@ -23,7 +23,7 @@ CACHE = Path(os.environ.get("SIFT_TEST_CACHE", Path(__file__).parent / ".cache")
 # Real projects used by the tests and the eval sets; pinned so line numbers in gold spans stay true.
 SDISTS = {
     "attrs": "25.3.0", "marshmallow": "3.26.1", "click": "8.1.7", "structlog": "26.1.0", "apscheduler": "3.11.3",
-    "loguru": "0.7.3", "peewee": "4.5.3",
+    "loguru": "0.7.3", "peewee": "4.5.3", "sqlparse": "0.6.1",
 }
 # PyPI's simple API supplies each file's sha256; the test-set projects pin it here as well, so the archive their
 # frozen spans were checked against can never change under them.
@@ -32,6 +32,7 @@ SDIST_SHA256 = {
     "apscheduler-3.11.3": "cd2fcc9330039a81a5893472ad49facf23a6d5604cbe1d918c835c6de7834d5a",
     "loguru-0.7.3": "19480589e77d47b8d85b2c827ad95d49bf31b0dcde16593892eb51dd18706eb6",
     "peewee-4.5.3": "434576afaf806428a01f84af74c42fde59372c4f6a6eba26d9b5372113344a8a",
+    "sqlparse-0.6.1": "ca722573f848ff2d30e40ea30f53a104b7dea7635ea9285891263eb2c58fb6e7",
 }
 # npm packages: name -> (version, sha256 of the registry tarball). The registry publishes only sha1 and sha512
 # (as `shasum`/`integrity`), so the sha256 is computed from the tarball and pinned here.
@@ -40,6 +41,7 @@ NPM_PACKAGES = {
     "semver": ("7.8.6", "c6584c324e8b1e5d0403c6c16ee2b25dd61567c13f0449a58820350c21cd71bf"),
     "qs": ("6.17.1", "b7405805e2055f9900dd48c42d226ed4ab51f5f43459ba4781c3f6f6763ed3de"),
     "luxon": ("3.7.2", "498078da47254917ea264631160880fec8936994de3e6271e9c75c542bd35832"),
+    "yup": ("1.7.1", "296196395b10ac29d5a4173171bf1c6a42a99541f0a363fc3a82e9cfed2252fa"),
 }
 
 _SEPARATORS = re.compile(r"[-_.]+")

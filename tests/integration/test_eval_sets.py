@@ -1,7 +1,8 @@
 """The bundled evaluation sets are checked against the real projects they describe: the dev sets against the attrs,
 marshmallow and click sdists, the frozen test sets against the structlog sdist and the axios npm package, the second
 test set against the APScheduler sdist and the semver npm package, the third against the loguru sdist and the qs
-npm package, the fourth (a spare) against the peewee sdist and the luxon npm package."""
+npm package, the fourth against the peewee sdist and the luxon npm package, the fifth against the sqlparse sdist and
+the yup npm package."""
 
 from __future__ import annotations
 
@@ -30,6 +31,8 @@ KBS = {
     "qs": (SETS / "test3" / "qs.jsonl", "qs_src"),
     "peewee": (SETS / "test4" / "peewee.jsonl", "peewee_src"),
     "luxon": (SETS / "test4" / "luxon.jsonl", "luxon_src"),
+    "sqlparse": (SETS / "test5" / "sqlparse.jsonl", "sqlparse_src"),
+    "yup": (SETS / "test5" / "yup.jsonl", "yup_src"),
 }
 CODE_SUFFIXES = (".py", ".js", ".ts")
 DOC_SUFFIXES = (".md", ".rst")

@@ -28,14 +28,14 @@ SUFFIXES = (".py", ".scm", ".json", ".toml", ".mako")
 # Eval projects, and the projects other evaluations use (requests, flask, commander).
 PROJECTS = (
     "attrs", "marshmallow", "click", "structlog", "axios", "apscheduler", "semver", "loguru", "qs", "peewee", "luxon",
-    "requests", "flask", "commander",
+    "sqlparse", "yup", "requests", "flask", "commander",
 )
 # Project names that are also English words are matched only where they read as the project's code.
 ENGLISH = {"click", "requests", "flask", "commander"}
 NGRAM = 5
 # Words a question shares with what sift itself is: the spec its REST API publishes, the library its encoder runs on,
-# the languages its parsers read.
-OWN_TERMS = {"OpenAPI", "NumPy", "JavaScript", "TypeScript"}
+# the languages its parsers read, the databases its SQL is written for.
+OWN_TERMS = {"OpenAPI", "NumPy", "JavaScript", "TypeScript", "php", "PostgreSQL", "MySQL"}
 
 
 @dataclass
@@ -97,8 +97,8 @@ def _violations() -> list[str]:
     ids = {q["id"] for q in QUESTIONS}
     gold = {g for q in QUESTIONS for g in q.get("gold_files", []) if "/" in g}
     phrases = {p for q in QUESTIONS for p in q.get("answer_contains", [])}
-    code_phrases = {p: _as_code(p) for p in phrases
-                    if re.fullmatch(r"[A-Za-z_][\w.]*", p) and p not in OWN_NAMES and p.split(".")[0] not in OWN_NAMES}
+    code_phrases = {p: _as_code(p) for p in phrases if re.fullmatch(r"[A-Za-z_][\w.]*", p)
+                    and p not in OWN_NAMES | OWN_TERMS and p.split(".")[0] not in OWN_NAMES}
     # Identifier-shaped words of the questions (``macOS``, ``to_dict``, ``obj.attr``), in prose as written.
     shaped = {w.rstrip(".") for q in QUESTIONS for w in re.findall(r"[A-Za-z_][\w.]*", q["query"])
               if re.search(r"[a-z][A-Z]|\w[._]\w", w) and w.rstrip(".") not in OWN_NAMES | OWN_TERMS}
