@@ -29,6 +29,7 @@ from sift.models import Filters, Hit, SourceType
 from sift.retrievers.base import KbIndex
 from sift.retrievers.docql import DocQLChannel
 from sift.retrievers.fusion import dedup_overlaps, fuse, sort_hits
+from sift.retrievers.ranker import question_forms
 from sift.retrievers.search import Searcher, identifiers_in
 from sift.text import split_lines
 from sift.tokenize import prefix_variants, tokenize
@@ -145,7 +146,8 @@ def fuse_results(results: Sequence[ChannelResult], question: str, index: KbIndex
     """
     branches = [(r.channel, result_hits(r, index)) for r in results]
     rankings = [hits for channel, hits in branches if hits and channel != "file"]
-    fused = fuse(rankings, tokenize(question), identifiers_in(question)) if rankings else []
+    fused = fuse(rankings, tokenize(question), identifiers_in(question), forms=question_forms(question)) \
+        if rankings else []
     reads = [h for channel, hits in branches if channel == "file" for h in hits]
     if reads:
         top = fused[0].score if fused else 1.0

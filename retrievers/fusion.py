@@ -47,18 +47,19 @@ def fuse(
     weights: RankerWeights | None = None,
     limit: int | None = None,
     names: Sequence[str] | None = None,
+    forms: frozenset[str] = frozenset(),
 ) -> list[Hit]:
     """Pool the channels' rankings, score every candidate with the ranker, dedup; hits ranked 1..n.
 
     ``weights`` default to the active ones (``ranker.active_weights``); ``names`` are the channels of
-    ``rankings`` (default: each ranking's own channel). ``limit`` caps how many Hits are built (the ranking and
-    dedup still see every candidate).
+    ``rankings`` (default: each ranking's own channel); ``forms`` are the question's (``ranker.question_forms``).
+    ``limit`` caps how many Hits are built (the ranking and dedup still see every candidate).
     """
     p = pool(rankings, names)
     if not p.keys:
         return []
     qt, ids = set(query_tokens), {i.lower() for i in identifiers}
-    scored = ranker_scores(features(p, qt, ids), weights or active_weights())
+    scored = ranker_scores(features(p, qt, ids, forms), weights or active_weights())
     candidates = [
         _Candidate(float(score), h.path, h.start_line, h.end_line, h.kind, tuple(sorted(p.channels[key])), h)
         for key, h, score in zip(p.keys, p.hits, scored, strict=True)

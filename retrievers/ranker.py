@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
@@ -42,6 +43,8 @@ FEATURES: tuple[str, ...] = (
     "private",  # a leading-underscore name: plumbing rather than the API a user calls
     "member",  # its container (the class of a method) was retrieved too
     "container",  # one of its members was retrieved too
+    "doc_howto",  # a documentation section, for a question asking how to do something
+    "code_where",  # a definition, for a question asking where something is done
 )
 
 # Query words that ask for test code or for release notes, which otherwise rank lower.
@@ -49,6 +52,20 @@ TEST_WORDS = frozenset({"test", "tested", "testing", "spec", "fixture", "conftes
 CHANGE_WORDS = frozenset({"change", "changed", "changelog", "version", "release", "released", "history",
                           "deprecate", "deprecated", "deprecation", "upgrade", "upgrading", "migrate", "migration",
                           "new", "added", "removed", "since"})
+
+# The form of a question, from its wording alone (``question_forms``). A newcomer's "how do I …" is usually
+# answered by the docs that show it, a "where is … / which function …" by the definition that does it. The
+# mined training questions are statements, so these features are fitted on the written questions only.
+QUESTION_FORMS: Mapping[str, re.Pattern[str]] = {
+    "howto": re.compile(r"^\s*(how\s+(do|can|should|would|could)\s+(i|we|you)\b|how\s+to\b|can\s+i\b"
+                        r"|is\s+there\s+a\s+way|is\s+it\s+possible)", re.IGNORECASE),
+    "where": re.compile(r"\bwhere\b|\bwhich\s+(functions?|methods?|class(es)?|modules?|files?)\b", re.IGNORECASE),
+}
+
+
+def question_forms(question: str) -> frozenset[str]:
+    """The forms (``QUESTION_FORMS``) that the wording of ``question`` has: ``howto``, ``where``, both or none."""
+    return frozenset(name for name, pattern in QUESTION_FORMS.items() if pattern.search(question))
 
 
 def _hand_weights() -> dict[str, float]:
@@ -185,8 +202,11 @@ def pool(rankings: Sequence[Sequence[Hit]], names: Sequence[str] | None = None) 
     return Pool(keys, [first[k] for k in keys], rrf(keyed), ranks, scores, channels)
 
 
-def features(p: Pool, query_tokens: set[str], identifiers: set[str]) -> np.ndarray:
-    """The feature matrix (candidates × ``FEATURES``) of a pool for a query's tokens and named identifiers."""
+def features(p: Pool, query_tokens: set[str], identifiers: set[str],
+             forms: frozenset[str] = frozenset()) -> np.ndarray:
+    """The feature matrix (candidates × ``FEATURES``) of a pool for a query's tokens, named identifiers and
+    ``question_forms``."""
+    howto, where = "howto" in forms, "where" in forms
     asks_test = bool(query_tokens & TEST_WORDS)
     asks_change = bool(query_tokens & CHANGE_WORDS)
     n_query = len(query_tokens)
@@ -204,6 +224,7 @@ def features(p: Pool, query_tokens: set[str], identifiers: set[str]) -> np.ndarr
         definition = bool(identifiers) and last in identifiers
         shared = 0 if tokens.isdisjoint(query_tokens) else len(tokens & query_tokens)
         test, changelog, stub = _path_class(h.path)
+        code = h.kind in CODE_KINDS or h.kind == "function"
         rows.append((  # in FEATURES order
             math.log(p.rrf[key]),
             0.0 if rb is None else RRF_K / (RRF_K + rb),
@@ -211,7 +232,7 @@ def features(p: Pool, query_tokens: set[str], identifiers: set[str]) -> np.ndarr
             0.0 if rs is None else RRF_K / (RRF_K + rs),
             bm25[key] / best_bm25 if best_bm25 > 0 and key in bm25 else 0.0,
             vector.get(key, 0.0),
-            h.kind in CODE_KINDS or h.kind == "function",
+            code,
             h.kind == "file",
             h.kind == "doc",
             definition,
@@ -225,6 +246,8 @@ def features(p: Pool, query_tokens: set[str], identifiers: set[str]) -> np.ndarr
             last.startswith("_") and not last.endswith("__"),
             bool(parent) and (h.path, parent) in defined,
             (h.path, h.symbol) in parents,
+            howto and h.kind == "doc",
+            where and code,
         ))
     return np.array(rows, dtype=np.float64).reshape(len(rows), len(FEATURES))
 

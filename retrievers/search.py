@@ -25,6 +25,7 @@ from sift.models import Filters, Hit
 from sift.retrievers.base import IndexCache, KbIndex
 from sift.retrievers.channels import INDEX_TYPES, BM25Channel, SmartChannel, VectorChannel
 from sift.retrievers.fusion import fuse, group_by_file
+from sift.retrievers.ranker import question_forms
 from sift.text import split_lines
 from sift.tokenize import tokenize
 
@@ -243,7 +244,8 @@ class Searcher:
         if len(names) == 1:
             fused = per_channel[names[0]][:k]
         else:
-            fused = fuse([per_channel[n] for n in names], tokenize(query), identifiers_in(query), limit=k)
+            fused = fuse([per_channel[n] for n in names], tokenize(query), identifiers_in(query), limit=k,
+                         forms=question_forms(query))
         snippets = self.snippets(fused)
         timings["total"] = (time.perf_counter() - t_all) * 1000
         return SearchResult(query, fused, snippets, per_channel, timings, smart_level)

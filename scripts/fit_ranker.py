@@ -13,7 +13,7 @@ Two kinds of questions are fitted (the model is ``bench/train/ranker_fit.py``):
   masked, not how a newcomer asks.
 - **Newcomer** questions, written by people before sift ran on their projects: the dev sets and the three spent
   test sets (``eval/sets/README.md``; a spent set checks nothing any more, so it is used like dev). About 250 with
-  gold spans over nine projects. The test set (``eval/sets/test4``) is never read here.
+  gold spans over nine projects. The test sets (``eval/sets/test4``, ``test5``) are never read here.
 
 Each project is ingested into ``bench/out/ranker`` exactly as ``sift ingest`` does, and recorded in
 ``bench/out/ranker/ingested.json`` once its ingest has finished, so an interrupted run continues with the
@@ -89,7 +89,14 @@ sys.path.insert(0, str(ROOT))
 
 from bench.train import ranker_fit as rf  # noqa: E402
 from bench.train.ranker_fit import Gold, Group  # noqa: E402
-from sift.retrievers.ranker import FEATURES, HAND_WEIGHTS, RankerWeights, features, pool  # noqa: E402
+from sift.retrievers.ranker import (  # noqa: E402
+    FEATURES,
+    HAND_WEIGHTS,
+    RankerWeights,
+    features,
+    pool,
+    question_forms,
+)
 
 OUT = ROOT / "bench" / "out" / "ranker"
 DONE = OUT / "ingested.json"
@@ -114,7 +121,7 @@ def _group(searcher: Any, query: str, kb: str, gold: Gold, qid: str) -> Group:
     result = searcher.search(query, Filters(kb=kb), k=10)
     names = list(result.per_channel)
     p = pool([result.per_channel[n] for n in names], names)
-    x = features(p, set(tokenize(query)), {i.lower() for i in identifiers_in(query)})
+    x = features(p, set(tokenize(query)), {i.lower() for i in identifiers_in(query)}, question_forms(query))
     y = np.array([h.kind != "file" and rf.overlaps(h.path, h.start_line, h.end_line, gold) for h in p.hits], float)
     return Group(qid, x, y, [(h.path, h.start_line, h.end_line, h.kind) for h in p.hits], gold)
 

@@ -15,6 +15,7 @@ from sift.retrievers.ranker import (
     features,
     name_parts,
     pool,
+    question_forms,
     scores,
     weights_in,
 )
@@ -134,6 +135,42 @@ def test_query_asking_for_tests_and_changes():
     assert row(asked, 0)["test_asked"] == 1.0 and row(asked, 0)["test_unasked"] == 0.0
     assert row(asked, 1)["changelog_asked"] == 1.0 and row(unasked, 1)["changelog_unasked"] == 1.0
     assert row(unasked, 0)["test_unasked"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("question", "forms"),
+    [
+        ("How do I set a timeout for every request?", {"howto"}),
+        ("how can we skip a field when loading", {"howto"}),
+        ("How to register a custom type?", {"howto"}),
+        ("Can I reuse one parser for many inputs?", {"howto"}),
+        ("Is there a way to keep unknown keys?", {"howto"}),
+        ("Is it possible to retry a failed job?", {"howto"}),
+        ("Where is the token validated?", {"where"}),
+        ("Which function parses the header?", {"where"}),
+        ("which classes hold the connection pool", {"where"}),
+        ("How do I find where the config file is read?", {"howto", "where"}),
+        ("How does the cache decide what to evict?", set()),  # how it works, not how to do it
+        ("What does the retry decorator return?", set()),
+        ("Which options does the command accept?", set()),  # "which" alone asks for a list
+        ("somewhere in the docs", set()),  # "where" only as a word of its own
+        ("", set()),
+    ],
+)
+def test_question_forms_table(question, forms):
+    assert question_forms(question) == frozenset(forms)
+
+
+def test_question_forms_mark_doc_sections_and_definitions():
+    section = hit(1, path="docs/a.md", name="Timeouts", kind="doc")
+    method = hit(2, name="Session.send", kind="method")
+    whole = hit(3, path="b.py", name="b.py", kind="file")
+    p = pool([[section, method, whole]])
+    howto, where, plain = (features(p, {"timeout"}, set(), frozenset(f)) for f in ({"howto"}, {"where"}, set()))
+    assert [row(howto, i)["doc_howto"] for i in range(3)] == [1.0, 0.0, 0.0]
+    assert [row(where, i)["code_where"] for i in range(3)] == [0.0, 1.0, 0.0]
+    assert all(row(plain, i)["doc_howto"] == row(plain, i)["code_where"] == 0.0 for i in range(3))
+    assert row(howto, 0)["code_where"] == 0.0 and row(where, 1)["doc_howto"] == 0.0
 
 
 def test_scores_are_positive_and_follow_the_weights():
