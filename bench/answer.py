@@ -13,7 +13,7 @@ when it is exactly a span that ``eval/judgments/<set>.jsonl`` judges relevant (T
 retrieved spans, made blind to which of them an answer cited; see ``eval/judgments/README.md``). A citation
 that is neither gold nor judged counts as wrong, and ``citations_unjudged`` is the share of such citations.
 
-    python bench/answer.py [--split dev|test|test2|test3|test4|test5|both|all] [--sets eval/sets/attrs.jsonl ...]
+    python bench/answer.py [--split dev|dev2|test|test2|test3|test4|test5|both|all] [--sets eval/sets/attrs.jsonl ...]
                            [--json] [--dump rows.jsonl] [--wall-clock]
 
 Quality does not depend on the machine's load: the graph runs without its branch timeouts and time budget
@@ -43,17 +43,18 @@ from sift.eval.runner import answer_metrics, to_answer  # noqa: E402
 DATA = ROOT / "bench" / "out" / "answer-data"
 JUDGMENTS = ROOT / "eval" / "judgments"
 DEV_SETS = sorted((ROOT / "eval" / "sets").glob("*.jsonl"))
+DEV2_SETS = sorted((ROOT / "eval" / "sets" / "dev2").glob("*.jsonl"))
 TEST_SETS = sorted((ROOT / "eval" / "sets" / "test").glob("*.jsonl"))
 TEST2_SETS = sorted((ROOT / "eval" / "sets" / "test2").glob("*.jsonl"))
 TEST3_SETS = sorted((ROOT / "eval" / "sets" / "test3").glob("*.jsonl"))
 TEST4_SETS = sorted((ROOT / "eval" / "sets" / "test4").glob("*.jsonl"))
 TEST5_SETS = sorted((ROOT / "eval" / "sets" / "test5").glob("*.jsonl"))
-NPM_SOURCES = {"axios", "semver", "qs", "luxon", "yup"}  # the rest are PyPI sdists (tests/sources.py pins both)
+NPM_SOURCES = {"axios", "semver", "qs", "luxon", "yup", "jsonwebtoken", "ejs"}  # the rest are PyPI sdists (tests/sources.py pins both)
 
 
 def split_of(path: Path) -> str:
-    """``test``, ``test2`` … ``test5`` for a frozen test set, ``dev`` otherwise."""
-    return path.parent.name if path.parent.name in ("test", "test2", "test3", "test4", "test5") else "dev"
+    """``test``, ``test2`` … ``test5`` for a frozen test set, ``dev2`` for the second dev sets, ``dev`` otherwise."""
+    return path.parent.name if path.parent.name in ("dev2", "test", "test2", "test3", "test4", "test5") else "dev"
 
 
 def _source(name: str) -> Path:
@@ -198,19 +199,20 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def main() -> int:
     """Parse arguments, run, print."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--split", choices=("dev", "test", "test2", "test3", "test4", "test5", "both", "all"),
+    p.add_argument("--split", choices=("dev", "dev2", "test", "test2", "test3", "test4", "test5", "both", "all"),
                    default="all",
-                   help="which sets to ask when --sets is not given (default: all = dev, test, test2, test3, "
-                        "test4 and test5, reported apart; both = dev and test)")
+                   help="which sets to ask when --sets is not given (default: all = dev, dev2, test, test2, "
+                        "test3, test4 and test5, reported apart; both = dev and test)")
     p.add_argument("--sets", nargs="*", type=Path)
     p.add_argument("--json", action="store_true")
     p.add_argument("--dump", type=Path, help="write per-question answers and evidence to this JSONL file")
     p.add_argument("--wall-clock", action="store_true",
                    help="answer under the service's branch timeouts and time budget (answers then depend on load)")
     args = p.parse_args()
-    sets = args.sets or {"dev": DEV_SETS, "test": TEST_SETS, "test2": TEST2_SETS, "test3": TEST3_SETS,
-                         "test4": TEST4_SETS, "test5": TEST5_SETS, "both": DEV_SETS + TEST_SETS,
-                         "all": DEV_SETS + TEST_SETS + TEST2_SETS + TEST3_SETS + TEST4_SETS + TEST5_SETS}[args.split]
+    sets = args.sets or {"dev": DEV_SETS, "dev2": DEV2_SETS, "test": TEST_SETS, "test2": TEST2_SETS,
+                         "test3": TEST3_SETS, "test4": TEST4_SETS, "test5": TEST5_SETS, "both": DEV_SETS + TEST_SETS,
+                         "all": DEV_SETS + DEV2_SETS + TEST_SETS + TEST2_SETS + TEST3_SETS + TEST4_SETS
+                         + TEST5_SETS}[args.split]
     result = asyncio.run(run(sets, args.dump, args.wall_clock))
     if args.json:
         print(json.dumps(result, indent=2))

@@ -1,8 +1,8 @@
 """Fit the answer confidence model on the dev and spent test sets and write ``graph/confidence_weights.json``.
 
-Runs the graph through ``bench/answer.py`` over the dev sets (``eval/sets/*.jsonl``) and the three spent test
-sets (``eval/sets/test/``, ``test2/``, ``test3/``: no longer a clean check, so used as more tuning data; a few
-dozen answers are too few to place a threshold), never over the test sets (``eval/sets/test4/``, ``test5/``),
+Runs the graph through ``bench/answer.py`` over the dev sets (``eval/sets/*.jsonl``, ``eval/sets/dev2/``) and the
+three spent test sets (``eval/sets/test/``, ``test2/``, ``test3/``: no longer a clean check, so used as more tuning
+data; a few dozen answers are too few to place a threshold), never over the test sets (``eval/sets/test4/``, ``test5/``),
 with a model that rates every answer alike, so that no answer is rewritten for doubt: each row is the answer as
 the writer chose it, with its signals (``graph/confidence.py``) and whether it was right
 (``eval.metrics.answer_right``: the required phrases, and a citation overlapping the gold). Not-founds are left
@@ -51,7 +51,7 @@ MIN_HIGH = 10
 L2 = 0.1
 ROWS = ROOT / "bench" / "out" / "confidence-rows.jsonl"
 # The dev sets and the spent test sets; never the test set.
-FIT_SETS = bench.DEV_SETS + bench.TEST_SETS + bench.TEST2_SETS + bench.TEST3_SETS
+FIT_SETS = bench.DEV_SETS + bench.DEV2_SETS + bench.TEST_SETS + bench.TEST2_SETS + bench.TEST3_SETS
 # Every answer rated alike (probability 0.5, high from 0): nothing is rewritten for doubt while the rows are taken.
 UNIFORM = ConfidenceModel(intercept=0.0, weights=(0.0,) * len(FEATURES), medium=0.0, high=0.0)
 

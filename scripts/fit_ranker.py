@@ -11,9 +11,10 @@ Two kinds of questions are fitted (the model is ``bench/train/ranker_fit.py``):
 - **Mined** questions from 31 pinned packages (``bench/train/make_pairs.py``, never an eval project), read from the
   test cache (``tests/.cache/train``): about 5,700, but each is its target's own first sentence with the name
   masked, not how a newcomer asks.
-- **Newcomer** questions, written by people before sift ran on their projects: the dev sets and the three spent
-  test sets (``eval/sets/README.md``; a spent set checks nothing any more, so it is used like dev). About 250 with
-  gold spans over nine projects. The test sets (``eval/sets/test4``, ``test5``) are never read here.
+- **Newcomer** questions, written by people from the projects' files: the dev sets, the second dev sets
+  (``eval/sets/dev2``) and the three spent test sets (``eval/sets/README.md``; a spent set checks nothing any more,
+  so it is used like dev). About 350 with gold spans over thirteen projects. The test sets (``eval/sets/test4``,
+  ``test5``) are never read here.
 
 Each project is ingested into ``bench/out/ranker`` exactly as ``sift ingest`` does, and recorded in
 ``bench/out/ranker/ingested.json`` once its ingest has finished, so an interrupted run continues with the
@@ -42,8 +43,8 @@ The choice is made in two steps, each on held-out data:
 1. the penalty for the mined questions alone, by 4-fold cross-validation over train packages (the span MRR
    averaged over the kinds of pair), as before;
 2. ``alpha`` (``ALPHAS``; 0 is step 1's fit) and the penalty (``MIX_LAMBDAS``), by leave-one-project-out over the
-   nine newcomer projects: each project's questions are ranked by a model fitted on the mined questions and the
-   other six projects' questions, and the score is the span MRR averaged over projects.
+   newcomer projects: each project's questions are ranked by a model fitted on the mined questions and the other
+   projects' questions, and the score is the span MRR averaged over projects.
 
 The final weights are fitted on the mined questions and all the newcomer ones with the chosen ``alpha`` and
 penalty, so the file's figures on the newcomer splits (``fitted_on_newcomer``) are in-sample; the held-out
@@ -106,8 +107,8 @@ LAMBDAS = (1e4, 100.0, 10.0, 1.0, 0.1, 0.01, 0.001, 1e-4, 1e-5)
 # The newcomer questions' share of the loss, and the penalties, tried by leave-one-project-out (0: mined alone).
 ALPHAS = (0.0, 0.25, 0.5, 0.75)
 MIX_LAMBDAS = (0.1, 0.01, 0.001, 1e-4)
-# Questions written by people: the dev sets and the spent test sets (eval/sets/README.md). Never the test set.
-NEWCOMER_SPLITS = ("dev", "test", "test2", "test3")
+# Questions written by people: the dev sets and the spent test sets (eval/sets/README.md). Never the test sets.
+NEWCOMER_SPLITS = ("dev", "dev2", "test", "test2", "test3")
 # What the pooling depends on besides the questions and the indexes: the retrieval code and the core it uses.
 POOL_CODE = ("retrievers", "sift")
 

@@ -96,6 +96,30 @@ def yup_src() -> Path:
     return fetch_npm("yup")
 
 
+@pytest.fixture(scope="session")
+def voluptuous_src() -> Path:
+    """The voluptuous sdist, unpacked (Python with a Markdown README; a second-dev-set project)."""
+    return fetch_sdist("voluptuous")
+
+
+@pytest.fixture(scope="session")
+def markdown_src() -> Path:
+    """The Python-Markdown sdist, unpacked (Python with Markdown docs; a second-dev-set project)."""
+    return fetch_sdist("markdown")
+
+
+@pytest.fixture(scope="session")
+def jsonwebtoken_src() -> Path:
+    """The jsonwebtoken npm package, unpacked (JavaScript and a Markdown README; a second-dev-set project)."""
+    return fetch_npm("jsonwebtoken")
+
+
+@pytest.fixture(scope="session")
+def ejs_src() -> Path:
+    """The ejs npm package, unpacked (JavaScript and a Markdown README; a second-dev-set project)."""
+    return fetch_npm("ejs")
+
+
 TINY_FILES = {
     "pkg/__init__.py": '"""Tiny package."""\n',
     "pkg/auth.py": (

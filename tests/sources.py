@@ -23,7 +23,7 @@ CACHE = Path(os.environ.get("SIFT_TEST_CACHE", Path(__file__).parent / ".cache")
 # Real projects used by the tests and the eval sets; pinned so line numbers in gold spans stay true.
 SDISTS = {
     "attrs": "25.3.0", "marshmallow": "3.26.1", "click": "8.1.7", "structlog": "26.1.0", "apscheduler": "3.11.3",
-    "loguru": "0.7.3", "peewee": "4.5.3", "sqlparse": "0.6.1",
+    "loguru": "0.7.3", "peewee": "4.5.3", "sqlparse": "0.6.1", "voluptuous": "0.16.0", "markdown": "3.11.3",
 }
 # PyPI's simple API supplies each file's sha256; the test-set projects pin it here as well, so the archive their
 # frozen spans were checked against can never change under them.
@@ -33,6 +33,8 @@ SDIST_SHA256 = {
     "loguru-0.7.3": "19480589e77d47b8d85b2c827ad95d49bf31b0dcde16593892eb51dd18706eb6",
     "peewee-4.5.3": "434576afaf806428a01f84af74c42fde59372c4f6a6eba26d9b5372113344a8a",
     "sqlparse-0.6.1": "ca722573f848ff2d30e40ea30f53a104b7dea7635ea9285891263eb2c58fb6e7",
+    "voluptuous-0.16.0": "006535e22fed944aec17bef6e8725472476194743c87bd233e912eb463f8ff05",
+    "markdown-3.11.3": "81eb91631dc97ad1efbc76019ef0f80fe90ca49ddf81546752d79989c3bfff3e",
 }
 # npm packages: name -> (version, sha256 of the registry tarball). The registry publishes only sha1 and sha512
 # (as `shasum`/`integrity`), so the sha256 is computed from the tarball and pinned here.
@@ -42,6 +44,8 @@ NPM_PACKAGES = {
     "qs": ("6.17.1", "b7405805e2055f9900dd48c42d226ed4ab51f5f43459ba4781c3f6f6763ed3de"),
     "luxon": ("3.7.2", "498078da47254917ea264631160880fec8936994de3e6271e9c75c542bd35832"),
     "yup": ("1.7.1", "296196395b10ac29d5a4173171bf1c6a42a99541f0a363fc3a82e9cfed2252fa"),
+    "jsonwebtoken": ("9.0.3", "d9af2628a7a4dda25acf1e19c7ecc2468e1e9e8d4619fe2cae829e89d96f6b82"),
+    "ejs": ("7.0.2", "1e77def2bb9a66761aded08e3354b02d92f1b15e791596fd74992fd7bef34adf"),
 }
 
 _SEPARATORS = re.compile(r"[-_.]+")

@@ -2,7 +2,8 @@
 marshmallow and click sdists, the frozen test sets against the structlog sdist and the axios npm package, the second
 test set against the APScheduler sdist and the semver npm package, the third against the loguru sdist and the qs
 npm package, the fourth against the peewee sdist and the luxon npm package, the fifth against the sqlparse sdist and
-the yup npm package."""
+the yup npm package; the second dev sets against the voluptuous and Python-Markdown sdists and the jsonwebtoken and
+ejs npm packages."""
 
 from __future__ import annotations
 
@@ -33,6 +34,10 @@ KBS = {
     "luxon": (SETS / "test4" / "luxon.jsonl", "luxon_src"),
     "sqlparse": (SETS / "test5" / "sqlparse.jsonl", "sqlparse_src"),
     "yup": (SETS / "test5" / "yup.jsonl", "yup_src"),
+    "voluptuous": (SETS / "dev2" / "voluptuous.jsonl", "voluptuous_src"),
+    "markdown": (SETS / "dev2" / "markdown.jsonl", "markdown_src"),
+    "jsonwebtoken": (SETS / "dev2" / "jsonwebtoken.jsonl", "jsonwebtoken_src"),
+    "ejs": (SETS / "dev2" / "ejs.jsonl", "ejs_src"),
 }
 CODE_SUFFIXES = (".py", ".js", ".ts")
 DOC_SUFFIXES = (".md", ".rst")

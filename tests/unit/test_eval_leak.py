@@ -28,14 +28,17 @@ SUFFIXES = (".py", ".scm", ".json", ".toml", ".mako")
 # Eval projects, and the projects other evaluations use (requests, flask, commander).
 PROJECTS = (
     "attrs", "marshmallow", "click", "structlog", "axios", "apscheduler", "semver", "loguru", "qs", "peewee", "luxon",
-    "sqlparse", "yup", "requests", "flask", "commander",
+    "sqlparse", "yup", "voluptuous", "markdown", "jsonwebtoken", "ejs", "requests", "flask", "commander",
 )
 # Project names that are also English words are matched only where they read as the project's code.
 ENGLISH = {"click", "requests", "flask", "commander"}
+# Project names that are also a format sift reads: matched only where sift would import the project.
+FORMATS = {"markdown"}
 NGRAM = 5
 # Words a question shares with what sift itself is: the spec its REST API publishes, the library its encoder runs on,
-# the languages its parsers read, the databases its SQL is written for.
-OWN_TERMS = {"OpenAPI", "NumPy", "JavaScript", "TypeScript", "php", "PostgreSQL", "MySQL"}
+# the languages its parsers read, the databases its SQL is written for, the DocQL function for a document's headings,
+# the code host its docs name.
+OWN_TERMS = {"OpenAPI", "NumPy", "JavaScript", "TypeScript", "php", "PostgreSQL", "MySQL", "toc", "GitHub"}
 
 
 @dataclass
@@ -87,6 +90,8 @@ def _as_code(phrase: str) -> re.Pattern[str]:
 
 
 def _project(name: str) -> re.Pattern[str]:
+    if name in FORMATS:
+        return re.compile(rf"\bimport {name}\b|\bfrom {name} import\b")
     if name in ENGLISH:  # the project's code, not the word: ``click.echo``, ``import requests``, ``"flask"``
         return re.compile(rf"\b{name}\.\w|\bimport {name}\b|\bfrom {name} import\b|[`'\"]{name}[`'\"]|\b{name}:\w")
     return re.compile(rf"\b{name}\b", re.I)
