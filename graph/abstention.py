@@ -1,15 +1,19 @@
 """When the extractive writer says "not found in the indexed sources" instead of guessing.
 
 It abstains when there is no evidence, when the evidence covers too little of the question, when the evidence
-(or what it would cite) lacks two of the question's rare words, or when the question names a thing (JSON Schema,
-ORM) that the corpus mentions at most in passing and the evidence worth citing never does. The reason is the
-draft's note; ``ABSENT_FROM_CORPUS`` (a question word no chunk contains) ends the search.
+(or what it would cite) lacks ``ABSENT_TERMS`` of the question's rare words, or when the question names a thing
+(JSON Schema, ORM) that the corpus mentions at most in passing and the evidence worth citing never does. The reason
+is the draft's note; ``ABSENT_FROM_CORPUS`` (a question word no chunk contains) ends the search.
+
+``signals`` measures a draft's evidence, ``decide`` turns the measures into a reason, so that
+``scripts/fit_abstention.py`` can replay the decision under other thresholds.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from sift.graph.state import NOT_FOUND, Draft, Evidence, Plan
 from sift.graph.support import is_listing
@@ -18,7 +22,12 @@ from sift.text import shown as escaped
 from sift.tokenize import tokenize, word_parts
 
 CONFIDENT_COVERAGE = 0.45
-CITED_COVERAGE = 0.4  # below this, cited evidence missing two rare question words does not answer it
+CITED_COVERAGE = 0.4  # below this, cited evidence missing ABSENT_TERMS rare question words does not answer it
+# How many of the question's rare words the evidence must lack before it is no answer: chosen by
+# scripts/fit_abstention.py on the dev, dev2 and spent sets (the balanced accuracy of negatives answered "not
+# found" and answerable questions answered); the rule used 2 before, which turned away about half of the
+# answerable questions on projects the writer was not tuned on.
+ABSENT_TERMS = 4
 RARE_DF_IDF = 1.7  # idf within this of an absent term's: the term is in at most ~2 chunks
 ABSENT_FROM_CORPUS = "absent-from-corpus"  # the not-found note that ends the search
 
@@ -80,33 +89,66 @@ def _unnamed(plan: Plan, chosen: Sequence[Evidence], idf: Mapping[str, float]) -
     return any(not has_term(said, tokenize(w)[0]) and not _spelled_apart(w, texts) for w in rare)
 
 
-def not_found_reason(plan: Plan, evidence: Sequence[Evidence], chosen: Sequence[Evidence],
-                     idf: Mapping[str, float]) -> str | None:
-    """Why the evidence (and ``chosen``, what the writer would cite) does not answer the question, or None."""
+@dataclass(frozen=True)
+class Signals:
+    """What the abstention decision reads from one draft's evidence."""
+
+    missing: int  # rare question words that no evidence mentions
+    best: float  # the best idf-weighted coverage of the question by one evidence item
+    chosen: bool  # the writer found something worth citing
+    corpus_absent: bool  # a missing word is in no chunk of the corpus at all
+    cited_missing: int = 0  # rare question words that what would be cited lacks (0 for a module's listing)
+    cited_best: float = 0.0  # the best coverage by what would be cited
+    unnamed: bool = False  # a rare named thing of the question that what would be cited never mentions
+
+
+def signals(plan: Plan, evidence: Sequence[Evidence], chosen: Sequence[Evidence],
+            idf: Mapping[str, float]) -> Signals | None:
+    """The measures ``decide`` reads, or None when there is no evidence at all."""
     if not evidence:
-        return "no-evidence"
+        return None
     tokens = query_tokens(plan, idf)
     # Absent words are judged on every question word: an unseen compound ("gRPC") counts as missing unless
     # the evidence writes it apart ("Git Hub" for "GitHub").
     words = query_tokens(plan)
     missing = _absent(words, idf, evidence, plan.standalone)
-    best = max((coverage(e, tokens, idf) for e in evidence), default=0.0)
-    if len(missing) >= 2 and best < CONFIDENT_COVERAGE:
-        return "absent-terms"
+    ceiling = idf.get(CEILING_KEY)
+    found = Signals(
+        missing=len(missing), best=max((coverage(e, tokens, idf) for e in evidence), default=0.0),
+        chosen=bool(chosen), corpus_absent=ceiling is not None and any(idf.get(t, 0.0) >= ceiling for t in missing),
+    )
     if not chosen:
-        ceiling = idf.get(CEILING_KEY)
-        if ceiling is not None and any(idf.get(t, 0.0) >= ceiling for t in missing):
-            # Weak evidence, and a question word that no chunk of the corpus contains: no other retrieval
-            # round can supply it.
-            return ABSENT_FROM_CORPUS
-        return "weak-evidence"
-    if not is_listing(chosen) and len(_absent(words, idf, chosen, plan.standalone)) >= 2 \
-            and max(coverage(e, tokens, idf) for e in chosen) < CITED_COVERAGE:
-        # What would be cited lacks two of the question's rare words and covers little of it (the words may
-        # occur elsewhere in the evidence, in passing). A module's listing is chosen by its subject instead.
+        return found
+    listing = is_listing(chosen)  # a module's listing is chosen by its subject, not by the question's words
+    return Signals(
+        missing=found.missing, best=found.best, chosen=True, corpus_absent=found.corpus_absent,
+        cited_missing=0 if listing else len(_absent(words, idf, chosen, plan.standalone)),
+        cited_best=max(coverage(e, tokens, idf) for e in chosen), unnamed=_unnamed(plan, chosen, idf),
+    )
+
+
+def decide(found: Signals | None, absent_terms: int = ABSENT_TERMS) -> str | None:
+    """Why evidence with these measures does not answer the question, or None."""
+    if found is None:
+        return "no-evidence"
+    if found.missing >= absent_terms and found.best < CONFIDENT_COVERAGE:
         return "absent-terms"
-    if _unnamed(plan, chosen, idf):
+    if not found.chosen:
+        # Weak evidence, and a question word that no chunk of the corpus contains: no other retrieval round can
+        # supply it.
+        return ABSENT_FROM_CORPUS if found.corpus_absent else "weak-evidence"
+    if found.cited_missing >= absent_terms and found.cited_best < CITED_COVERAGE:
+        # What would be cited lacks the question's rare words and covers little of it (the words may occur
+        # elsewhere in the evidence, in passing).
+        return "absent-terms"
+    if found.unnamed:
         # The question is about a named thing (a tool, format or product) that the corpus mentions at most in
         # passing and the evidence worth citing not at all: the project does not cover it.
         return "absent-terms"
     return None
+
+
+def not_found_reason(plan: Plan, evidence: Sequence[Evidence], chosen: Sequence[Evidence],
+                     idf: Mapping[str, float]) -> str | None:
+    """Why the evidence (and ``chosen``, what the writer would cite) does not answer the question, or None."""
+    return decide(signals(plan, evidence, chosen, idf))

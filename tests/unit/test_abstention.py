@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from sift.graph.abstention import ABSENT_FROM_CORPUS, not_found, not_found_reason
+from sift.graph.abstention import (
+    ABSENT_FROM_CORPUS,
+    ABSENT_TERMS,
+    Signals,
+    decide,
+    not_found,
+    not_found_reason,
+    signals,
+)
 from sift.graph.state import NOT_FOUND, Evidence, Plan
 from sift.graph.support import MODULE_CHANNEL
 from sift.graph.terms import CEILING_KEY
@@ -44,9 +52,58 @@ IDF = {CEILING_KEY: 9.0, "export": 2.0, "file": 1.0, "write": 1.0, "support": 1.
     ("Does export support Parquet?", [MENTIONS, CSV], [CSV], {**IDF, "parquet": 3.0}, None),
     ("How do I export rows to csv files?", [CSV], [CSV], {}, None),  # no idf: nothing is rare
 ])
-def test_not_found_reason(question: str, evidence: list[Evidence], chosen: list[Evidence],
-                          idf: dict[str, float], expected: str | None) -> None:
-    assert not_found_reason(Plan(standalone=question), evidence, chosen, idf) == expected
+def test_reasons_with_two_absent_terms(question: str, evidence: list[Evidence], chosen: list[Evidence],
+                                       idf: dict[str, float], expected: str | None) -> None:
+    """Each check, with the evidence lacking two rare words counting as absent (``absent_terms=2``)."""
+    assert decide(signals(Plan(standalone=question), evidence, chosen, idf), absent_terms=2) == expected
+
+
+RARE = {**IDF, "parquet": 8.0, "avro": 8.0, "orc": 8.0, "feather": 8.0}
+
+
+@pytest.mark.parametrize(("question", "evidence", "chosen", "expected"), [
+    # two rare words missing are no longer enough: the writer answers from what it found
+    ("How do I export to parquet or avro files?", [CSV], [CSV], None),
+    ("How does export write parquet and avro?", [MENTIONS, WRITER], [WRITER], None),
+    # ABSENT_TERMS of them are: the evidence is about something else
+    ("How do I export to Parquet, Avro, ORC or Feather files?", [CSV], [CSV], "absent-terms"),
+    # what would be cited lacks all four, though the evidence mentions them in passing
+    ("How does export write parquet, avro, orc and feather?", [ev(7, "export rows; parquet avro orc feather"),
+                                                               WRITER], [WRITER], "absent-terms"),
+])
+def test_not_found_reason_with_the_fitted_threshold(question: str, evidence: list[Evidence],
+                                                    chosen: list[Evidence], expected: str | None) -> None:
+    assert ABSENT_TERMS == 4
+    assert not_found_reason(Plan(standalone=question), evidence, chosen, RARE) == expected
+
+
+def test_signals_of_a_draft() -> None:
+    found = signals(Plan(standalone="How do I export to parquet or avro files?"), [CSV], [CSV], RARE)
+    assert found is not None and found.missing == 2 and found.chosen and found.cited_missing == 2
+    assert 0 < found.best == found.cited_best < 0.45 and not found.corpus_absent and not found.unnamed
+    named = signals(Plan(standalone="How do I export to Parquet or Avro files?"), [CSV], [CSV], RARE)
+    assert named is not None and named.unnamed  # named things the cited evidence never mentions
+    assert signals(Plan(standalone="anything"), [], [], RARE) is None
+    # a module's listing is chosen by its subject: its missing words do not count
+    listed = signals(Plan(standalone="How does export write parquet and avro?"), [MENTIONS, *LISTED], LISTED, RARE)
+    assert listed is not None and listed.cited_missing == 0
+
+
+@pytest.mark.parametrize(("found", "absent_terms", "expected"), [
+    (None, 4, "no-evidence"),
+    (Signals(missing=4, best=0.44, chosen=True, corpus_absent=False), 4, "absent-terms"),
+    (Signals(missing=4, best=0.45, chosen=True, corpus_absent=False), 4, None),  # covers enough of the question
+    (Signals(missing=3, best=0.1, chosen=True, corpus_absent=False), 4, None),
+    (Signals(missing=3, best=0.1, chosen=True, corpus_absent=False), 3, "absent-terms"),
+    (Signals(missing=1, best=0.1, chosen=False, corpus_absent=True), 4, ABSENT_FROM_CORPUS),
+    (Signals(missing=1, best=0.1, chosen=False, corpus_absent=False), 4, "weak-evidence"),
+    (Signals(missing=0, best=0.9, chosen=True, corpus_absent=False, cited_missing=4, cited_best=0.39), 4,
+     "absent-terms"),
+    (Signals(missing=0, best=0.9, chosen=True, corpus_absent=False, cited_missing=4, cited_best=0.4), 4, None),
+    (Signals(missing=0, best=0.9, chosen=True, corpus_absent=False, unnamed=True), 4, "absent-terms"),
+])
+def test_decide_table(found: Signals | None, absent_terms: int, expected: str | None) -> None:
+    assert decide(found, absent_terms) == expected
 
 
 def test_not_found_names_the_closest_matches() -> None:

@@ -1,0 +1,86 @@
+"""Choose ``graph.abstention.ABSENT_TERMS``: how many rare question words the evidence must lack to be no answer.
+
+    python scripts/fit_abstention.py           # ask the fitting sets, replay the decision, print the table and choice
+    python scripts/fit_abstention.py --check   # also fail unless the committed ABSENT_TERMS is the choice
+
+Asks every question of the dev, dev2 and spent test sets (never the test sets) through the graph, as
+``bench/answer.py`` does, and records the measures (``abstention.signals``) of each question's last draft. Then, for
+each candidate count, it replays ``abstention.decide`` on those measures and counts the negatives answered "not
+found" and the answerable questions turned away. The choice maximises the balanced accuracy of the two (the share
+of negatives caught plus the share of answerable questions answered, halved); a tie keeps the smaller count, the
+more cautious one. The replay holds the graph's path fixed: a draft that abstains may send the graph to another
+retrieval round, which the replay does not follow, so ``bench/answer.py`` is the figure to quote afterwards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import answer as bench  # noqa: E402  (bench/answer.py)
+
+import sift.graph.extractive as extractive  # noqa: E402
+from sift.graph import abstention  # noqa: E402
+
+CANDIDATES = (2, 3, 4, 5, 6)
+# The dev sets and the spent test sets; never the test sets.
+FIT_SETS = bench.DEV_SETS + bench.DEV2_SETS + bench.TEST_SETS + bench.TEST2_SETS + bench.TEST3_SETS
+
+
+def record() -> dict[str, Any]:
+    """Ask the fitting sets with the writer's abstention measured: the last draft's signals per question."""
+    seen: dict[str, Any] = {}
+    real = extractive.not_found_reason
+
+    def measured(plan: Any, evidence: Any, chosen: Any, idf: Any) -> str | None:
+        seen[plan.standalone] = abstention.signals(plan, evidence, chosen, idf)
+        return real(plan, evidence, chosen, idf)
+
+    extractive.not_found_reason = measured  # type: ignore[assignment]
+    try:
+        rows = asyncio.run(bench.collect(FIT_SETS))
+    finally:
+        extractive.not_found_reason = real  # type: ignore[assignment]
+    questions = {q.id: q.query for path in FIT_SETS for q in bench.load_questions(path, strict=True)[0]}
+    return {"rows": rows, "signals": {r["id"]: seen.get(questions[r["id"]]) for r in rows}}
+
+
+def table(rows: list[dict[str, Any]], found: dict[str, Any]) -> list[dict[str, Any]]:
+    """For each candidate count: negatives caught, answerable turned away, and their balanced accuracy."""
+    negatives = [r for r in rows if r["negative"]]
+    answerable = [r for r in rows if not r["negative"]]
+    out = []
+    for k in CANDIDATES:
+        caught = sum(abstention.decide(found[r["id"]], k) is not None for r in negatives)
+        turned = sum(abstention.decide(found[r["id"]], k) is not None for r in answerable)
+        balanced = (caught / max(len(negatives), 1) + 1 - turned / max(len(answerable), 1)) / 2
+        out.append({"absent_terms": k, "negatives_caught": caught, "negatives": len(negatives),
+                    "answerable_turned_away": turned, "answerable": len(answerable), "balanced": round(balanced, 4)})
+    return out
+
+
+def main() -> int:
+    """Record, replay, print; with ``--check``, fail unless the committed constant is the choice."""
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--check", action="store_true", help="fail unless ABSENT_TERMS is the choice")
+    args = p.parse_args()
+    got = record()
+    rows = table(got["rows"], got["signals"])
+    for row in rows:
+        print(f"absent_terms {row['absent_terms']}: negatives caught {row['negatives_caught']}/{row['negatives']}, "
+              f"answerable turned away {row['answerable_turned_away']}/{row['answerable']}, "
+              f"balanced accuracy {row['balanced']:.4f}")
+    best = max(rows, key=lambda r: (r["balanced"], -r["absent_terms"]))
+    print(f"chosen: ABSENT_TERMS = {best['absent_terms']} (committed: {abstention.ABSENT_TERMS})")
+    return 1 if args.check and best["absent_terms"] != abstention.ABSENT_TERMS else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
