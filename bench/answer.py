@@ -42,19 +42,19 @@ from sift.eval.runner import answer_metrics, to_answer  # noqa: E402
 
 DATA = ROOT / "bench" / "out" / "answer-data"
 JUDGMENTS = ROOT / "eval" / "judgments"
-DEV_SETS = sorted((ROOT / "eval" / "sets").glob("*.jsonl"))
-DEV2_SETS = sorted((ROOT / "eval" / "sets" / "dev2").glob("*.jsonl"))
-TEST_SETS = sorted((ROOT / "eval" / "sets" / "test").glob("*.jsonl"))
-TEST2_SETS = sorted((ROOT / "eval" / "sets" / "test2").glob("*.jsonl"))
-TEST3_SETS = sorted((ROOT / "eval" / "sets" / "test3").glob("*.jsonl"))
-TEST4_SETS = sorted((ROOT / "eval" / "sets" / "test4").glob("*.jsonl"))
-TEST5_SETS = sorted((ROOT / "eval" / "sets" / "test5").glob("*.jsonl"))
+SETS = ROOT / "eval" / "sets"
+# Each split's question files: the dev sets lie at the top of eval/sets, every other split in its own folder.
+SPLIT_SETS = {"dev": sorted(SETS.glob("*.jsonl")),
+              **{split: sorted((SETS / split).glob("*.jsonl")) for split in ("dev2", "test", "test2", "test3", "test4",
+                                                                             "test5")}}
+# What the fitting scripts (confidence, abstention) ask: the dev sets and the spent test sets, never the test sets.
+FIT_SETS = [path for split in ("dev", "dev2", "test", "test2", "test3") for path in SPLIT_SETS[split]]
 NPM_SOURCES = {"axios", "semver", "qs", "luxon", "yup", "jsonwebtoken", "ejs"}  # the rest are PyPI sdists (tests/sources.py pins both)
 
 
 def split_of(path: Path) -> str:
-    """``test``, ``test2`` … ``test5`` for a frozen test set, ``dev2`` for the second dev sets, ``dev`` otherwise."""
-    return path.parent.name if path.parent.name in ("dev2", "test", "test2", "test3", "test4", "test5") else "dev"
+    """The split of a question file: its folder's name (``dev2``, ``test`` … ``test5``), or ``dev``."""
+    return path.parent.name if path.parent.name in SPLIT_SETS else "dev"
 
 
 def _source(name: str) -> Path:
@@ -199,7 +199,7 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def main() -> int:
     """Parse arguments, run, print."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--split", choices=("dev", "dev2", "test", "test2", "test3", "test4", "test5", "both", "all"),
+    p.add_argument("--split", choices=(*SPLIT_SETS, "both", "all"),
                    default="all",
                    help="which sets to ask when --sets is not given (default: all = dev, dev2, test, test2, "
                         "test3, test4 and test5, reported apart; both = dev and test)")
@@ -209,10 +209,8 @@ def main() -> int:
     p.add_argument("--wall-clock", action="store_true",
                    help="answer under the service's branch timeouts and time budget (answers then depend on load)")
     args = p.parse_args()
-    sets = args.sets or {"dev": DEV_SETS, "dev2": DEV2_SETS, "test": TEST_SETS, "test2": TEST2_SETS,
-                         "test3": TEST3_SETS, "test4": TEST4_SETS, "test5": TEST5_SETS, "both": DEV_SETS + TEST_SETS,
-                         "all": DEV_SETS + DEV2_SETS + TEST_SETS + TEST2_SETS + TEST3_SETS + TEST4_SETS
-                         + TEST5_SETS}[args.split]
+    sets = args.sets or {**SPLIT_SETS, "both": SPLIT_SETS["dev"] + SPLIT_SETS["test"],
+                         "all": [path for paths in SPLIT_SETS.values() for path in paths]}[args.split]
     result = asyncio.run(run(sets, args.dump, args.wall_clock))
     if args.json:
         print(json.dumps(result, indent=2))

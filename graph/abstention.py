@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sift.graph.state import NOT_FOUND, Draft, Evidence, Plan
 from sift.graph.support import is_listing
@@ -120,11 +120,8 @@ def signals(plan: Plan, evidence: Sequence[Evidence], chosen: Sequence[Evidence]
     if not chosen:
         return found
     listing = is_listing(chosen)  # a module's listing is chosen by its subject, not by the question's words
-    return Signals(
-        missing=found.missing, best=found.best, chosen=True, corpus_absent=found.corpus_absent,
-        cited_missing=0 if listing else len(_absent(words, idf, chosen, plan.standalone)),
-        cited_best=max(coverage(e, tokens, idf) for e in chosen), unnamed=_unnamed(plan, chosen, idf),
-    )
+    return replace(found, cited_missing=0 if listing else len(_absent(words, idf, chosen, plan.standalone)),
+                   cited_best=max(coverage(e, tokens, idf) for e in chosen), unnamed=_unnamed(plan, chosen, idf))
 
 
 def decide(found: Signals | None, absent_terms: int = ABSENT_TERMS) -> str | None:

@@ -30,8 +30,6 @@ import sift.graph.extractive as extractive  # noqa: E402
 from sift.graph import abstention  # noqa: E402
 
 CANDIDATES = (2, 3, 4, 5, 6)
-# The dev sets and the spent test sets; never the test sets.
-FIT_SETS = bench.DEV_SETS + bench.DEV2_SETS + bench.TEST_SETS + bench.TEST2_SETS + bench.TEST3_SETS
 
 
 def record() -> dict[str, Any]:
@@ -45,10 +43,10 @@ def record() -> dict[str, Any]:
 
     extractive.not_found_reason = measured  # type: ignore[assignment]
     try:
-        rows = asyncio.run(bench.collect(FIT_SETS))
+        rows = asyncio.run(bench.collect(bench.FIT_SETS))
     finally:
         extractive.not_found_reason = real  # type: ignore[assignment]
-    questions = {q.id: q.query for path in FIT_SETS for q in bench.load_questions(path, strict=True)[0]}
+    questions = {q.id: q.query for path in bench.FIT_SETS for q in bench.load_questions(path, strict=True)[0]}
     return {"rows": rows, "signals": {r["id"]: seen.get(questions[r["id"]]) for r in rows}}
 
 

@@ -50,8 +50,6 @@ MEDIUM_PRECISION = 0.5
 MIN_HIGH = 10
 L2 = 0.1
 ROWS = ROOT / "bench" / "out" / "confidence-rows.jsonl"
-# The dev sets and the spent test sets; never the test set.
-FIT_SETS = bench.DEV_SETS + bench.DEV2_SETS + bench.TEST_SETS + bench.TEST2_SETS + bench.TEST3_SETS
 # Every answer rated alike (probability 0.5, high from 0): nothing is rewritten for doubt while the rows are taken.
 UNIFORM = ConfidenceModel(intercept=0.0, weights=(0.0,) * len(FEATURES), medium=0.0, high=0.0)
 
@@ -157,7 +155,7 @@ def main() -> int:
     if args.reuse:
         rows = [json.loads(line) for line in args.rows.read_text().splitlines() if line.strip()]
     else:
-        rows = asyncio.run(bench.collect(FIT_SETS, confidence=UNIFORM))
+        rows = asyncio.run(bench.collect(bench.FIT_SETS, confidence=UNIFORM))
         args.rows.parent.mkdir(parents=True, exist_ok=True)
         args.rows.write_text("".join(json.dumps(r) + "\n" for r in rows))
     result = fit(rows, strict=not args.as_fitted)
