@@ -4,7 +4,8 @@ The signals, computed when the answer is written (pure functions of the plan, th
 
 - ``margin``: how far the fused ranker's score of the strongest candidate place is above the second's, as
   the log of their ratio (the ranker's ``w · f`` gap; ``support.rank_evidence`` is the ranker's order). Parts of
-  one section or definition are one place. A clear winner against a toss-up.
+  one section or definition are one place, and so are copies of one definition in several files (a built
+  ``dist/`` or ``lib/esm/`` beside its source): a copy is no runner-up. A clear winner against a toss-up.
 - ``coverage``: the idf-weighted share of the question's terms that the best cited item contains
   (``terms.coverage``).
 - ``agreement``: the share of the plan's search channels (bm25, vector, smart) that ranked the first cited item,
@@ -34,12 +35,14 @@ from typing import Protocol
 from sift.graph.state import Confidence, ConfidenceLevel, Evidence, Plan
 from sift.graph.support import rank_evidence
 from sift.graph.terms import coverage, query_tokens
+from sift.tokenize import tokenize
 
 WEIGHTS_FILE = Path(__file__).with_name("confidence_weights.json")
 FEATURES = ("margin", "coverage", "agreement", "share")
 SEARCH_CHANNELS = ("bm25", "vector", "smart")
 MAX_MARGIN = 3.0  # a winner e³ ≈ 20 times the runner-up's score is clear; a larger gap says no more
 TOP_RANKS = 3
+COPY_OVERLAP = 0.9  # the share of their distinct words two chunks of one symbol share when one is a copy
 
 
 @dataclass(frozen=True)
@@ -76,14 +79,28 @@ def _place(e: Evidence) -> tuple[str, str, bool]:
     return e.path, e.symbol, e.module_code
 
 
+def is_copy(a: Evidence, b: Evidence, words: dict[int, set[str]] | None = None) -> bool:
+    """``a`` and ``b`` are one symbol in two files with (nearly) the same text: a built or vendored copy."""
+    if a.path == b.path or a.symbol != b.symbol or a.module_code != b.module_code or not a.symbol:
+        return False
+    words = {} if words is None else words
+    for e in (a, b):
+        if e.id not in words:
+            words[e.id] = set(tokenize(e.text))
+    wa, wb = words[a.id], words[b.id]
+    return bool(wa | wb) and len(wa & wb) >= COPY_OVERLAP * len(wa | wb)
+
+
 def places(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, float]) -> list[tuple[float, Evidence]]:
-    """Candidate places, strongest first, by the ranker's relative score; each place once (its best part)."""
+    """Candidate places, strongest first, by the ranker's relative score; each place once (its best part, and
+    the best of its copies in other files)."""
     seen: set[tuple[str, str, bool]] = set()
+    words: dict[int, set[str]] = {}
     out: list[tuple[float, Evidence]] = []
     for score, e in rank_evidence(plan, evidence, idf):
-        if _place(e) not in seen:
-            seen.add(_place(e))
+        if _place(e) not in seen and not any(is_copy(e, o, words) for _, o in out):
             out.append((score, e))
+        seen.add(_place(e))
     return out
 
 

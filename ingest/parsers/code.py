@@ -53,8 +53,11 @@ def _text(node: Node) -> str:
 
 # Nodes wrapping a definition whose first line is the definition's first line (decorators, export, template<>).
 _WRAPPERS = frozenset(
-    {"decorated_definition", "export_statement", "lexical_declaration", "variable_declaration", "template_declaration"}
+    {"decorated_definition", "export_statement", "lexical_declaration", "variable_declaration", "template_declaration",
+     "expression_statement"}
 )  # fmt: skip
+# JavaScript owners that are the module itself (``exports.f = …``, ``module.exports = {…}``), not an object.
+_MODULE_OWNERS = frozenset({"module", "exports", "this"})
 _BODY_TYPES = frozenset(
     {
         "block", "class_body", "function_body", "body_statement", "declaration_list", "field_declaration_list",
@@ -66,6 +69,7 @@ _C_LINE_COMMENTS = ("//",)
 _COMMENT_MARKERS = re.compile(r"^(?:/\*+|\*+/|///?!?|#+|\*+(?!/))\s?")
 _CALLEE = re.compile(r"[A-Za-z_$@][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*\Z")
 _SEGMENT = re.compile(r"\.|::|/")
+_IDENT = re.compile(r"[A-Za-z_$][\w$]*")
 _MAX_SIGNATURE = 300
 _MAX_CALLEE_BYTES = 200
 _CONTAINERS = frozenset(k.value for k in CONTAINER_KINDS)
@@ -240,7 +244,7 @@ class CodeParser:
             elif "import" in caps:
                 imports.append(caps)
             else:
-                d = _make_def(caps, seen)
+                d = _make_def(caps, seen, path)
                 if d is not None:
                     defs.append(d)
         lines = text.split("\n") if language != "python" else []
@@ -252,7 +256,7 @@ class CodeParser:
             qualified_name=path,
             start_line=1,
             end_line=max(1, line_count(text)),
-            docstring=_python_docstring(root) if language == "python" else _file_comment(lines, markers),
+            docstring=_python_docstring(root) if language == "python" else _without_license(_file_comment(lines, markers)),
         )
         tree = DocumentTree(path, language, SourceType.CODE, [file_node], parser=self.name)
         ordered = _arrange(defs)
@@ -263,7 +267,7 @@ class CodeParser:
         return tree
 
 
-def _make_def(caps: dict[str, list[Node]], seen: set[int]) -> _Def | None:
+def _make_def(caps: dict[str, list[Node]], seen: set[int], path: str) -> _Def | None:
     key = next((k for k in caps if k.startswith("definition.")), None)
     if key is None or "name" not in caps:
         return None
@@ -274,6 +278,19 @@ def _make_def(caps: dict[str, list[Node]], seen: set[int]) -> _Def | None:
     name_node = caps["name"][0]
     name = _text(name_node)
     receiver = _text(caps["receiver"][0]) if "receiver" in caps else None
+    if node.type == "assignment_expression":  # ``obj.f = function …``, ``Cls.prototype.f = …``, ``exports.f = …``
+        if receiver == "module" and name == "exports":  # ``module.exports = function …``: the module's function
+            name_node = node.child_by_field_name("right").child_by_field_name("name") or name_node  # type: ignore[union-attr]
+            name = _text(name_node) if name_node.type == "identifier" else module_stem(path)
+        receiver = js_owner(receiver or "")
+    elif node.type in ("pair", "method_definition") and node.parent is not None and node.parent.type == "object":
+        owner = node.parent.parent
+        if owner is not None and owner.type == "assignment_expression":  # ``Cls.prototype = { f: function … }``
+            receiver = js_owner(_text(owner.child_by_field_name("left") or owner))
+        elif owner is not None and owner.type == "variable_declarator":  # ``const utils = { f: function … }``
+            receiver = js_owner(_text(owner.child_by_field_name("name") or owner))
+        elif node.type == "pair":  # a function in an options object or an argument is not a definition
+            return None
     if receiver is None and "::" in name:
         receiver, _, name = name.rpartition("::")
         receiver = receiver.rsplit("::", 1)[-1]
@@ -281,6 +298,24 @@ def _make_def(caps: dict[str, list[Node]], seen: set[int]) -> _Def | None:
     while outer.parent is not None and outer.parent.type in _WRAPPERS:
         outer = outer.parent
     return _Def(key.split(".", 1)[1], node, outer, name_node, name, receiver)
+
+
+def js_owner(text: str) -> str | None:
+    """The object a JavaScript assignment or object literal gives functions to: ``Widget.prototype`` →
+    ``Widget``, ``utils`` → ``utils``; None for the module itself (``exports``, ``module.exports``, ``this``)
+    or an expression that is not a dotted name."""
+    parts = [p for p in "".join(text.split()).split(".") if p != "prototype"]
+    if not parts or not all(_IDENT.fullmatch(p) for p in parts):
+        return None
+    parts = [p for p in parts if p not in _MODULE_OWNERS]
+    return parts[-1] if parts else None
+
+
+def module_stem(path: str) -> str:
+    """What a module's own anonymous function is called: its file's stem (its folder's name for an index file)."""
+    p = PurePosixPath(path)
+    stem = p.name.split(".", 1)[0]
+    return p.parent.name if stem == "index" and p.parent.name else stem
 
 
 def _arrange(defs: list[_Def]) -> list[_Def]:
@@ -370,6 +405,21 @@ def _file_comment(lines: list[str], markers: tuple[str, ...]) -> str | None:
             continue
         started = True
     return comment_above(lines, len(lines), markers)
+
+
+_LICENSE_LINE = re.compile(r"^\s*(?:@license\b|copyright\b|\(c\)|©|licen[cs]ed under\b|spdx-license-identifier\b)", re.I)
+
+
+def _without_license(comment: str | None) -> str | None:
+    """A file comment up to its copyright or licence lines: they say who owns the file, not what it does."""
+    if comment is None:
+        return None
+    kept = []
+    for line in comment.split("\n"):
+        if _LICENSE_LINE.match(line):
+            break
+        kept.append(line)
+    return "\n".join(kept).strip() or None
 
 
 def _add_entities(tree: DocumentTree, d: _Def, src: bytes, language: str) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from sift.ingest.languages import classify
-from sift.ingest.parsers.code import CodeParser, python_module
+from sift.ingest.parsers.code import CodeParser, js_owner, module_stem, python_module
 from sift.models import DocumentTree, SourceType
 
 
@@ -402,6 +402,108 @@ def test_code_parser_file_docstring(
     parser: CodeParser, language: str, source: str, docstring: str | None
 ) -> None:
     assert parse(parser, language, source).nodes[0].docstring == docstring
+
+
+COMMONJS = """
+/**
+ * Tiny templates.
+ * Copyright 2020 Someone
+ *
+ * Licensed under the MIT License.
+ */
+var lib = exports;
+
+/** Render a string. */
+lib.render = function (text) {
+  return text;
+};
+
+exports.compile = function compile(text) {
+  return lib.render(text);
+};
+
+function Template(text) {
+  this.text = text;
+}
+
+Template.prototype = {
+  /** Split the text. */
+  scan: function () {
+    return this.text.split(" ");
+  },
+  size() {
+    return this.text.length;
+  },
+};
+
+Template.prototype.close = () => null;
+
+const helpers = {
+  trim: function (s) { return s.trim(); },
+};
+
+run({ onDone: function () {} });
+"""
+
+
+def test_code_parser_commonjs_definitions(parser: CodeParser) -> None:
+    """Functions assigned to an object, a prototype or the module, and those in an object literal, are
+    definitions; a function passed inside an options object is not; a file's licence lines are not its summary."""
+    tree = parse(parser, "javascript", COMMONJS, "lib/tiny.js")
+    assert [(kind, name) for kind, name, *_ in outline(tree)] == [
+        ("method", "lib.render"),
+        ("function", "compile"),
+        ("function", "Template"),
+        ("method", "Template.scan"),
+        ("method", "Template.size"),
+        ("method", "Template.close"),
+        ("method", "helpers.trim"),
+    ]
+    assert tree.nodes[0].docstring == "Tiny templates."
+    by_name = {n.name: n for n in tree.nodes}
+    assert by_name["render"].docstring == "Render a string."
+    assert by_name["render"].signature == "lib.render = function (text)"
+    assert by_name["scan"].docstring == "Split the text."
+
+
+@pytest.mark.parametrize(
+    ("path", "source", "name"),
+    [
+        ("lib/verify.js", "module.exports = function (token) {\n  return token;\n};\n", "verify"),
+        ("lib/sign/index.js", "module.exports = (payload) => payload;\n", "sign"),
+        ("lib/a.js", "module.exports = function decode(token) {\n  return token;\n};\n", "decode"),
+    ],
+)
+def test_code_parser_module_exports_function(parser: CodeParser, path: str, source: str, name: str) -> None:
+    """``module.exports = function …`` is the module's function: its own name, else the file's (or folder's)."""
+    assert [n.name for n in parse(parser, "javascript", source, path).nodes[1:]] == [name]
+
+
+@pytest.mark.parametrize(
+    ("text", "owner"),
+    [
+        ("Template.prototype", "Template"),
+        ("utils", "utils"),
+        ("exports", None),
+        ("module.exports", None),
+        ("module.exports.helpers", "helpers"),
+        ("this", None),
+        ("a.b.c", "c"),
+        ("(a || b)", None),
+        ("items[0]", None),
+        ("", None),
+    ],
+)
+def test_js_owner_table(text: str, owner: str | None) -> None:
+    assert js_owner(text) == owner
+
+
+@pytest.mark.parametrize(
+    ("path", "stem"),
+    [("lib/verify.js", "verify"), ("lib/sign/index.js", "sign"), ("index.js", "index"), ("a/b.min.js", "b")],
+)
+def test_module_stem_table(path: str, stem: str) -> None:
+    assert module_stem(path) == stem
 
 
 @pytest.mark.parametrize(

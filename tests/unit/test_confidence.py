@@ -15,8 +15,10 @@ from sift.graph.confidence import (
     ConfidenceModel,
     agreement,
     assess,
+    is_copy,
     load_model,
     margin,
+    places,
     share,
     signals,
     top_channels,
@@ -44,6 +46,30 @@ def _ev(n: int, path: str = "pkg/a.py", name: str = "f", channels: tuple[str, ..
 def test_margin_is_the_log_ratio_of_first_to_second(scores: list[float], expected: float) -> None:
     ranked = [(s, _ev(i)) for i, s in enumerate(scores, 1)]
     assert margin(ranked) == pytest.approx(expected)
+
+
+BODY = "function scan(line) {\n  var parts = line.split(' ');\n  return parts.map(trim);\n}\n"
+
+
+@pytest.mark.parametrize(("a", "b", "copy"), [
+    (_ev(1, "lib/cjs/t.js", "scan", text=BODY), _ev(2, "lib/esm/t.js", "scan", text=BODY), True),
+    (_ev(1, "lib/cjs/t.js", "scan", text=BODY), _ev(2, "dist/t.js", "scan", text=BODY + "// built\n"), True),
+    (_ev(1, "lib/cjs/t.js", "scan", text=BODY), _ev(2, "lib/cjs/t.js", "scan", text=BODY), False),  # one file
+    (_ev(1, "lib/a.js", "scan", text=BODY), _ev(2, "lib/b.js", "scanAll", text=BODY), False),  # another name
+    (_ev(1, "lib/a.js", "scan", text=BODY),
+     _ev(2, "lib/b.js", "scan", text="function scan(input) {\n  return tokenize(input, options);\n}\n"), False),
+])
+def test_is_copy(a: Evidence, b: Evidence, copy: bool) -> None:
+    assert is_copy(a, b) is copy
+
+
+def test_places_count_copies_once() -> None:
+    """A built copy of the first place is not its runner-up: the margin is to the next other place."""
+    evidence = [_ev(1, "lib/cjs/t.js", "scan", text=BODY, score=1.0), _ev(2, "lib/esm/t.js", "scan", text=BODY,
+                score=0.99), _ev(3, "lib/cjs/t.js", "parse", score=0.5)]
+    ranked = places(Plan(standalone="where is a line scanned"), evidence, {})
+    assert [e.id for _, e in ranked] == [1, 3]
+    assert margin(ranked) == pytest.approx(math.log(2.0))
 
 
 @pytest.mark.parametrize(("scores", "expected"), [

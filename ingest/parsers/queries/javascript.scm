@@ -3,6 +3,8 @@
 (generator_function_declaration name: (identifier) @name) @definition.function
 (method_definition name: (_) @name) @definition.function
 (variable_declarator name: (identifier) @name value: [(arrow_function) (function_expression)]) @definition.function
+(assignment_expression left: (member_expression object: (_) @receiver property: (property_identifier) @name) right: [(arrow_function) (function_expression)]) @definition.function
+(pair key: (property_identifier) @name value: [(arrow_function) (function_expression)]) @definition.function
 (field_definition property: (_) @name value: [(arrow_function) (function_expression)]) @definition.function
 
 (call_expression function: (_) @callee) @call

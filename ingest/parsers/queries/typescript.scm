@@ -8,6 +8,8 @@
 (method_signature name: (_) @name) @definition.function
 (abstract_method_signature name: (_) @name) @definition.function
 (variable_declarator name: (identifier) @name value: [(arrow_function) (function_expression)]) @definition.function
+(assignment_expression left: (member_expression object: (_) @receiver property: (property_identifier) @name) right: [(arrow_function) (function_expression)]) @definition.function
+(pair key: (property_identifier) @name value: [(arrow_function) (function_expression)]) @definition.function
 (public_field_definition name: (_) @name value: [(arrow_function) (function_expression)]) @definition.function
 
 (call_expression function: (_) @callee) @call
