@@ -2,7 +2,8 @@
 
 Its first sentence says the answer is uncertain; then the two or three strongest candidate places follow, one
 line each: the place (path:lines and name), cited, what it says (a definition's docstring summary, a section's
-sentence nearest the question; not for the first place, whose answer follows) and why it may be the one (the
+sentence nearest the question, or for code without a docstring its line nearest the question, with the line's
+number; not for the first place, whose answer follows) and why it may be the one (the
 question words it shares, the channels that found it). The answer as written for the first candidate comes last, so one confident claim
 is replaced by the places worth reading. Every candidate line carries a real ``[n]`` that the checker verifies
 like any other citation.
@@ -16,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from sift.graph.checker import cited_ids
 from sift.graph.closeness import Closeness
 from sift.graph.confidence import places
-from sift.graph.excerpts import doc_sentences, summary
+from sift.graph.excerpts import doc_sentences, key_lines, summary
 from sift.graph.state import Citation, Draft, Evidence, Plan
 from sift.graph.terms import matched_terms, query_tokens
 from sift.models import CODE_KINDS
@@ -28,6 +29,7 @@ MIN_WORD = 3  # shorter question words ("s" of "class's", "do") say nothing abou
 MAX_CANDIDATES = 3
 MAX_WORDS = 3
 MAX_GIST = 160  # characters of what a candidate says: one line, not a quote
+MIN_LINE_TERMS = 2  # a code line shown for a candidate shares this many question terms: one is a coincidence
 _CHANNEL_WORDS = {"bm25": "keywords", "vector": "meaning", "smart": "name", "docql": "a structure query",
                   "file": "a file read", "module": "its module's listing"}
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -103,15 +105,29 @@ def gist(e: Evidence, tokens: Sequence[str], near: Closeness | None = None) -> s
     return said
 
 
+def key_line(e: Evidence, tokens: Sequence[str]) -> tuple[int, str] | None:
+    """For code, the body line with the most question terms besides the definition's own name, or None."""
+    if e.kind not in CODE_KINDS or e.module_code:
+        return None
+    found = key_lines(e, tokens, limit=1, own=tokenize(e.symbol.rsplit(".", 1)[-1]))
+    if not found or len(found[0][1]) > MAX_GIST or len(set(tokenize(found[0][1])) & set(tokens)) < MIN_LINE_TERMS:
+        return None
+    return found[0]
+
+
 def candidate_line(question: str, e: Evidence, tokens: Sequence[str], idf: Mapping[str, float],
                    what: bool = True, near: Closeness | None = None) -> str:
-    """``- name in path:start-end [n]: "What it says." Shares … with the question; found by ….`` (``what``
-    false, or nothing to say: ``- name in path:start-end [n]: shares …; found by ….``)."""
+    """``- name in path:start-end [n]: "What it says." Shares … with the question; found by ….``; code without a
+    docstring shows its line nearest the question instead (``[n]: `line` (line 12). Shares …``). With ``what``
+    false, or nothing to say: ``- name in path:start-end [n]: shares …; found by ….``."""
     name, path = label(e), escaped(e.path)
     place = f"{path}:{e.start_line}-{e.end_line}" if name == path else f"{name} in {path}:{e.start_line}-{e.end_line}"
     why = reason(question, e, tokens, idf)
     said = gist(e, tokens, near) if what else ""
     if not said:
+        line = key_line(e, tokens) if what else None
+        if line is not None:
+            return f"- {place} [{e.id}]: `{line[1]}` (line {line[0]}). {why[0].upper()}{why[1:]}."
         return f"- {place} [{e.id}]: {why}."
     ends = "" if said.endswith((".", "!", "?", "…")) else "."
     return f'- {place} [{e.id}]: "{said}{ends}" {why[0].upper()}{why[1:]}.'

@@ -72,6 +72,14 @@ def test_candidate_line_names_place_citation_and_why() -> None:
     line = candidate_line("Where is the timeout passed on?", SESSION, ["timeout", "pass"], {})
     assert line == ('- Session\'s `send` in net/session.py:1-10 [1]: shares "timeout" with the question; '
                     "found by keywords, meaning and name.")
+    # Code without a docstring shows its line nearest the question (sharing two of its terms), with its number.
+    line = candidate_line("Where is the timeout given to the adapter?", SESSION, ["timeout", "adapter"], {})
+    assert line == ('- Session\'s `send` in net/session.py:1-10 [1]: `return self.adapter.send(request, timeout)` '
+                    '(line 2). Shares "timeout", "adapter" with the question; found by keywords, meaning and name.')
+    # No body line shares a question word besides the definition's own name: nothing to show but why.
+    named = candidate_line("Where is send?", SESSION, ["send"], {})
+    assert named == ('- Session\'s `send` in net/session.py:1-10 [1]: shares "send" with the question; '
+                     "found by keywords, meaning and name.")
     bare = candidate_line("unrelated", FILE, ["unrelated"], {})
     assert bare == "- setup.cfg:1-10 [3]: found by a file read."  # a whole file is named once, by its path
 
