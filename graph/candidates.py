@@ -2,8 +2,8 @@
 
 Its first sentence says the answer is uncertain; then the two or three strongest candidate places follow, one
 line each: the place (path:lines and name), cited, what it says (a definition's docstring summary, a section's
-sentence nearest the question, or for code without a docstring its line nearest the question, with the line's
-number; not for the first place, whose answer follows) and why it may be the one (the
+sentence nearest the question, or for code without a docstring its line nearest the question (a body of one
+line: that line), with the line's number; not for the first place, whose answer follows) and why it may be the one (the
 question words it shares, the channels that found it). The answer as written for the first candidate comes last, so one confident claim
 is replaced by the places worth reading. Every candidate line carries a real ``[n]`` that the checker verifies
 like any other citation.
@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from sift.graph.checker import cited_ids
 from sift.graph.closeness import Closeness
 from sift.graph.confidence import places
-from sift.graph.excerpts import doc_sentences, key_lines, summary
+from sift.graph.excerpts import body_lines, doc_sentences, key_lines, summary
 from sift.graph.state import Citation, Draft, Evidence, Plan
 from sift.graph.terms import matched_terms, query_tokens
 from sift.models import CODE_KINDS
@@ -106,9 +106,13 @@ def gist(e: Evidence, tokens: Sequence[str], near: Closeness | None = None) -> s
 
 
 def key_line(e: Evidence, tokens: Sequence[str]) -> tuple[int, str] | None:
-    """For code, the body line with the most question terms besides the definition's own name, or None."""
+    """For code, the body line with the most question terms besides the definition's own name (a body of one
+    line is the whole behaviour: that line), or None."""
     if e.kind not in CODE_KINDS or e.module_code:
         return None
+    body = body_lines(e)
+    if len(body) == 1 and len(body[0][1]) <= MAX_GIST:
+        return e.start_line + body[0][0], body[0][1]
     found = key_lines(e, tokens, limit=1, own=tokenize(e.symbol.rsplit(".", 1)[-1]))
     if not found or len(found[0][1]) > MAX_GIST or len(set(tokenize(found[0][1])) & set(tokens)) < MIN_LINE_TERMS:
         return None

@@ -33,13 +33,12 @@ from pathlib import Path
 from typing import Protocol
 
 from sift.graph.state import Confidence, ConfidenceLevel, Evidence, Plan
-from sift.graph.support import rank_evidence
+from sift.graph.support import agreement, rank_evidence
 from sift.graph.terms import coverage, query_tokens
 from sift.tokenize import tokenize
 
 WEIGHTS_FILE = Path(__file__).with_name("confidence_weights.json")
 FEATURES = ("margin", "coverage", "agreement", "share")
-SEARCH_CHANNELS = ("bm25", "vector", "smart")
 MAX_MARGIN = 3.0  # a winner e³ ≈ 20 times the runner-up's score is clear; a larger gap says no more
 TOP_RANKS = 3
 COPY_OVERLAP = 0.9  # the share of their distinct words two chunks of one symbol share when one is a copy
@@ -135,14 +134,6 @@ def top_channels(item: _Span, tops: Iterable[tuple[str, Sequence[_Span]]]) -> li
     it in the same file, sorted."""
     return sorted({channel for channel, hits in tops for h in hits if h.path == item.path
                    and h.start_line <= item.end_line and item.start_line <= h.end_line})
-
-
-def agreement(item: Evidence, channels: Sequence[str]) -> float:
-    """Share of the plan's search channels that ranked ``item`` among their first (0 when the plan ran none)."""
-    ran = [c for c in dict.fromkeys(channels) if c in SEARCH_CHANNELS]
-    if not ran:
-        return 0.0
-    return sum(1 for c in ran if c in item.top_in) / len(ran)
 
 
 def signals(plan: Plan, evidence: Sequence[Evidence], cited: Sequence[int],

@@ -86,17 +86,16 @@ def _header_end(lines: Sequence[str], lang: str = "") -> int:
                  if lines[i].rstrip().endswith((":", "{"))), -1)
 
 
-def key_lines(evidence: Evidence, tokens: Sequence[str], limit: int = 3,
-              own: Sequence[str] = ()) -> list[tuple[int, str]]:
-    """Body lines sharing the most question terms (not the header, docstring or comments), in file order.
-    With ``own`` (the definition's own name terms), a line must share some other term: a line that only
-    repeats the name shows nothing the location does not already say."""
-    wanted = set(tokens)
-    other = wanted - set(own)
-    scored = []
+_WORDY = re.compile(r"[A-Za-z0-9_]")
+
+
+def body_lines(evidence: Evidence, after_header: bool = True) -> list[tuple[int, str]]:
+    """A definition's quotable body lines as (offset, stripped text): not its header (with ``after_header``),
+    docstring, comments, decorators, or lines without a word (blank, ``}``, ``});``)."""
+    out = []
     in_doc: str | None = None
     lines = split_lines(evidence.text)
-    header = _header_end(lines, _lang(evidence.path)) if own else -1
+    header = _header_end(lines, _lang(evidence.path)) if after_header else -1
     for offset, line in enumerate(lines):
         stripped = line.strip()
         if in_doc is not None:
@@ -111,8 +110,20 @@ def key_lines(evidence: Evidence, tokens: Sequence[str], limit: int = 3,
         if offset <= header or not stripped or stripped.startswith(("#", "def ", "class ", "async def ", "@")) \
                 or stripped.startswith(("/*", "//", "* ")) or stripped in ("*", "*/"):  # JS comments too
             continue
-        if len(stripped) > 160 or not quotable(stripped):
-            continue
+        if len(stripped) <= 160 and quotable(stripped) and _WORDY.search(stripped):
+            out.append((offset, stripped))
+    return out
+
+
+def key_lines(evidence: Evidence, tokens: Sequence[str], limit: int = 3,
+              own: Sequence[str] = ()) -> list[tuple[int, str]]:
+    """Body lines sharing the most question terms (not the header, docstring or comments), in file order.
+    With ``own`` (the definition's own name terms), a line must share some other term: a line that only
+    repeats the name shows nothing the location does not already say."""
+    wanted = set(tokens)
+    other = wanted - set(own)
+    scored = []
+    for offset, stripped in body_lines(evidence, after_header=bool(own)):
         words = set(tokenize(stripped))
         overlap = len(wanted & words)
         if overlap and (not own or other & words):

@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from sift.graph.excerpts import first_sentence, signature
-from sift.graph.state import Evidence, Plan
+from sift.graph.state import SEARCH_CHANNELS, Evidence, Plan
 from sift.graph.terms import (
     coverage,
     list_subject,
@@ -26,6 +26,11 @@ from sift.retrievers.paths import is_stub_path, is_test_path
 from sift.tokenize import tokenize
 
 MIN_COVERAGE = 0.3  # below this share of the question's (idf-weighted) terms, evidence does not answer it
+# The floor instead when every search channel ranked the fused first item among its first few: a newcomer's words
+# that the project never uses ("dashboard", "newest") lower the coverage of the right place too, and three
+# channels agreeing on it is evidence that words alone do not give. Chosen by scripts/fit_abstention.py with
+# ABSENT_TERMS on the dev, dev2 and spent test sets; MIN_COVERAGE (0.3) switches it off.
+AGREED_COVERAGE = 0.22
 PRIMARY_SHARE = 0.4
 LIST_SHARE = 0.7
 MAX_LIST_ITEMS = 5
@@ -46,6 +51,20 @@ def rank_evidence(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, fl
     top = max((e.score for e in evidence), default=0.0)
     scored = sorted(enumerate(evidence), key=lambda t: (-t[1].score, t[0]))
     return [((e.score / top) if top > 0 else 0.0, e) for _, e in scored]
+
+
+def agreement(item: Evidence, channels: Sequence[str]) -> float:
+    """Share of the plan's search channels that ranked ``item`` among their first (0 when the plan ran none)."""
+    ran = [c for c in dict.fromkeys(channels) if c in SEARCH_CHANNELS]
+    if not ran:
+        return 0.0
+    return sum(1 for c in ran if c in item.top_in) / len(ran)
+
+
+def coverage_floor(plan: Plan, first: Evidence) -> float:
+    """How much of the question the best-covering evidence must cover to be worth citing: ``MIN_COVERAGE``, or
+    ``AGREED_COVERAGE`` when every search channel put ``first`` (the fused first item) among its first."""
+    return min(AGREED_COVERAGE, MIN_COVERAGE) if agreement(first, plan.channels) >= 1.0 else MIN_COVERAGE
 
 
 def _file_stem(path: str) -> str:
@@ -124,7 +143,7 @@ def select_evidence(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, 
         return []
     covs = {e.id: coverage(e, tokens, idf) for e in evidence}
     best = max(covs.values())
-    if best < MIN_COVERAGE:
+    if best < coverage_floor(plan, rank_evidence(plan, evidence, idf)[0][1]):
         return []
     ranked = [(s, e) for s, e in rank_evidence(plan, evidence, idf)
               if covs[e.id] >= PRIMARY_SHARE * best]

@@ -1,14 +1,16 @@
-"""Choose ``graph.abstention.ABSENT_TERMS``: how many rare question words the evidence must lack to be no answer.
+"""Choose ``graph.abstention.ABSENT_TERMS`` (how many rare question words the evidence must lack to be no answer)
+and ``graph.support.AGREED_COVERAGE`` (the coverage that suffices when every search channel agrees on the first item).
 
     python scripts/fit_abstention.py           # ask the fitting sets, replay the decision, print the table and choice
-    python scripts/fit_abstention.py --check   # also fail unless the committed ABSENT_TERMS is the choice
+    python scripts/fit_abstention.py --check   # also fail unless the committed constants are the choice
 
-Asks every question of the dev, dev2 and spent test sets (never the test sets) through the graph, as
-``bench/answer.py`` does, and records the measures (``abstention.signals``) of each question's last draft. Then, for
-each candidate count, it replays ``abstention.decide`` on those measures and counts the negatives answered "not
-found" and the answerable questions turned away. The choice maximises the balanced accuracy of the two (the share
-of negatives caught plus the share of answerable questions answered, halved); a tie keeps the smaller count, the
-more cautious one. The replay holds the graph's path fixed: a draft that abstains may send the graph to another
+For each candidate ``AGREED_COVERAGE`` (``MIN_COVERAGE`` switches it off) it asks every question of the dev, dev2
+and spent test sets (never the test sets) through the graph, as ``bench/answer.py`` does, and records the measures
+(``abstention.signals``) of each question's last draft. Then, for each candidate count, it replays
+``abstention.decide`` on those measures and counts the negatives answered "not found" and the answerable questions
+turned away. The choice maximises the balanced accuracy of the two (the share of negatives caught plus the share
+of answerable questions answered, halved); a tie keeps the more cautious pair: the higher floor, then the smaller
+count. The replay holds the graph's path fixed: a draft that abstains may send the graph to another
 retrieval round, which the replay does not follow, so ``bench/answer.py`` is the figure to quote afterwards.
 """
 
@@ -27,15 +29,18 @@ sys.path.insert(0, str(ROOT / "bench"))
 import answer as bench  # noqa: E402  (bench/answer.py)
 
 import sift.graph.extractive as extractive  # noqa: E402
-from sift.graph import abstention  # noqa: E402
+from sift.graph import abstention, support  # noqa: E402
 
 CANDIDATES = (2, 3, 4, 5, 6)
+FLOORS = (support.MIN_COVERAGE, 0.26, 0.22, 0.18)  # candidate AGREED_COVERAGE values, the first switches it off
 
 
-def record() -> dict[str, Any]:
-    """Ask the fitting sets with the writer's abstention measured: the last draft's signals per question."""
+def record(floor: float) -> dict[str, Any]:
+    """Ask the fitting sets with ``AGREED_COVERAGE`` at ``floor`` and the writer's abstention measured: the last
+    draft's signals per question."""
     seen: dict[str, Any] = {}
-    real = extractive.not_found_reason
+    real, committed = extractive.not_found_reason, support.AGREED_COVERAGE
+    support.AGREED_COVERAGE = floor
 
     def measured(plan: Any, evidence: Any, chosen: Any, idf: Any) -> str | None:
         seen[plan.standalone] = abstention.signals(plan, evidence, chosen, idf)
@@ -46,11 +51,12 @@ def record() -> dict[str, Any]:
         rows = asyncio.run(bench.collect(bench.FIT_SETS))
     finally:
         extractive.not_found_reason = real  # type: ignore[assignment]
+        support.AGREED_COVERAGE = committed
     questions = {q.id: q.query for path in bench.FIT_SETS for q in bench.load_questions(path, strict=True)[0]}
     return {"rows": rows, "signals": {r["id"]: seen.get(questions[r["id"]]) for r in rows}}
 
 
-def table(rows: list[dict[str, Any]], found: dict[str, Any]) -> list[dict[str, Any]]:
+def table(rows: list[dict[str, Any]], found: dict[str, Any], floor: float) -> list[dict[str, Any]]:
     """For each candidate count: negatives caught, answerable turned away, and their balanced accuracy."""
     negatives = [r for r in rows if r["negative"]]
     answerable = [r for r in rows if not r["negative"]]
@@ -59,7 +65,7 @@ def table(rows: list[dict[str, Any]], found: dict[str, Any]) -> list[dict[str, A
         caught = sum(abstention.decide(found[r["id"]], k) is not None for r in negatives)
         turned = sum(abstention.decide(found[r["id"]], k) is not None for r in answerable)
         balanced = (caught / max(len(negatives), 1) + 1 - turned / max(len(answerable), 1)) / 2
-        out.append({"absent_terms": k, "negatives_caught": caught, "negatives": len(negatives),
+        out.append({"agreed_coverage": floor, "absent_terms": k, "negatives_caught": caught, "negatives": len(negatives),
                     "answerable_turned_away": turned, "answerable": len(answerable), "balanced": round(balanced, 4)})
     return out
 
@@ -67,17 +73,22 @@ def table(rows: list[dict[str, Any]], found: dict[str, Any]) -> list[dict[str, A
 def main() -> int:
     """Record, replay, print; with ``--check``, fail unless the committed constant is the choice."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--check", action="store_true", help="fail unless ABSENT_TERMS is the choice")
+    p.add_argument("--check", action="store_true", help="fail unless the committed constants are the choice")
     args = p.parse_args()
-    got = record()
-    rows = table(got["rows"], got["signals"])
+    rows = []
+    for floor in FLOORS:
+        got = record(floor)
+        rows += table(got["rows"], got["signals"], floor)
     for row in rows:
-        print(f"absent_terms {row['absent_terms']}: negatives caught {row['negatives_caught']}/{row['negatives']}, "
+        print(f"agreed_coverage {row['agreed_coverage']:.2f} absent_terms {row['absent_terms']}: "
+              f"negatives caught {row['negatives_caught']}/{row['negatives']}, "
               f"answerable turned away {row['answerable_turned_away']}/{row['answerable']}, "
               f"balanced accuracy {row['balanced']:.4f}")
-    best = max(rows, key=lambda r: (r["balanced"], -r["absent_terms"]))
-    print(f"chosen: ABSENT_TERMS = {best['absent_terms']} (committed: {abstention.ABSENT_TERMS})")
-    return 1 if args.check and best["absent_terms"] != abstention.ABSENT_TERMS else 0
+    best = max(rows, key=lambda r: (r["balanced"], r["agreed_coverage"], -r["absent_terms"]))
+    print(f"chosen: AGREED_COVERAGE = {best['agreed_coverage']}, ABSENT_TERMS = {best['absent_terms']} "
+          f"(committed: {support.AGREED_COVERAGE}, {abstention.ABSENT_TERMS})")
+    same = (best["agreed_coverage"], best["absent_terms"]) == (support.AGREED_COVERAGE, abstention.ABSENT_TERMS)
+    return 1 if args.check and not same else 0
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from sift.graph.candidates import (
     found_by,
     gist,
     hedged,
+    key_line,
     label,
     pick,
     shared_words,
@@ -69,19 +70,36 @@ def test_shared_words_rarest_first_as_asked() -> None:
 
 
 def test_candidate_line_names_place_citation_and_why() -> None:
-    line = candidate_line("Where is the timeout passed on?", SESSION, ["timeout", "pass"], {})
+    longer = SESSION.model_copy(update={"text": "def send(self, request, timeout=None):\n    adapter = self.adapter\n"
+                                                "    return adapter.send(request, timeout)\n"})
+    line = candidate_line("Where is the timeout passed on?", longer, ["timeout", "pass"], {})
     assert line == ('- Session\'s `send` in net/session.py:1-10 [1]: shares "timeout" with the question; '
                     "found by keywords, meaning and name.")
     # Code without a docstring shows its line nearest the question (sharing two of its terms), with its number.
-    line = candidate_line("Where is the timeout given to the adapter?", SESSION, ["timeout", "adapter"], {})
-    assert line == ('- Session\'s `send` in net/session.py:1-10 [1]: `return self.adapter.send(request, timeout)` '
-                    '(line 2). Shares "timeout", "adapter" with the question; found by keywords, meaning and name.')
+    line = candidate_line("Where is the timeout given to the adapter?", longer, ["timeout", "adapter"], {})
+    assert line == ('- Session\'s `send` in net/session.py:1-10 [1]: `return adapter.send(request, timeout)` '
+                    '(line 3). Shares "timeout", "adapter" with the question; found by keywords, meaning and name.')
     # No body line shares a question word besides the definition's own name: nothing to show but why.
-    named = candidate_line("Where is send?", SESSION, ["send"], {})
+    named = candidate_line("Where is send?", longer, ["send"], {})
     assert named == ('- Session\'s `send` in net/session.py:1-10 [1]: shares "send" with the question; '
                      "found by keywords, meaning and name.")
+    # A body of one line is the whole behaviour: it is shown whatever it shares.
+    line = candidate_line("Where is the timeout passed on?", SESSION, ["timeout", "pass"], {})
+    assert line == ('- Session\'s `send` in net/session.py:1-10 [1]: `return self.adapter.send(request, timeout)` '
+                    '(line 2). Shares "timeout" with the question; found by keywords, meaning and name.')
     bare = candidate_line("unrelated", FILE, ["unrelated"], {})
     assert bare == "- setup.cfg:1-10 [3]: found by a file read."  # a whole file is named once, by its path
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("function isCancel(value) {\n  return !!(value && value.__CANCEL__);\n}", (2, "return !!(value && value.__CANCEL__);")),
+    ('def f(x):\n    """Doc."""\n    return x + 1\n', (3, "return x + 1")),  # the docstring is no body line
+    ("def f(\n    x,\n    y,\n):\n    return x + y\n", (5, "return x + y")),  # a header over several lines
+    ("def f(x):\n    # add one\n    y = x\n    return y + 1\n", None),  # two lines, neither shares two terms
+    ("function f() {\n}\n", None),  # nothing but braces
+])
+def test_key_line_of_a_body(text: str, expected: tuple[int, str] | None) -> None:
+    assert key_line(_ev(1, "m.py" if text.startswith("def") else "m.js", "f", text=text), ["cancel"]) == expected
 
 
 LONG = "Send the request " + "and wait for it " * 20 + "to finish."

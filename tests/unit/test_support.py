@@ -1,11 +1,21 @@
-"""Naming and grouping helpers of evidence selection: last names, whole sections, module listings."""
+"""Naming and grouping helpers of evidence selection: last names, whole sections, module listings, and the
+coverage floor below which nothing is worth citing."""
 
 from __future__ import annotations
 
 import pytest
 
-from sift.graph.state import Evidence
-from sift.graph.support import MODULE_CHANNEL, is_listing, last_name, whole_name
+from sift.graph.state import Evidence, Plan
+from sift.graph.support import (
+    AGREED_COVERAGE,
+    MIN_COVERAGE,
+    MODULE_CHANNEL,
+    coverage_floor,
+    is_listing,
+    last_name,
+    select_evidence,
+    whole_name,
+)
 
 
 def ev(symbol: str, path: str = "pkg/m.py", kind: str = "function", channels: tuple[str, ...] = (),
@@ -42,3 +52,29 @@ def test_whole_name(a: Evidence, b: Evidence, same: bool) -> None:
 ])
 def test_is_listing(chosen: list[Evidence], expected: bool) -> None:
     assert is_listing(chosen) is expected
+
+
+def _led(*top_in: str) -> Evidence:
+    return ev("load").model_copy(update={"top_in": list(top_in)})
+
+
+@pytest.mark.parametrize(("first", "channels", "expected"), [
+    (_led("bm25", "smart", "vector"), ["bm25", "vector", "smart"], AGREED_COVERAGE),  # every channel agrees
+    (_led("bm25", "vector"), ["bm25", "vector", "smart"], MIN_COVERAGE),  # two of three
+    (_led("bm25", "vector"), ["bm25", "vector"], AGREED_COVERAGE),  # every channel the plan ran
+    (_led(), ["bm25", "vector", "smart"], MIN_COVERAGE),
+    (_led("bm25", "smart", "vector"), [], MIN_COVERAGE),  # no search channel ran: no agreement to read
+])
+def test_coverage_floor(first: Evidence, channels: list[str], expected: float) -> None:
+    assert coverage_floor(Plan(standalone="q", channels=channels), first) == expected
+
+
+def test_agreed_first_item_is_cited_with_less_coverage() -> None:
+    # The question's words "newest" and "oldest" are in no text: the right place covers a quarter of it.
+    plan = Plan(standalone="sort versions newest oldest", channels=["bm25", "vector", "smart"])
+    idf = {"sort": 1.0, "versions": 1.0, "newest": 1.0, "oldest": 1.0}
+    item = ev("sort", channels=("bm25",)).model_copy(update={"text": "def sort(list):\n    return sorted(list)\n"})
+    assert AGREED_COVERAGE <= 0.25 < MIN_COVERAGE
+    assert select_evidence(plan, [item], idf) == []
+    agreed = item.model_copy(update={"top_in": ["bm25", "smart", "vector"]})
+    assert select_evidence(plan, [agreed], idf) == [agreed]
