@@ -15,6 +15,7 @@ from sift.graph.candidates import label
 from sift.graph.docstrings import predicate
 from sift.graph.excerpts import (
     CODE,
+    body_lines,
     code_block,
     doc_lines,
     doc_sentences,
@@ -30,6 +31,7 @@ from sift.retrievers.paths import is_stub_path, is_test_path
 from sift.text import shown as escaped
 from sift.tokenize import tokenize
 
+SHORT_BODY = 4  # body lines: a definition this short shows them all, not the lines nearest the question
 
 def cite(text: str, n: int) -> str:
     """``text`` as a cited sentence, the marker before its closing punctuation: "Keeps state [1]."."""
@@ -70,8 +72,12 @@ def _code_sentences(e: Evidence, plan: Plan, tokens: Sequence[str]) -> list[str]
     else:
         first = _placed(name, where, "" if e.module_code else kind, doc)
         out = [cite(first[:1].upper() + first[1:], n)]  # "Module-level code in…" opens a sentence
-    shown = key_lines(e, tokens, limit=2 if plan.question_type == "locate" else 4,
-                      own=tokenize(e.symbol.rsplit(".", 1)[-1]))
+    body = body_lines(e) if kind != "class" and not e.module_code else []
+    if 0 < len(body) <= SHORT_BODY:  # a short definition is its own best excerpt: shown whole
+        shown = [(e.start_line + off, text) for off, text in body]
+    else:
+        shown = key_lines(e, tokens, limit=2 if plan.question_type == "locate" else 4,
+                          own=tokenize(e.symbol.rsplit(".", 1)[-1]))
     block = code_block(e, shown) if shown or (kind != "class" and "(" in sig) else ""  # a bare class line shows nothing
     if block:
         out.append(block)

@@ -92,10 +92,21 @@ FIELDS = ev(2, "pkg/retry.py", "retry_delay", start=10,
             docstring="Compute the delay.\n\n:param cap: The longest delay.\n:rtype: float")
 
 
+def test_a_longer_definition_shows_only_the_lines_nearest_the_question() -> None:
+    body = "".join(f"    step{i} = attempt * {i}\n" for i in range(5)) + "    return min(cap, step4)"
+    longer = FIELDS.model_copy(update={"text": FIELDS.text.replace("    return min(cap, 2 ** attempt)", body)})
+    text = compose(answer_sentences(Plan(standalone="q"), [longer], [longer], ["delay"])[0])
+    assert "step" not in text  # only the name is shared: no body line shows anything more
+    text = compose(answer_sentences(Plan(standalone="q"), [longer], [longer], ["cap", "delay"])[0])
+    assert "return min(cap, step4)" in text and "step0" not in text
+
+
 @pytest.mark.parametrize(("tokens", "said", "unsaid"), [
     (["cap", "delay"], ["`cap` is the longest delay [2].", "```python\ndef retry_delay(attempt, cap):\n    ...\n"
                         "    return min(cap, 2 ** attempt)\n```"], [":param", ":rtype", "float"]),
-    (["delay"], ["`retry_delay` in pkg/retry.py (lines 10-11) computes the delay [2]."], [":param", "...\n"]),
+    # A short definition is shown whole, even when the question shares nothing with its body but the name.
+    (["delay"], ["`retry_delay` in pkg/retry.py (lines 10-11) computes the delay [2].",
+                 "    return min(cap, 2 ** attempt)\n```"], [":param"]),
 ])
 def test_a_definition_says_its_fields_in_words_and_shows_code_fenced(tokens: list[str], said: list[str],
                                                                      unsaid: list[str]) -> None:
