@@ -32,6 +32,8 @@ from sift.text import shown as escaped
 from sift.tokenize import tokenize
 
 SHORT_BODY = 4  # body lines: a definition this short shows them all, not the lines nearest the question
+DOC_SENTENCES = 5  # what a section says: its sentences, list items and examples nearest the question
+LIST_SENTENCES = 10  # the same for a list question, whose answer is often a section's whole list
 
 def cite(text: str, n: int) -> str:
     """``text`` as a cited sentence, the marker before its closing punctuation: "Keeps state [1]."."""
@@ -138,15 +140,17 @@ def named_definitions(text: str, chosen: Sequence[Evidence], evidence: Sequence[
     return found[:MAX_DEFINITIONS]
 
 
-def _doc_sentences(e: Evidence, tokens: Sequence[str], part: bool = False, after: Evidence | None = None) -> list[str]:
-    """What a documentation section says, as cited sentences and code blocks; ``[]`` for a ``part`` of an
-    answer's section with nothing to quote. A part that goes on from the previous one (``after``) says so."""
+def _doc_sentences(e: Evidence, tokens: Sequence[str], part: bool = False, after: Evidence | None = None,
+                   limit: int = DOC_SENTENCES) -> list[str]:
+    """What a documentation section says, as at most ``limit`` cited sentences, list items and code blocks; ``[]``
+    for a ``part`` of an answer's section with nothing to quote. A part that goes on from the previous one
+    (``after``) says so."""
     where = f"{escaped(e.path)} (lines {e.start_line}-{e.end_line})"
     section = e.symbol.split(" > ")[-1] if e.kind == "doc" else ""
     intro = f'The section "{section}" of {where} says' if section and section != e.path else f"{where} says"
     if after is not None and after.path == e.path and whole_name(after) == whole_name(e):
         intro = f"The section goes on (lines {e.start_line}-{e.end_line})"
-    quoted = doc_sentences(e, tokens)
+    quoted = doc_sentences(e, tokens, limit=limit)
     if not quoted:
         return [] if part else [cite(f"{intro} nothing quotable", e.id)]
     if quoted[0].startswith(CODE):  # a code example opens the answer: the intro carries its citation
@@ -201,7 +205,8 @@ def answer_sentences(plan: Plan, chosen: list[Evidence], evidence: Sequence[Evid
             elif e.kind == "file":
                 told = _file_sentences(e, tokens)
             else:
-                told = _doc_sentences(e, tokens, part=len(chosen) > 1, after=said[-1] if said else None)
+                told = _doc_sentences(e, tokens, part=len(chosen) > 1, after=said[-1] if said else None,
+                                      limit=LIST_SENTENCES if plan.question_type == "list" else DOC_SENTENCES)
             if told:
                 sentences.extend(told)
                 said.append(e)

@@ -122,3 +122,12 @@ def test_docs_and_code_that_agree_are_cited_together() -> None:
                                         ["compute", "wait"])
     assert sentences[-1] == "The code does it in `retry_delay` (pkg/retry.py, lines 10-11), which computes the delay [2]."
     assert cited == [doc, FIELDS]
+
+
+@pytest.mark.parametrize(("question_type", "shown"), [("list", 8), ("doc", 5)])
+def test_a_list_question_gets_a_sections_whole_list(question_type: str, shown: int) -> None:
+    items = "".join(f"- `opt{i}` sets tag number {i}\n" for i in range(8))
+    section = ev(1, "docs/tags.md", "Guide > Tags", kind="doc", text=f"Tags:\n\n{items}")
+    plan = Plan(standalone="which tags are there", question_type=question_type)
+    text = compose(answer_sentences(plan, [section], [section], ["tag"])[0])
+    assert sum(f"opt{i} sets" in text for i in range(8)) == shown, text
