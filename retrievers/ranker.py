@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from sift.models import CODE_KINDS, Hit
-from sift.retrievers.paths import is_changelog_path, is_stub_path, is_test_path
+from sift.retrievers.paths import is_notes_path, is_stub_path, is_test_path
 
 RRF_K = 60
 CHANNEL_NAMES = ("bm25", "vector", "smart")
@@ -38,8 +38,8 @@ FEATURES: tuple[str, ...] = (
     "definition",  # the query names an identifier that this chunk defines
     "name_match",  # otherwise, a query word is part of the chunk's symbol or heading
     "name_cover",  # share of the query's words that occur in the chunk's symbol or heading
-    "test_unasked", "changelog_unasked", "stub",  # where it lives, when the query does not ask for that
-    "test_asked", "changelog_asked",
+    "test_unasked", "notes_unasked", "stub",  # where it lives (notes: release notes, PKG-INFO, CONTRIBUTING…),
+    "test_asked", "notes_asked",  # when the query does not ask for that and when it does
     "private",  # a leading-underscore name: plumbing rather than the API a user calls
     "member",  # its container (the class of a method) was retrieved too
     "container",  # one of its members was retrieved too
@@ -47,11 +47,13 @@ FEATURES: tuple[str, ...] = (
     "code_where",  # a definition, for a question asking where something is done
 )
 
-# Query words that ask for test code or for release notes, which otherwise rank lower.
+# Query words that ask for test code or for release notes and project meta files, which otherwise rank lower.
 TEST_WORDS = frozenset({"test", "tested", "testing", "spec", "fixture", "conftest", "unittest", "pytest", "assert"})
 CHANGE_WORDS = frozenset({"change", "changed", "changelog", "version", "release", "released", "history",
                           "deprecate", "deprecated", "deprecation", "upgrade", "upgrading", "migrate", "migration",
                           "new", "added", "removed", "since"})
+META_WORDS = frozenset({"contribute", "contributing", "contributor", "contributors", "author", "authors",
+                        "maintainer", "maintainers", "metadata"})
 
 # The form of a question, from its wording alone (``question_forms``). A newcomer's "how do I …" is usually
 # answered by the docs that show it, a "where is … / which function …" by the definition that does it. The
@@ -77,7 +79,7 @@ def _hand_weights() -> dict[str, float]:
         "definition": math.log(1.6),  # the chunk defines an identifier the query names
         "name_match": math.log(1.3),  # a query word names the chunk
         "test_unasked": math.log(0.5),  # tests answer "how is X tested", not "how does X work"
-        "changelog_unasked": math.log(0.6),  # release notes mention everything, explain little
+        "notes_unasked": math.log(0.6),  # release notes mention everything, explain little
         "stub": math.log(0.8),  # a type stub repeats a definition that lives elsewhere
     }
 
@@ -134,8 +136,9 @@ def name_parts(symbol: str, kind: str) -> tuple[str, str, frozenset[str]]:
 
 @lru_cache(maxsize=65536)
 def _path_class(path: str) -> tuple[bool, bool, bool]:
-    """(test code, release notes, type stub) as ``sift.retrievers.paths`` classifies the path, in one lookup."""
-    return is_test_path(path), is_changelog_path(path), is_stub_path(path)
+    """(test code, release notes or project meta file, type stub) as ``sift.retrievers.paths`` classifies the path,
+    in one lookup."""
+    return is_test_path(path), is_notes_path(path), is_stub_path(path)
 
 
 def rrf(rankings: Sequence[Sequence[str | int]], k: int = RRF_K) -> dict[str | int, float]:
@@ -208,7 +211,7 @@ def features(p: Pool, query_tokens: set[str], identifiers: set[str],
     ``question_forms``."""
     howto, where = "howto" in forms, "where" in forms
     asks_test = bool(query_tokens & TEST_WORDS)
-    asks_change = bool(query_tokens & CHANGE_WORDS)
+    asks_notes = bool(query_tokens & (CHANGE_WORDS | META_WORDS))
     n_query = len(query_tokens)
     bm25 = p.scores.get("bm25", {})
     vector = p.scores.get("vector", {})
@@ -223,7 +226,7 @@ def features(p: Pool, query_tokens: set[str], identifiers: set[str],
         rb, rv, rs = r_bm25.get(key), r_vector.get(key), r_smart.get(key)
         definition = bool(identifiers) and last in identifiers
         shared = 0 if tokens.isdisjoint(query_tokens) else len(tokens & query_tokens)
-        test, changelog, stub = _path_class(h.path)
+        test, notes, stub = _path_class(h.path)
         code = h.kind in CODE_KINDS or h.kind == "function"
         rows.append((  # in FEATURES order
             math.log(p.rrf[key]),
@@ -239,10 +242,10 @@ def features(p: Pool, query_tokens: set[str], identifiers: set[str],
             not definition and shared > 0,
             shared / n_query if shared else 0.0,
             test and not asks_test,
-            changelog and not asks_change,
+            notes and not asks_notes,
             stub,
             test and asks_test,
-            changelog and asks_change,
+            notes and asks_notes,
             last.startswith("_") and not last.endswith("__"),
             bool(parent) and (h.path, parent) in defined,
             (h.path, h.symbol) in parents,

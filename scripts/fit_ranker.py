@@ -54,8 +54,8 @@ Some features keep their hand weights (``bench.train.ranker_fit.FIXED``), becaus
 them:
 - the name features: train questions are mined with the target's own name parts masked, so there a query word
   naming a candidate points *away* from the answer, while a newcomer's words that name a definition point *to* it;
-- ``test_asked`` and ``changelog_asked``: test code and release notes are never a target of a mined pair, so the
-  pairs would teach that they never answer even a question that asks for them.
+- ``test_asked`` and ``notes_asked``: test code, release notes and project meta files (``PKG-INFO``…) are never a
+  target of a mined pair, so the pairs would teach that they never answer even a question that asks for them.
 
 The weights file says ``"use": "fitted"`` when the chosen fit's held-out score over the newcomer projects is above
 the hand weights' on the same projects; otherwise fused search keeps the hand weights. Deterministic: fixed

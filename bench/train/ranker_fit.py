@@ -29,7 +29,7 @@ from sift.retrievers.ranker import FEATURES, HAND_WEIGHTS, RankerWeights
 
 # Features the mined pairs cannot teach keep their hand weights (see scripts/fit_ranker.py): the name features (the
 # pairs mask the target's own name) and asking for tests or release notes (never a target of a pair).
-FIXED = ("definition", "name_match", "name_cover", "test_asked", "changelog_asked")
+FIXED = ("definition", "name_match", "name_cover", "test_asked", "notes_asked")
 FREE = np.array([name not in FIXED for name in FEATURES])
 FOLDS = 4  # cross-validation over train packages: every package is held out once
 Gold = list[tuple[str, int, int]]

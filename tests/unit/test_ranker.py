@@ -133,8 +133,19 @@ def test_query_asking_for_tests_and_changes():
     asked = features(pool([[t, c]]), {"test", "change"}, set())
     unasked = features(pool([[t, c]]), {"parse"}, set())
     assert row(asked, 0)["test_asked"] == 1.0 and row(asked, 0)["test_unasked"] == 0.0
-    assert row(asked, 1)["changelog_asked"] == 1.0 and row(unasked, 1)["changelog_unasked"] == 1.0
+    assert row(asked, 1)["notes_asked"] == 1.0 and row(unasked, 1)["notes_unasked"] == 1.0
     assert row(unasked, 0)["test_unasked"] == 1.0
+
+
+@pytest.mark.parametrize(("path", "query", "unasked", "asked"), [
+    ("PKG-INFO", {"parse"}, 1.0, 0.0),  # a package's metadata repeats its README: a note, not an explanation
+    ("CONTRIBUTING.md", {"parse"}, 1.0, 0.0),
+    ("CONTRIBUTING.md", {"contributing", "tests"}, 0.0, 1.0),  # asked for by name
+    ("docs/usage.md", {"parse"}, 0.0, 0.0),
+])
+def test_project_meta_files_are_notes(path: str, query: set[str], unasked: float, asked: float) -> None:
+    m = features(pool([[hit(1, path=path, kind="doc", name="Intro")]]), query, set())
+    assert (row(m, 0)["notes_unasked"], row(m, 0)["notes_asked"]) == (unasked, asked)
 
 
 @pytest.mark.parametrize(
