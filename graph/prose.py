@@ -35,6 +35,7 @@ SHORT_BODY = 4  # body lines: a definition this short shows them all, not the li
 DOC_SENTENCES = 5  # what a section says: its sentences, list items and examples nearest the question
 LIST_SENTENCES = 10  # the same for a list question, whose answer is often a section's whole list
 
+
 def cite(text: str, n: int) -> str:
     """``text`` as a cited sentence, the marker before its closing punctuation: "Keeps state [1]."."""
     body = text.rstrip()

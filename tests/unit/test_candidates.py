@@ -92,7 +92,7 @@ def test_candidate_line_names_place_citation_and_why() -> None:
 
 
 @pytest.mark.parametrize(("text", "expected"), [
-    ("function isCancel(value) {\n  return !!(value && value.__CANCEL__);\n}", (2, "return !!(value && value.__CANCEL__);")),
+    ("function isDone(task) {\n  return !!(task && task.finished);\n}", (2, "return !!(task && task.finished);")),
     ('def f(x):\n    """Doc."""\n    return x + 1\n', (3, "return x + 1")),  # the docstring is no body line
     ("def f(\n    x,\n    y,\n):\n    return x + y\n", (5, "return x + y")),  # a header over several lines
     ("def f(x):\n    # add one\n    y = x\n    return y + 1\n", None),  # two lines, neither shares two terms
