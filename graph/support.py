@@ -143,10 +143,10 @@ def select_evidence(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, 
         return []
     covs = {e.id: coverage(e, tokens, idf) for e in evidence}
     best = max(covs.values())
-    if best < coverage_floor(plan, rank_evidence(plan, evidence, idf)[0][1]):
+    order = rank_evidence(plan, evidence, idf)
+    if best < coverage_floor(plan, order[0][1]):
         return []
-    ranked = [(s, e) for s, e in rank_evidence(plan, evidence, idf)
-              if covs[e.id] >= PRIMARY_SHARE * best]
+    ranked = [(s, e) for s, e in order if covs[e.id] >= PRIMARY_SHARE * best]
     if not ranked:
         return []
     top_score, primary = ranked[0]

@@ -54,6 +54,7 @@ CHANGE_WORDS = frozenset({"change", "changed", "changelog", "version", "release"
                           "new", "added", "removed", "since"})
 META_WORDS = frozenset({"contribute", "contributing", "contributor", "contributors", "author", "authors",
                         "maintainer", "maintainers", "metadata"})
+NOTES_WORDS = CHANGE_WORDS | META_WORDS  # a query with one of these asks for notes
 
 # The form of a question, from its wording alone (``question_forms``). A newcomer's "how do I …" is usually
 # answered by the docs that show it, a "where is … / which function …" by the definition that does it. The
@@ -211,7 +212,7 @@ def features(p: Pool, query_tokens: set[str], identifiers: set[str],
     ``question_forms``."""
     howto, where = "howto" in forms, "where" in forms
     asks_test = bool(query_tokens & TEST_WORDS)
-    asks_notes = bool(query_tokens & (CHANGE_WORDS | META_WORDS))
+    asks_notes = bool(query_tokens & NOTES_WORDS)
     n_query = len(query_tokens)
     bm25 = p.scores.get("bm25", {})
     vector = p.scores.get("vector", {})
