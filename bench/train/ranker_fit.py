@@ -20,7 +20,7 @@ fixed group order, L-BFGS from ``Δ = 0``, weights rounded to 6 decimals.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -108,12 +108,18 @@ def fit(groups: Sequence[Group], lam: float, gw: np.ndarray) -> dict[str, float]
 
 def metrics(groups: Sequence[Group], weights: RankerWeights) -> dict[str, float]:
     """span@1, span@3, span MRR and file MRR of the fused top 10 under ``weights`` (``fuse``'s ranking and dedup)."""
-    from sift.retrievers.fusion import _Candidate, dedup_overlaps, sort_hits
     from sift.retrievers.ranker import scores
+
+    return scored_metrics(groups, lambda x: scores(x, weights))
+
+
+def scored_metrics(groups: Sequence[Group], score: Callable[[np.ndarray], np.ndarray]) -> dict[str, float]:
+    """``metrics`` for any scoring of a feature matrix (higher is better), e.g. another model class's."""
+    from sift.retrievers.fusion import _Candidate, dedup_overlaps, sort_hits
 
     at1 = at3 = mrr = fmrr = 0.0
     for g in groups:
-        sc = scores(g.x, weights)
+        sc = score(g.x)
         cands = [_Candidate(float(v), p, s, e, k, (), None) for (p, s, e, k), v in zip(g.spans, sc, strict=True)]
         top = sort_hits(dedup_overlaps(sort_hits(cands)))[:10]  # type: ignore[arg-type]
         flags = [overlaps(h.path, h.start_line, h.end_line, g.gold) for h in top]

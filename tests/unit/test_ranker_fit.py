@@ -71,3 +71,23 @@ def test_leave_one_project_out_never_fits_on_the_held_out_project() -> None:
     assert out["a"] == pytest.approx(0.5)  # fitted on "b" and the mined ones: the definition first, gold second
     assert out["b"] == pytest.approx(0.5)  # fitted on "a": the doc section first
     assert out["macro"] == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize(("code_score", "doc_score", "positive", "expected"), [
+    (2.0, 1.0, "code", {"span@1": 1.0, "span@3": 1.0, "spanMRR": 1.0}),
+    (1.0, 2.0, "code", {"span@1": 0.0, "span@3": 1.0, "spanMRR": 0.5}),
+    (1.0, 2.0, "doc", {"span@1": 1.0, "span@3": 1.0, "spanMRR": 1.0}),
+])
+def test_scored_metrics_ranks_by_any_scorer(code_score: float, doc_score: float, positive: str,
+                                            expected: dict[str, float]) -> None:
+    g = _group("q", positive)
+    got = rf.scored_metrics([g], lambda x: x[:, CODE] * code_score + x[:, DOC] * doc_score)
+    assert {k: got[k] for k in expected} == expected
+
+
+def test_metrics_is_scored_metrics_under_the_ranker_score() -> None:
+    from sift.retrievers.ranker import RankerWeights, scores
+
+    groups = [_group("a", "code"), _group("b", "doc")]
+    w = RankerWeights(HAND_WEIGHTS)
+    assert rf.metrics(groups, w) == rf.scored_metrics(groups, lambda x: scores(x, w))

@@ -1,0 +1,134 @@
+"""Which model class ranks better on projects it never saw: the fitted conditional logit, or gradient-boosted trees?
+
+    python scripts/fit_ranker.py            # first: it pools the candidates and caches them
+    python bench/train/ranker_trees.py      # then: reads that cache (needs the ``fit`` extra: LightGBM)
+
+The ranking issue leaves the model class open: a linear model (what ``scripts/fit_ranker.py`` fits) or LightGBM
+LambdaRank "if it pays for itself". This compares them under the protocol that chose the linear model's
+``alpha`` and penalty: leave-one-project-out over the newcomer projects (dev and spent test sets), each fit on
+the mined questions plus the other projects' questions with the newcomer share ``alpha`` read from
+``retrievers/ranker_weights.json``, scored by span MRR averaged over projects. The test sets are never read.
+
+The trees start from the hand weights of the features the mined pairs cannot teach (``ranker_fit.FIXED``, as
+the linear fit keeps them) as LightGBM's initial score and grow over the other features; a tree model's raw
+score is exponentiated like the linear one's, so fusion's dedup (a ratio of scores) treats both alike. Each
+configuration in ``TREES`` is printed beside the linear fit; choosing the best of several by this same figure
+flatters the trees, which the printout says. Deterministic: fixed data order, LightGBM's deterministic mode,
+a fixed seed.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from collections.abc import Callable, Mapping, Sequence  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import fit_ranker as fr  # noqa: E402  (scripts/fit_ranker.py: the questions and the pooled candidates)
+
+from bench.train import ranker_fit as rf  # noqa: E402
+from bench.train.ranker_fit import Group  # noqa: E402
+from sift.retrievers.ranker import HAND_WEIGHTS, RankerWeights  # noqa: E402
+
+# (leaves per tree, boosting rounds): small trees, as few features and a few hundred questions per project allow.
+TREES = ((7, 100), (15, 100), (7, 300))
+LEARNING_RATE = 0.05
+MIN_DATA_IN_LEAF = 50
+SEED = 7
+Scorer = Callable[[np.ndarray], np.ndarray]
+
+
+def fixed_offset(x: np.ndarray) -> np.ndarray:
+    """The hand weights' score of the features the mined pairs cannot teach (``ranker_fit.FIXED``)."""
+    hand = RankerWeights(HAND_WEIGHTS).vector()
+    return x[:, ~rf.FREE] @ hand[~rf.FREE]
+
+
+def fit_trees(groups: Sequence[Group], gw: np.ndarray, leaves: int, rounds: int) -> Scorer:
+    """LambdaRank trees over the free features, each group weighted by ``gw`` (LightGBM sums a group's
+    per-candidate weights into the group's weight), starting from ``fixed_offset``."""
+    import lightgbm as lgb
+
+    x, y, _ = rf.stack(groups)
+    sizes = np.array([len(g.y) for g in groups])
+    data = lgb.Dataset(x[:, rf.FREE], label=y, group=sizes, weight=np.repeat(gw / sizes, sizes) * len(groups),
+                       init_score=fixed_offset(x))
+    params = {"objective": "lambdarank", "num_leaves": leaves, "learning_rate": LEARNING_RATE,
+              "min_data_in_leaf": MIN_DATA_IN_LEAF, "lambdarank_truncation_level": 10, "deterministic": True,
+              "force_row_wise": True, "seed": SEED, "num_threads": os.cpu_count() or 1, "verbose": -1}
+    booster = lgb.train(params, data, num_boost_round=rounds)
+    return lambda m: np.exp(np.clip(booster.predict(m[:, rf.FREE], raw_score=True) + fixed_offset(m), -700, 700))
+
+
+def fit_linear(groups: Sequence[Group], gw: np.ndarray, lam: float) -> Scorer:
+    """The linear model as ``scripts/fit_ranker.py`` fits it."""
+    from sift.retrievers.ranker import scores
+
+    weights = RankerWeights(rf.fit(groups, lam, gw))
+    return lambda m: scores(m, weights)
+
+
+def held_out(mined: Sequence[Group], newcomer: Mapping[str, Sequence[Group]], source: Mapping[str, str],
+             alpha: float, make: Callable[[Sequence[Group], np.ndarray], Scorer]) -> dict[str, float]:
+    """Span MRR of each newcomer project under a model made without its questions, and their mean."""
+    out: dict[str, float] = {}
+    for held in sorted(newcomer):
+        others = [g for project, groups in sorted(newcomer.items()) if project != held for g in groups if g.y.any()]
+        groups, gw = rf.mixed(mined, others, source, alpha)
+        out[held] = rf.scored_metrics(newcomer[held], make(groups, gw))["spanMRR"]
+    return out | {"macro": round(float(np.mean(list(out.values()))), 4)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.parse_args()
+    from bench.retrieval import SPLITS
+    from bench.train.make_pairs import load_packages
+    from sift.eval.format import load_questions
+
+    t0 = time.perf_counter()
+    chosen = json.loads(fr.WEIGHTS.read_text(encoding="utf-8"))
+    alpha, lam = float(chosen["alpha"]), float(chosen["lambda"])
+    newcomer = {split: [q for path in SPLITS[split] for q in load_questions(ROOT / path)[0] if q.gold_spans]
+                for split in fr.NEWCOMER_SPLITS}
+    train = fr._train_questions(load_packages(), None)
+    cache = fr.OUT / f"pool-{fr._pool_key(train, newcomer)}.npz"
+    if not cache.exists():
+        raise SystemExit(f"{cache} is missing: run python scripts/fit_ranker.py first (it pools and caches)")
+    pooled = fr._load_pool(cache)
+    project_of = {q.id: q.kb for questions in newcomer.values() for q in questions}
+    by_project: dict[str, list[Group]] = {}
+    for split in fr.NEWCOMER_SPLITS:
+        for g in pooled[split]:
+            by_project.setdefault(project_of[g.qid], []).append(g)
+    mined = [g for g in pooled["train"] if g.y.any()]
+    source = {q["id"]: q["source"] for q in train}
+    print(f"{len(mined)} mined questions, {sum(map(len, by_project.values()))} newcomer questions over "
+          f"{len(by_project)} projects; alpha {alpha:g} (the linear fit's)", flush=True)
+    linear = held_out(mined, by_project, source, alpha, lambda g, w: fit_linear(g, w, lam))
+    print(f"linear (lambda {lam:g}): held out {linear['macro']} ({time.perf_counter() - t0:.0f}s)", flush=True)
+    for leaves, rounds in TREES:
+        trees = held_out(mined, by_project, source, alpha, 
+                         lambda g, w, leaves=leaves, rounds=rounds: fit_trees(g, w, leaves, rounds))
+        better = sum(trees[p] > linear[p] for p in by_project)
+        print(f"lambdarank {leaves} leaves, {rounds} rounds: held out {trees['macro']} vs linear {linear['macro']} "
+              f"(better on {better} of {len(by_project)} projects; {time.perf_counter() - t0:.0f}s)", flush=True)
+    print("the best of several tree configurations, chosen by the figure it is compared on, is an optimistic "
+          "estimate for the trees")
+
+
+if __name__ == "__main__":
+    main()
