@@ -92,6 +92,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.train import ranker_fit as rf  # noqa: E402
+from bench.train.pool_cache import load_pool, save_pool  # noqa: E402
 from bench.train.ranker_fit import Gold, Group  # noqa: E402
 from sift.retrievers.ranker import (  # noqa: E402
     FEATURES,
@@ -208,58 +209,6 @@ def _pool_key(train: list[dict], newcomer: dict[str, list[Any]]) -> str:
     return h.hexdigest()[:16]
 
 
-def _save_pool(path: Path, splits: dict[str, list[Group]]) -> None:
-    """Write the groups of each split as flat arrays (paths and kinds as indexes into shared tables)."""
-    paths: dict[str, int] = {}
-    kinds: dict[str, int] = {}
-    arrays: dict[str, np.ndarray] = {}
-    for split, groups in splits.items():
-        spans = [s for g in groups for s in g.spans]
-        gold = [s for g in groups for s in g.gold]
-        arrays |= {
-            f"{split}_qid": np.array([g.qid for g in groups]),
-            f"{split}_size": np.array([len(g.y) for g in groups], np.int64),
-            f"{split}_x": np.vstack([g.x for g in groups]),
-            f"{split}_y": np.concatenate([g.y for g in groups]),
-            f"{split}_path": np.array([paths.setdefault(p, len(paths)) for p, _, _, _ in spans], np.int64),
-            f"{split}_lines": np.array([(s, e) for _, s, e, _ in spans], np.int64).reshape(len(spans), 2),
-            f"{split}_kind": np.array([kinds.setdefault(k, len(kinds)) for _, _, _, k in spans], np.int64),
-            f"{split}_gold_size": np.array([len(g.gold) for g in groups], np.int64),
-            f"{split}_gold_path": np.array([paths.setdefault(p, len(paths)) for p, _, _ in gold], np.int64),
-            f"{split}_gold_lines": np.array([(s, e) for _, s, e in gold], np.int64).reshape(len(gold), 2),
-        }
-    arrays |= {"paths": np.array(list(paths)), "kinds": np.array(list(kinds)), "features": np.array(FEATURES)}
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("wb") as f:
-        np.savez(f, **arrays)  # type: ignore[arg-type]
-    tmp.replace(path)
-    for stale in path.parent.glob("pool-*.npz"):
-        if stale != path:
-            stale.unlink()
-
-
-def _load_pool(path: Path) -> dict[str, list[Group]]:
-    """The groups ``_save_pool`` wrote, split by split."""
-    with np.load(path) as z:
-        if tuple(z["features"]) != FEATURES:
-            raise SystemExit(f"{path} holds other features than FEATURES; delete it or run with --no-cache")
-        paths, kinds = z["paths"].tolist(), z["kinds"].tolist()
-        out: dict[str, list[Group]] = {}
-        for split in [str(n).removesuffix("_qid") for n in z.files if str(n).endswith("_qid")]:
-            x, y = z[f"{split}_x"], z[f"{split}_y"]
-            col = {name: z[f"{split}_{name}"].tolist() for name in ("path", "lines", "kind", "gold_path", "gold_lines",
-                                                                    "qid", "size", "gold_size")}
-            spans = [(paths[p], s, e, kinds[k]) for p, (s, e), k in zip(col["path"], col["lines"], col["kind"],
-                                                                         strict=True)]
-            gold = [(paths[p], s, e) for p, (s, e) in zip(col["gold_path"], col["gold_lines"], strict=True)]
-            groups, at, gat = [], 0, 0
-            for qid, n, gn in zip(col["qid"], col["size"], col["gold_size"], strict=True):
-                groups.append(Group(str(qid), x[at:at + n], y[at:at + n], spans[at:at + n], gold[gat:gat + gn]))
-                at, gat = at + n, gat + gn
-            out[split] = groups
-    return out
-
-
 def _gold(spans: list) -> Gold:
     return [(s["path"], s["start_line"], s["end_line"]) if isinstance(s, dict) else (s.path, s.start_line, s.end_line)
             for s in spans]
@@ -270,7 +219,7 @@ def _pooled(train: list[dict], newcomer: dict[str, list[Any]], cache: Path | Non
     """The train groups and each newcomer split's: read from ``cache`` when it exists, else searched and written
     there."""
     if cache is not None and cache.exists():
-        groups = _load_pool(cache)
+        groups = load_pool(cache)
         print(f"pooled groups read from {cache.relative_to(ROOT)} ({time.perf_counter() - t0:.0f}s)", flush=True)
         return groups
     from sift.db import open_database
@@ -289,7 +238,7 @@ def _pooled(train: list[dict], newcomer: dict[str, list[Any]], cache: Path | Non
         groups[split] = [_group(searcher, q.query, q.kb, _gold(q.gold_spans), q.id) for q in questions]
     searcher.close()
     if cache is not None:
-        _save_pool(cache, groups)
+        save_pool(cache, groups)
         print(f"wrote {cache.relative_to(ROOT)} ({time.perf_counter() - t0:.0f}s)", flush=True)
     return groups
 

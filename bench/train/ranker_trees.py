@@ -40,6 +40,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import fit_ranker as fr  # noqa: E402  (scripts/fit_ranker.py: the questions and the pooled candidates)
 
 from bench.train import ranker_fit as rf  # noqa: E402
+from bench.train.pool_cache import load_pool  # noqa: E402
 from bench.train.ranker_fit import Group  # noqa: E402
 from sift.retrievers.ranker import HAND_WEIGHTS, RankerWeights  # noqa: E402
 
@@ -108,7 +109,7 @@ def main() -> None:
     cache = fr.OUT / f"pool-{fr._pool_key(train, newcomer)}.npz"
     if not cache.exists():
         raise SystemExit(f"{cache} is missing: run python scripts/fit_ranker.py first (it pools and caches)")
-    pooled = fr._load_pool(cache)
+    pooled = load_pool(cache)
     project_of = {q.id: q.kb for questions in newcomer.values() for q in questions}
     by_project: dict[str, list[Group]] = {}
     for split in fr.NEWCOMER_SPLITS:
