@@ -243,6 +243,25 @@ def _pooled(train: list[dict], newcomer: dict[str, list[Any]], cache: Path | Non
     return groups
 
 
+def newcomer_questions() -> dict[str, list[Any]]:
+    """The written questions with gold spans of each split in ``NEWCOMER_SPLITS`` (never the test sets)."""
+    from bench.retrieval import SPLITS
+    from sift.eval.format import load_questions
+
+    return {split: [q for path in SPLITS[split] for q in load_questions(ROOT / path)[0] if q.gold_spans]
+            for split in NEWCOMER_SPLITS}
+
+
+def newcomer_by_project(groups: dict[str, list[Group]], newcomer: dict[str, list[Any]]) -> dict[str, list[Group]]:
+    """The newcomer splits' pooled groups by project (knowledge base), for leave-one-project-out."""
+    project_of = {q.id: q.kb for questions in newcomer.values() for q in questions}
+    out: dict[str, list[Group]] = {}
+    for split in NEWCOMER_SPLITS:
+        for g in groups[split]:
+            out.setdefault(project_of[g.qid], []).append(g)
+    return out
+
+
 def _diff(doc: dict[str, Any]) -> str:
     """How a fit differs from the committed weights file: the largest weight difference and the other keys that
     differ (a refit on another CPU can differ in the last digits: its BLAS kernels sum in another order)."""
@@ -266,18 +285,16 @@ def main() -> None:
     ap.add_argument("--mined-only", action="store_true", help="fit on the mined questions alone (alpha 0)")
     args = ap.parse_args()
 
-    from bench.retrieval import SPLITS, source_root
+    from bench.retrieval import source_root
     from bench.train.make_pairs import fetch, load_packages
     from sift.config import Settings
     from sift.embed import LocalEmbedder
-    from sift.eval.format import load_questions
     from sift.index.generation import MANIFEST_VERSION
     from sift.ingest.chunk import CHUNKING
 
     t0 = time.perf_counter()
     packages = load_packages()
-    newcomer = {split: [q for path in SPLITS[split] for q in load_questions(ROOT / path)[0] if q.gold_spans]
-                for split in NEWCOMER_SPLITS}
+    newcomer = newcomer_questions()
     project_of = {q.id: q.kb for questions in newcomer.values() for q in questions}
     embedder = LocalEmbedder()
     settings = Settings(data_dir=OUT / "data")
@@ -300,10 +317,7 @@ def main() -> None:
     cache = None if args.no_cache else OUT / f"pool-{_pool_key(train, newcomer)}.npz"
     groups = _pooled(train, newcomer, cache, settings, embedder, t0)
     usable = [g for g in groups["train"] if g.y.any()]
-    by_project: dict[str, list[Group]] = {}
-    for split in NEWCOMER_SPLITS:
-        for g in groups[split]:
-            by_project.setdefault(project_of[g.qid], []).append(g)
+    by_project = newcomer_by_project(groups, newcomer)
     print(f"train: {len(train)} questions, {len(usable)} with a positive candidate "
           f"({sum(len(g.y) for g in usable)} candidates); newcomer: "
           + ", ".join(f"{split} {len(groups[split])}" for split in NEWCOMER_SPLITS)

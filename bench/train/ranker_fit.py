@@ -163,10 +163,22 @@ def leave_one_project_out(mined: Sequence[Group], newcomer: Mapping[str, Sequenc
                           alpha: float, lam: float) -> dict[str, float]:
     """Span MRR of each newcomer project's questions under a model fitted on the mined groups and the other
     projects' questions, and their mean over projects as ``"macro"``."""
+    from sift.retrievers.ranker import scores
+
+    def linear(groups: Sequence[Group], gw: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+        weights = RankerWeights(fit(groups, lam, gw))
+        return lambda x: scores(x, weights)
+
+    return held_out(mined, newcomer, source, alpha, linear)
+
+
+def held_out(mined: Sequence[Group], newcomer: Mapping[str, Sequence[Group]], source: Mapping[str, str],
+             alpha: float, make: Callable[[Sequence[Group], np.ndarray], Callable[[np.ndarray], np.ndarray]],
+             ) -> dict[str, float]:
+    """``leave_one_project_out`` for any model: ``make(groups, group_weights)`` fits one and returns its scorer."""
     out: dict[str, float] = {}
     for held in sorted(newcomer):
         others = [g for project, groups in sorted(newcomer.items()) if project != held for g in groups if g.y.any()]
         groups, gw = mixed(mined, others, source, alpha)
-        weights = RankerWeights(fit(groups, lam, gw))
-        out[held] = metrics(newcomer[held], weights)["spanMRR"]
+        out[held] = scored_metrics(newcomer[held], make(groups, gw))["spanMRR"]
     return out | {"macro": round(float(np.mean(list(out.values()))), 4)}

@@ -28,7 +28,7 @@ import argparse  # noqa: E402
 import json  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
-from collections.abc import Callable, Mapping, Sequence  # noqa: E402
+from collections.abc import Callable, Sequence  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -52,10 +52,12 @@ SEED = 7
 Scorer = Callable[[np.ndarray], np.ndarray]
 
 
+HAND = RankerWeights(HAND_WEIGHTS).vector()
+
+
 def fixed_offset(x: np.ndarray) -> np.ndarray:
     """The hand weights' score of the features the mined pairs cannot teach (``ranker_fit.FIXED``)."""
-    hand = RankerWeights(HAND_WEIGHTS).vector()
-    return x[:, ~rf.FREE] @ hand[~rf.FREE]
+    return x[:, ~rf.FREE] @ HAND[~rf.FREE]
 
 
 def fit_trees(groups: Sequence[Group], gw: np.ndarray, leaves: int, rounds: int) -> Scorer:
@@ -74,56 +76,30 @@ def fit_trees(groups: Sequence[Group], gw: np.ndarray, leaves: int, rounds: int)
     return lambda m: np.exp(np.clip(booster.predict(m[:, rf.FREE], raw_score=True) + fixed_offset(m), -700, 700))
 
 
-def fit_linear(groups: Sequence[Group], gw: np.ndarray, lam: float) -> Scorer:
-    """The linear model as ``scripts/fit_ranker.py`` fits it."""
-    from sift.retrievers.ranker import scores
-
-    weights = RankerWeights(rf.fit(groups, lam, gw))
-    return lambda m: scores(m, weights)
-
-
-def held_out(mined: Sequence[Group], newcomer: Mapping[str, Sequence[Group]], source: Mapping[str, str],
-             alpha: float, make: Callable[[Sequence[Group], np.ndarray], Scorer]) -> dict[str, float]:
-    """Span MRR of each newcomer project under a model made without its questions, and their mean."""
-    out: dict[str, float] = {}
-    for held in sorted(newcomer):
-        others = [g for project, groups in sorted(newcomer.items()) if project != held for g in groups if g.y.any()]
-        groups, gw = rf.mixed(mined, others, source, alpha)
-        out[held] = rf.scored_metrics(newcomer[held], make(groups, gw))["spanMRR"]
-    return out | {"macro": round(float(np.mean(list(out.values()))), 4)}
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.parse_args()
-    from bench.retrieval import SPLITS
     from bench.train.make_pairs import load_packages
-    from sift.eval.format import load_questions
 
     t0 = time.perf_counter()
     chosen = json.loads(fr.WEIGHTS.read_text(encoding="utf-8"))
     alpha, lam = float(chosen["alpha"]), float(chosen["lambda"])
-    newcomer = {split: [q for path in SPLITS[split] for q in load_questions(ROOT / path)[0] if q.gold_spans]
-                for split in fr.NEWCOMER_SPLITS}
+    newcomer = fr.newcomer_questions()
     train = fr._train_questions(load_packages(), None)
     cache = fr.OUT / f"pool-{fr._pool_key(train, newcomer)}.npz"
     if not cache.exists():
         raise SystemExit(f"{cache} is missing: run python scripts/fit_ranker.py first (it pools and caches)")
     pooled = load_pool(cache)
-    project_of = {q.id: q.kb for questions in newcomer.values() for q in questions}
-    by_project: dict[str, list[Group]] = {}
-    for split in fr.NEWCOMER_SPLITS:
-        for g in pooled[split]:
-            by_project.setdefault(project_of[g.qid], []).append(g)
+    by_project = fr.newcomer_by_project(pooled, newcomer)
     mined = [g for g in pooled["train"] if g.y.any()]
     source = {q["id"]: q["source"] for q in train}
     print(f"{len(mined)} mined questions, {sum(map(len, by_project.values()))} newcomer questions over "
           f"{len(by_project)} projects; alpha {alpha:g} (the linear fit's)", flush=True)
-    linear = held_out(mined, by_project, source, alpha, lambda g, w: fit_linear(g, w, lam))
+    linear = rf.leave_one_project_out(mined, by_project, source, alpha, lam)
     print(f"linear (lambda {lam:g}): held out {linear['macro']} ({time.perf_counter() - t0:.0f}s)", flush=True)
     for leaves, rounds in TREES:
-        trees = held_out(mined, by_project, source, alpha, 
-                         lambda g, w, leaves=leaves, rounds=rounds: fit_trees(g, w, leaves, rounds))
+        trees = rf.held_out(mined, by_project, source, alpha,
+                            lambda g, w, leaves=leaves, rounds=rounds: fit_trees(g, w, leaves, rounds))
         better = sum(trees[p] > linear[p] for p in by_project)
         print(f"lambdarank {leaves} leaves, {rounds} rounds: held out {trees['macro']} vs linear {linear['macro']} "
               f"(better on {better} of {len(by_project)} projects; {time.perf_counter() - t0:.0f}s)", flush=True)
