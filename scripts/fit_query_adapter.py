@@ -129,19 +129,31 @@ def _loss(x: np.ndarray, groups: list[tuple[np.ndarray, np.ndarray, np.ndarray, 
     return total + lam * float(x @ x), grad.ravel() + 2 * lam * x
 
 
+def source_weights(questions: list[Question], total: float = 1.0) -> dict[str, float]:
+    """Each kind of pair's weight per question, so that every kind weighs the same and all weigh ``total``."""
+    counts: dict[str, int] = {}
+    for q in questions:
+        counts[q.source] = counts.get(q.source, 0) + 1
+    return {source: total / (len(counts) * n) for source, n in counts.items()}
+
+
+def package_folds(packages: list[str]) -> list[set[str]]:
+    """The cross-validation folds: every ``FOLDS``-th package name, sorted (the ranker's folds)."""
+    names = sorted(set(packages))
+    return [set(names[i :: ranker.rf.FOLDS]) for i in range(ranker.rf.FOLDS)]
+
+
 def fit(questions: list[Question], corpora: dict[str, Corpus], lam: float) -> np.ndarray:
     """``A = I + Δ`` minimising the penalised loss (L-BFGS from Δ = 0, ``ITERATIONS`` steps)."""
     from scipy.optimize import minimize
 
-    counts: dict[str, int] = {}
-    for q in questions:
-        counts[q.source] = counts.get(q.source, 0) + 1
+    weight = source_weights(questions)
     groups = []
     for kb in sorted({q.kb for q in questions}):
         mine = [q for q in questions if q.kb == kb]
         groups.append((np.stack([q.vector for q in mine]), corpora[kb].vectors,
                        np.stack([q.positive for q in mine]).astype(np.float32),
-                       np.array([1.0 / (len(counts) * counts[q.source]) for q in mine], dtype=np.float32)))
+                       np.array([weight[q.source] for q in mine], dtype=np.float32)))
     dim = questions[0].vector.size
     res = minimize(_loss, np.zeros(dim * dim), args=(groups, lam), jac=True, method="L-BFGS-B",
                    options={"maxiter": ITERATIONS})
@@ -150,9 +162,13 @@ def fit(questions: list[Question], corpora: dict[str, Corpus], lam: float) -> np
 
 def reciprocal_ranks(questions: list[Question], corpora: dict[str, Corpus], a: np.ndarray | None) -> list[float]:
     """Per question, 1 / the rank of its first positive chunk by the (adapted) query vector; 0 below ``TOP``."""
+    return ranks_of(questions, corpora, [q.vector if a is None else a @ q.vector for q in questions])
+
+
+def ranks_of(questions: list[Question], corpora: dict[str, Corpus], vectors: Any) -> list[float]:
+    """``reciprocal_ranks`` for query vectors given in the questions' order (any adapter's)."""
     out = []
-    for q in questions:
-        vec = q.vector if a is None else a @ q.vector
+    for q, vec in zip(questions, vectors, strict=True):
         scores = corpora[q.kb].vectors @ vec
         rank = 1 + int(np.sum(scores > scores[q.positive].max()))
         out.append(1.0 / rank if rank <= TOP else 0.0)
@@ -206,7 +222,7 @@ def main() -> None:
     print(f"{len(train_q)} train questions with a positive, {len(dev_q)} dev ({time.perf_counter() - t0:.0f}s)",
           flush=True)
     package = {q.qid: q.kb for q in train_q}
-    folds = [set(names) for names in (sorted(set(package.values()))[i::ranker.rf.FOLDS] for i in range(ranker.rf.FOLDS))]
+    folds = package_folds(list(package.values()))
     bare_cv, bare_dev = span_mrr(train_q, corpora, None), span_mrr(dev_q, corpora, None)["macro"]
     print(f"bare model: train {bare_cv}; dev {bare_dev}", flush=True)
     best: tuple[float, dict[str, float]] | None = None

@@ -188,16 +188,6 @@ def embed(data: Data, questions: list[fqa.Question], lora: dict | None) -> np.nd
                           for s in range(0, len(questions), 128)])
 
 
-def ranks(data: Data, questions: list[fqa.Question], vectors: np.ndarray) -> list[float]:
-    """1 / the rank of each question's first positive among its package's chunks; 0 below ``fqa.TOP``."""
-    out = []
-    for q, v in zip(questions, vectors, strict=True):
-        scores = data.corpora[q.kb].vectors @ v
-        rank = 1 + int(np.sum(scores > scores[q.positive].max()))
-        out.append(1.0 / rank if rank <= fqa.TOP else 0.0)
-    return out
-
-
 def train_lora(data: Data, questions: list[fqa.Question], config: Config) -> dict:
     """LoRA deltas minimising the adapter's loss (see the module docstring); deterministic for one seed."""
     import torch
@@ -206,10 +196,8 @@ def train_lora(data: Data, questions: list[fqa.Question], config: Config) -> dic
     lora = data.model.new_lora(config)
     params = [p for pair in lora.values() for p in pair]
     opt = torch.optim.AdamW(params, lr=config.lr, weight_decay=0.0)
-    counts: dict[str, int] = {}
-    for q in questions:
-        counts[q.source] = counts.get(q.source, 0) + 1
-    weight = [len(questions) / (len(counts) * counts[q.source]) for q in questions]
+    by_source = fqa.source_weights(questions, total=len(questions))
+    weight = [by_source[q.source] for q in questions]
     docs = {kb: torch.from_numpy(c.vectors) for kb, c in data.corpora.items()}
     steps = int(config.epochs * len(questions) / BATCH)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / WARMUP) * max(0.0, 1 - s / steps))
@@ -238,16 +226,10 @@ def compare(data: Data, fit_on: list[fqa.Question], scored: dict[str, list[fqa.Q
     out: dict[str, dict[str, float]] = {}
     for name, questions in scored.items():
         bare = np.stack([q.vector for q in questions])
-        out[name] = {"bare": fqa.by_kind(questions, ranks(data, questions, bare))["macro"],
-                     "linear": fqa.by_kind(questions, ranks(data, questions, bare @ a.T))["macro"],
-                     "lora": fqa.by_kind(questions, ranks(data, questions, embed(data, questions, lora)))["macro"]}
+        vectors = {"bare": bare, "linear": bare @ a.T, "lora": embed(data, questions, lora)}
+        out[name] = {k: fqa.by_kind(questions, fqa.ranks_of(questions, data.corpora, v))["macro"]
+                     for k, v in vectors.items()}
     return out
-
-
-def folds(names: Sequence[str]) -> list[set[str]]:
-    """The adapter script's folds: every ``FOLDS``-th name, sorted."""
-    ordered = sorted(set(names))
-    return [set(ordered[i :: fr.rf.FOLDS]) for i in range(fr.rf.FOLDS)]
 
 
 def main() -> None:
@@ -268,13 +250,13 @@ def main() -> None:
           f"({time.perf_counter() - t0:.0f}s)", flush=True)
     results: dict[str, list[dict[str, dict[str, float]]]] = {"mined": [], "written": []}
     protocols = set(args.protocols.split(","))
-    for held in folds([q.kb for q in data.mined]) if "mined" in protocols else []:
+    for held in fqa.package_folds([q.kb for q in data.mined]) if "mined" in protocols else []:
         r = compare(data, [q for q in data.mined if q.kb not in held],
                     {"held-out packages": [q for q in data.mined if q.kb in held], "written": data.written}, config)
         results["mined"].append(r)
         print(f"mined fold {sorted(held)[:2]}…: {json.dumps(r)} ({time.perf_counter() - t0:.0f}s)", flush=True)
     if "written" in protocols:
-        for held in folds([q.kb for q in data.written]):
+        for held in fqa.package_folds([q.kb for q in data.written]):
             fit_on = data.mined + [fqa.Question(q.qid, q.kb, "written", q.vector, q.positive)
                                    for q in data.written if q.kb not in held]
             r = compare(data, fit_on, {"held-out projects": [q for q in data.written if q.kb in held]}, config)

@@ -50,6 +50,6 @@ def test_training_is_seeded_and_moves_questions_to_their_positives(model, local_
     first, second = lq.train_lora(data, data.mined, config), lq.train_lora(data, data.mined, config)
     assert all(torch.equal(a, b) for key in first for a, b in zip(first[key], second[key], strict=True))
     bare = np.stack([q.vector for q in data.mined])
-    before = np.mean(lq.ranks(data, data.mined, bare))
-    after = np.mean(lq.ranks(data, data.mined, lq.embed(data, data.mined, first)))
+    before = np.mean(fqa.ranks_of(data.mined, data.corpora, bare))
+    after = np.mean(fqa.ranks_of(data.mined, data.corpora, lq.embed(data, data.mined, first)))
     assert after > before
