@@ -200,7 +200,6 @@ def main() -> None:
     from sift.config import Settings
     from sift.embed import LocalEmbedder
     from sift.eval.format import load_questions
-    from sift.ingest.chunk import CHUNKING
 
     t0 = time.perf_counter()
     packages = load_packages()
@@ -208,8 +207,9 @@ def main() -> None:
     dev = [q for path in SPLITS["dev"] for q in load_questions(ROOT / path)[0] if q.gold_spans]
     embedder = LocalEmbedder(query_adapter=False)
     settings = Settings(data_dir=ranker.OUT / "data")
-    sources = [(kb, f"{label} chunking {CHUNKING}", root) for kb, label, root in sources]
-    sources += [(kb, f"{kb} chunking {CHUNKING}", lambda kb=kb: source_root(kb)) for kb in sorted({q.kb for q in dev})]
+    layout = ranker.layout_label()  # the ranker's labels: a project both fits search is ingested once
+    sources = [(kb, f"{label} {layout}", root) for kb, label, root in sources]
+    sources += [(kb, f"{kb} {layout}", lambda kb=kb: source_root(kb)) for kb in sorted({q.kb for q in dev})]
     ranker._ingest_all(settings, embedder, sources)
     db = sqlite3.connect(settings.data_dir / "sift.db")
     kbs = sorted({q["kb"] for q in train} | {q.kb for q in dev})

@@ -5,6 +5,7 @@
     python scripts/fit_ranker.py --check         # fit again and fail unless the committed weights come out equal
     python scripts/fit_ranker.py --mined-only    # fit on the mined questions alone (the fit before newcomer ones)
     python scripts/fit_ranker.py --cloze         # search the inverse-cloze copies instead (see below)
+    python scripts/fit_ranker.py --query-vectors F.npz  # each question's query vector given (report, write nothing)
 
 Two kinds of questions are fitted (the model is ``bench/train/ranker_fit.py``):
 
@@ -188,7 +189,16 @@ def _ingest_all(settings: Any, embedder: Any, sources: list[tuple[str, str, Any]
         print(f"ingest [{n}/{len(todo)}] {label}: {seconds:.0f}s {done[kb]}", flush=True)
 
 
-def _pool_key(train: list[dict], newcomer: dict[str, list[Any]]) -> str:
+def layout_label() -> str:
+    """The chunker's and the index layout's versions, in every recorded ingest label: a package is ingested again
+    when either changes, as an upgrade would."""
+    from sift.index.generation import MANIFEST_VERSION
+    from sift.ingest.chunk import CHUNKING
+
+    return f"chunking {CHUNKING}" + (f" index {MANIFEST_VERSION}" if MANIFEST_VERSION > 1 else "")
+
+
+def _pool_key(train: list[dict], newcomer: dict[str, list[Any]], given: Path | None = None) -> str:
     """A hash of everything the pooled matrices depend on: questions, ingested indexes, features, code."""
     h = hashlib.sha256()
     for q in train:
@@ -206,7 +216,29 @@ def _pool_key(train: list[dict], newcomer: dict[str, list[Any]]) -> str:
         h.update(inspect.getsource(fn).encode())
     adapter = ROOT / "sift" / "query_adapter.npz"  # where the vector channel's queries look
     h.update(adapter.read_bytes() if adapter.exists() else b"")
+    if given is not None:
+        h.update(given.read_bytes())
     return h.hexdigest()[:16]
+
+
+class GivenQueries:
+    """An embedder whose query vector for a question is the one given for it (``--query-vectors``: an ``.npz`` of
+    ``ids`` and ``vectors``), and anything else's as ``embedder`` gives it: how a query-side model other than
+    the shipped one would rank, e.g. the LoRA's cross-fitted vectors (``bench/train/lora_query.py --oof``)."""
+
+    def __init__(self, embedder: Any, path: Path, train: list[dict], newcomer: dict[str, list[Any]]) -> None:
+        text = {q["id"]: q["query"] for q in train} | {q.id: q.query for qs in newcomer.values() for q in qs}
+        with np.load(path) as z:
+            self.vectors = {text[str(i)]: v for i, v in zip(z["ids"], z["vectors"], strict=True) if str(i) in text}
+        print(f"query vectors given for {len(self.vectors)} of {len(text)} questions ({path})", flush=True)
+        self.embedder = embedder
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.embedder, name)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        vector = self.vectors.get(text)
+        return self.embedder.embed_query(text) if vector is None else vector
 
 
 def _gold(spans: list) -> Gold:
@@ -283,14 +315,14 @@ def main() -> None:
                     help="search the packages' inverse-cloze copies (query sentences blanked out of their targets)")
     ap.add_argument("--max-per-package", type=int, default=None, help="cap train questions per package (default: all)")
     ap.add_argument("--mined-only", action="store_true", help="fit on the mined questions alone (alpha 0)")
+    ap.add_argument("--query-vectors", type=Path, default=None,
+                    help="search each question with the vector given for it here; report, write nothing")
     args = ap.parse_args()
 
     from bench.retrieval import source_root
     from bench.train.make_pairs import fetch, load_packages
     from sift.config import Settings
     from sift.embed import LocalEmbedder
-    from sift.index.generation import MANIFEST_VERSION
-    from sift.ingest.chunk import CHUNKING
 
     t0 = time.perf_counter()
     packages = load_packages()
@@ -301,7 +333,7 @@ def main() -> None:
     train = _train_questions(packages, args.max_per_package)
     # A package is ingested again when the chunker or the index layout changes (their versions are in the label),
     # as an upgrade would.
-    layout = f"chunking {CHUNKING}" + (f" index {MANIFEST_VERSION}" if MANIFEST_VERSION > 1 else "")
+    layout = layout_label()
     if not args.cloze:
         sources = [(p["name"], f"{p['name']}-{p['version']} {layout}", lambda p=p: fetch(p)) for p in packages]
     else:
@@ -314,7 +346,9 @@ def main() -> None:
     if args.ingest_only:
         return
     digest = hashlib.sha256("\n".join(json.dumps(q, sort_keys=True) for q in train).encode()).hexdigest()
-    cache = None if args.no_cache else OUT / f"pool-{_pool_key(train, newcomer)}.npz"
+    cache = None if args.no_cache else OUT / f"pool-{_pool_key(train, newcomer, args.query_vectors)}.npz"
+    if args.query_vectors is not None:
+        embedder = GivenQueries(embedder, args.query_vectors, train, newcomer)
     groups = _pooled(train, newcomer, cache, settings, embedder, t0)
     usable = [g for g in groups["train"] if g.y.any()]
     by_project = newcomer_by_project(groups, newcomer)
@@ -383,6 +417,8 @@ def main() -> None:
           f"{hand_lopo['macro']} (mined alone: {lopo_grid[f'alpha 0 lambda {lam_mined:g}']['macro']}): fused search "
           f"uses the {use} weights")
     text = json.dumps(doc, indent=2, sort_keys=True) + "\n"
+    if args.query_vectors is not None:
+        return
     if args.check:
         same = WEIGHTS.exists() and WEIGHTS.read_text(encoding="utf-8") == text
         print("weights reproduced bit for bit" if same else f"weights differ from the committed file: {_diff(doc)}")

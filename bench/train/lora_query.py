@@ -3,6 +3,8 @@
     python scripts/fit_query_adapter.py      # first: it ingests the train packages' cloze copies
     python bench/train/lora_query.py         # then: needs torch (the test extra, or PyTorch's CPU build)
     python bench/train/lora_query.py --protocols written --rank 8 --targets query,value --lr 1e-3  # another LoRA
+    python bench/train/lora_query.py --oof bench/out/ranker/lora-oof.npz  # cross-fitted vectors for the ranker:
+    python scripts/fit_ranker.py --query-vectors bench/out/ranker/lora-oof.npz  # fused search held out with them
 
 The ranking issue asks to adapt MiniLM to code search with the mined pairs, "either as a linear query adapter
 or a LoRA adapter". The linear one ships (``sift/query_adapter.py``); this measures the other. LoRA adds a
@@ -232,6 +234,30 @@ def compare(data: Data, fit_on: list[fqa.Question], scored: dict[str, list[fqa.Q
     return out
 
 
+def cross_fit(data: Data, config: Config, t0: float) -> dict[str, np.ndarray]:
+    """Every question's vector from a LoRA fitted without its project or package, for the ranker's fit
+    (``scripts/fit_ranker.py --query-vectors``): written questions by 4 folds over their projects (each LoRA
+    fitted on all mined questions and the other folds' written ones), mined questions by the 4 package folds
+    (each fitted on the other packages' mined questions and all written ones). In-sample vectors would show the
+    ranker a vector channel better than it is on a new project."""
+    written = [fqa.Question(q.qid, q.kb, "written", q.vector, q.positive) for q in data.written]
+    out: dict[str, np.ndarray] = {}
+    for what, questions in (("written", written), ("mined", data.mined)):
+        for held in fqa.package_folds([q.kb for q in questions]):
+            if what == "written":  # the mined questions first, as in the written protocol
+                fit_on = data.mined + [q for q in written if q.kb not in held]
+            else:
+                fit_on = [q for q in data.mined if q.kb not in held] + written
+            lora = train_lora(data, fit_on, config)
+            mine = [q for q in questions if q.kb in held]
+            vectors = {"bare": np.stack([q.vector for q in mine]), "lora": embed(data, mine, lora)}
+            fold = {k: fqa.by_kind(mine, fqa.ranks_of(mine, data.corpora, v))["macro"] for k, v in vectors.items()}
+            out.update(zip([q.qid for q in mine], vectors["lora"], strict=True))
+            print(f"cross-fit, {what} held out ({len(held)} projects): {fold} ({time.perf_counter() - t0:.0f}s)",
+                  flush=True)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--protocols", default="mined,written", help="which of the two to run (default: both)")
@@ -239,6 +265,8 @@ def main() -> None:
     ap.add_argument("--targets", default=",".join(TARGETS))
     ap.add_argument("--epochs", type=float, default=EPOCHS)
     ap.add_argument("--lr", type=float, default=LEARNING_RATE)
+    ap.add_argument("--oof", type=Path, default=None,
+                    help="instead: write every question's cross-fitted vector here (see cross_fit)")
     args = ap.parse_args()
     import torch
 
@@ -248,6 +276,12 @@ def main() -> None:
     data = load()
     print(f"{len(data.mined)} mined questions, {len(data.written)} written; {config} "
           f"({time.perf_counter() - t0:.0f}s)", flush=True)
+    if args.oof is not None:
+        vectors = cross_fit(data, config, t0)
+        ids = sorted(vectors)
+        np.savez(args.oof, ids=np.array(ids), vectors=np.stack([vectors[i] for i in ids]))
+        print(f"wrote {len(ids)} question vectors to {args.oof} ({time.perf_counter() - t0:.0f}s)")
+        return
     results: dict[str, list[dict[str, dict[str, float]]]] = {"mined": [], "written": []}
     protocols = set(args.protocols.split(","))
     for held in fqa.package_folds([q.kb for q in data.mined]) if "mined" in protocols else []:
