@@ -234,13 +234,18 @@ def compare(data: Data, fit_on: list[fqa.Question], scored: dict[str, list[fqa.Q
     return out
 
 
+def as_written(questions: list[fqa.Question]) -> list[fqa.Question]:
+    """Written questions as one kind of pair (their split names would make five kinds of them)."""
+    return [fqa.Question(q.qid, q.kb, "written", q.vector, q.positive) for q in questions]
+
+
 def cross_fit(data: Data, config: Config, t0: float) -> dict[str, np.ndarray]:
     """Every question's vector from a LoRA fitted without its project or package, for the ranker's fit
     (``scripts/fit_ranker.py --query-vectors``): written questions by 4 folds over their projects (each LoRA
     fitted on all mined questions and the other folds' written ones), mined questions by the 4 package folds
     (each fitted on the other packages' mined questions and all written ones). In-sample vectors would show the
     ranker a vector channel better than it is on a new project."""
-    written = [fqa.Question(q.qid, q.kb, "written", q.vector, q.positive) for q in data.written]
+    written = as_written(data.written)
     out: dict[str, np.ndarray] = {}
     for what, questions in (("written", written), ("mined", data.mined)):
         for held in fqa.package_folds([q.kb for q in questions]):
@@ -291,8 +296,7 @@ def main() -> None:
         print(f"mined fold {sorted(held)[:2]}…: {json.dumps(r)} ({time.perf_counter() - t0:.0f}s)", flush=True)
     if "written" in protocols:
         for held in fqa.package_folds([q.kb for q in data.written]):
-            fit_on = data.mined + [fqa.Question(q.qid, q.kb, "written", q.vector, q.positive)
-                                   for q in data.written if q.kb not in held]
+            fit_on = data.mined + as_written([q for q in data.written if q.kb not in held])
             r = compare(data, fit_on, {"held-out projects": [q for q in data.written if q.kb in held]}, config)
             results["written"].append(r)
             print(f"written fold {sorted(held)}: {json.dumps(r)} ({time.perf_counter() - t0:.0f}s)", flush=True)
