@@ -220,6 +220,11 @@ def train_lora(data: Data, questions: list[fqa.Question], config: Config) -> dic
     return lora
 
 
+def span_mrr(data: Data, questions: list[fqa.Question], vectors: Any) -> float:
+    """The questions' span MRR (top ``fqa.TOP``) under the given query vectors, macro over kinds of pair."""
+    return fqa.by_kind(questions, fqa.ranks_of(questions, data.corpora, vectors))["macro"]
+
+
 def compare(data: Data, fit_on: list[fqa.Question], scored: dict[str, list[fqa.Question]],
             config: Config) -> dict[str, dict[str, float]]:
     """Bare, linear and LoRA span MRR on each named list of questions (macro over kinds of pair)."""
@@ -229,8 +234,7 @@ def compare(data: Data, fit_on: list[fqa.Question], scored: dict[str, list[fqa.Q
     for name, questions in scored.items():
         bare = np.stack([q.vector for q in questions])
         vectors = {"bare": bare, "linear": bare @ a.T, "lora": embed(data, questions, lora)}
-        out[name] = {k: fqa.by_kind(questions, fqa.ranks_of(questions, data.corpora, v))["macro"]
-                     for k, v in vectors.items()}
+        out[name] = {k: span_mrr(data, questions, v) for k, v in vectors.items()}
     return out
 
 
@@ -256,7 +260,7 @@ def cross_fit(data: Data, config: Config, t0: float) -> dict[str, np.ndarray]:
             lora = train_lora(data, fit_on, config)
             mine = [q for q in questions if q.kb in held]
             vectors = {"bare": np.stack([q.vector for q in mine]), "lora": embed(data, mine, lora)}
-            fold = {k: fqa.by_kind(mine, fqa.ranks_of(mine, data.corpora, v))["macro"] for k, v in vectors.items()}
+            fold = {k: span_mrr(data, mine, v) for k, v in vectors.items()}
             out.update(zip([q.qid for q in mine], vectors["lora"], strict=True))
             print(f"cross-fit, {what} held out ({len(held)} projects): {fold} ({time.perf_counter() - t0:.0f}s)",
                   flush=True)
