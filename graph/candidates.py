@@ -105,7 +105,7 @@ def gist(e: Evidence, tokens: Sequence[str], near: Closeness | None = None) -> s
     return said
 
 
-def key_line(e: Evidence, tokens: Sequence[str]) -> tuple[int, str] | None:
+def key_line(e: Evidence, tokens: Sequence[str], idf: Mapping[str, float] | None = None) -> tuple[int, str] | None:
     """For code, the body line with the most question terms besides the definition's own name (a body of one
     line is the whole behaviour: that line), or None."""
     if e.kind not in CODE_KINDS or e.module_code:
@@ -113,7 +113,7 @@ def key_line(e: Evidence, tokens: Sequence[str]) -> tuple[int, str] | None:
     body = body_lines(e)
     if len(body) == 1 and len(body[0][1]) <= MAX_GIST:
         return e.start_line + body[0][0], body[0][1]
-    found = key_lines(e, tokens, limit=1, own=tokenize(e.symbol.rsplit(".", 1)[-1]))
+    found = key_lines(e, tokens, limit=1, own=tokenize(e.symbol.rsplit(".", 1)[-1]), idf=idf)
     if not found or len(found[0][1]) > MAX_GIST or len(set(tokenize(found[0][1])) & set(tokens)) < MIN_LINE_TERMS:
         return None
     return found[0]
@@ -129,7 +129,7 @@ def candidate_line(question: str, e: Evidence, tokens: Sequence[str], idf: Mappi
     why = reason(question, e, tokens, idf)
     said = gist(e, tokens, near) if what else ""
     if not said:
-        line = key_line(e, tokens) if what else None
+        line = key_line(e, tokens, idf) if what else None
         if line is not None:
             return f"- {place} [{e.id}]: `{line[1]}` (line {line[0]}). {why[0].upper()}{why[1:]}."
         return f"- {place} [{e.id}]: {why}."

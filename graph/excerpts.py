@@ -1,5 +1,5 @@
 """What the writer can quote from one evidence item: plain prose, its best sentences, key lines and code blocks,
-a definition's signature, docstring and members.
+a definition's signature and docstring (the lines of one statement and a class's members: ``statements.py``).
 
 Pure functions of the evidence text and the question's terms. Every quote is safe to cite: no stray backticks
 or ``[n]`` that the checker would read as code identifiers or citation markers.
@@ -8,11 +8,12 @@ or ``[n]`` that the checker would read as code identifiers or citation markers.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from sift.graph.closeness import Closeness, sentence_score
 from sift.graph.docstrings import Field, field_sentence, split_fields
 from sift.graph.state import Evidence
+from sift.graph.statements import statement
 from sift.text import split_lines
 from sift.tokenize import tokenize
 
@@ -116,16 +117,18 @@ def body_lines(evidence: Evidence, after_header: bool = True) -> list[tuple[int,
 
 
 def key_lines(evidence: Evidence, tokens: Sequence[str], limit: int = 3,
-              own: Sequence[str] = ()) -> list[tuple[int, str]]:
-    """Body lines sharing the most question terms (not the header, docstring or comments), in file order.
-    With ``own`` (the definition's own name terms), a line must share some other term: a line that only
-    repeats the name shows nothing the location does not already say."""
+              own: Sequence[str] = (), idf: Mapping[str, float] | None = None) -> list[tuple[int, str]]:
+    """Body lines sharing the most question terms (not the header, docstring or comments), in file order; with
+    ``idf``, the most idf weight of them, so that a rare word of the question ("installed") outweighs a common
+    one ("version"). With ``own`` (the definition's own name terms), a line must share some other term: a line
+    that only repeats the name shows nothing the location does not already say."""
     wanted = set(tokens)
     other = wanted - set(own)
     scored = []
     for offset, stripped in body_lines(evidence, after_header=bool(own)):
         words = set(tokenize(stripped))
-        overlap = len(wanted & words)
+        shared = wanted & words
+        overlap = sum(idf.get(t, 1.0) for t in shared) if idf else len(shared)
         if overlap and (not own or other & words):
             scored.append((overlap, offset, stripped))
     scored.sort(key=lambda t: (-t[0], t[1]))
@@ -362,6 +365,7 @@ def code_block(e: Evidence, shown: Sequence[tuple[int, str]], header: bool = Tru
         if lines[off].rstrip().endswith((":", "{")) and nxt is not None and _indent(lines[nxt]) > _indent(lines[off]) \
                 and quotable(lines[nxt].strip()):
             wanted.append(nxt)
+        wanted.extend(statement(lines, off))
     for off in sorted(set(wanted)):
         if 0 <= off < len(lines) and off > prev:
             if out and off > prev + 1:  # lines left out before this one
@@ -371,44 +375,3 @@ def code_block(e: Evidence, shown: Sequence[tuple[int, str]], header: bool = Tru
     if not out or any(CODE in ln or _CITATION_LIKE.search(ln) for ln in out):
         return ""
     return _fenced(out, lang)
-
-
-_MEMBER = re.compile(r"(?:async\s+)?def\s+(\w+)|(?:class\s+)?([A-Za-z_]\w*)\s*(?::(?!=)|=(?!=)|\()")
-_KEYWORDS = frozenset({"if", "for", "while", "with", "try", "return", "raise", "assert", "del", "pass", "elif",
-                       "else", "except", "finally", "import", "from", "global", "nonlocal", "yield", "print"})
-MAX_MEMBERS = 24
-
-
-def members(e: Evidence) -> list[str]:
-    """Names a class body declares at its own level (attributes, options, methods), in order; [] for non-classes."""
-    lines = split_lines(e.text)
-    start = next((i for i, ln in enumerate(lines) if ln.lstrip().startswith("class ")), None)
-    if start is None:
-        return []
-    indent = len(lines[start]) - len(lines[start].lstrip())
-    body: int | None = None
-    out: list[str] = []
-    quote: str | None = None
-    for line in lines[start + 1:]:
-        stripped = line.strip()
-        if not stripped:
-            continue
-        if quote is not None:  # inside a docstring
-            if quote in stripped:
-                quote = None
-            continue
-        level = len(line) - len(line.lstrip())
-        if level <= indent:
-            break  # the class ended
-        body = level if body is None else body
-        for q in ('"""', "'''"):
-            if stripped.startswith(q) or stripped.startswith(("r" + q, "f" + q)):
-                if stripped.count(q) < 2:
-                    quote = q
-                break
-        else:
-            m = _MEMBER.match(stripped) if level == body else None
-            name = m and (m.group(1) or m.group(2))
-            if name and name not in _KEYWORDS and name not in out:
-                out.append(name)
-    return out[:MAX_MEMBERS]

@@ -32,7 +32,7 @@ def write_extractive(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str,
     reason = not_found_reason(plan, evidence, chosen, idf)
     if reason is not None:
         return not_found(reason, evidence)
-    sentences, chosen = answer_sentences(plan, chosen, evidence, query_tokens(plan, idf))
+    sentences, chosen = answer_sentences(plan, chosen, evidence, query_tokens(plan, idf), idf)
     citations = [Citation(evidence_id=e.id, path=e.path, start_line=e.start_line, end_line=e.end_line,
                           snippet=e.text[:400]) for e in chosen]
     return Draft(text=compose(sentences), citations=citations, mode="extractive")

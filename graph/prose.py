@@ -9,7 +9,7 @@ name); for a module's listing, each definition's name and docstring summary.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from sift.graph.candidates import label
 from sift.graph.docstrings import predicate
@@ -20,11 +20,11 @@ from sift.graph.excerpts import (
     doc_lines,
     doc_sentences,
     key_lines,
-    members,
     signature,
     summary,
 )
 from sift.graph.state import Evidence, Plan
+from sift.graph.statements import members
 from sift.graph.support import is_listing, last_name, whole_name
 from sift.models import CODE_KINDS
 from sift.retrievers.paths import is_stub_path, is_test_path
@@ -63,7 +63,7 @@ def _kind(e: Evidence, sig: str) -> str:
     return "class" if re.match(r"(?:export\s+)?(?:abstract\s+)?class\s", sig) else e.kind
 
 
-def _code_sentences(e: Evidence, plan: Plan, tokens: Sequence[str]) -> list[str]:
+def _code_sentences(e: Evidence, plan: Plan, tokens: Sequence[str], idf: Mapping[str, float] | None = None) -> list[str]:
     n = e.id
     sig = signature(e)
     kind = _kind(e, sig)
@@ -80,7 +80,7 @@ def _code_sentences(e: Evidence, plan: Plan, tokens: Sequence[str]) -> list[str]
         shown = [(e.start_line + off, text) for off, text in body]
     else:
         shown = key_lines(e, tokens, limit=2 if plan.question_type == "locate" else 4,
-                          own=tokenize(e.symbol.rsplit(".", 1)[-1]))
+                          own=tokenize(e.symbol.rsplit(".", 1)[-1]), idf=idf)
     block = code_block(e, shown) if shown or (kind != "class" and "(" in sig) else ""  # a bare class line shows nothing
     if block:
         out.append(block)
@@ -171,9 +171,9 @@ def compose(pieces: Sequence[str]) -> str:
     return out.strip()
 
 
-def _file_sentences(e: Evidence, tokens: Sequence[str]) -> list[str]:
+def _file_sentences(e: Evidence, tokens: Sequence[str], idf: Mapping[str, float] | None = None) -> list[str]:
     head = cite(f"{escaped(e.path)} (lines {e.start_line}-{e.end_line}) is the relevant file", e.id)
-    block = code_block(e, key_lines(e, tokens, limit=3), header=False)
+    block = code_block(e, key_lines(e, tokens, limit=3, idf=idf), header=False)
     return [head, block] if block else [head]
 
 
@@ -190,8 +190,9 @@ def _named_sentence(d: Evidence) -> str:
 
 
 def answer_sentences(plan: Plan, chosen: list[Evidence], evidence: Sequence[Evidence],
-                     tokens: Sequence[str]) -> tuple[list[str], list[Evidence]]:
-    """The answer's cited sentences about the chosen evidence, and the evidence they cite, in order of use."""
+                     tokens: Sequence[str], idf: Mapping[str, float] | None = None) -> tuple[list[str], list[Evidence]]:
+    """The answer's cited sentences about the chosen evidence, and the evidence they cite, in order of use
+    (``idf`` weighs the question's terms when choosing a definition's lines)."""
     listing = is_listing(chosen)
     sentences: list[str] = []
     if listing:
@@ -202,9 +203,9 @@ def answer_sentences(plan: Plan, chosen: list[Evidence], evidence: Sequence[Evid
         said: list[Evidence] = []
         for e in chosen:
             if e.kind in CODE_KINDS:
-                told = _code_sentences(e, plan, tokens)
+                told = _code_sentences(e, plan, tokens, idf)
             elif e.kind == "file":
-                told = _file_sentences(e, tokens)
+                told = _file_sentences(e, tokens, idf)
             else:
                 told = _doc_sentences(e, tokens, part=len(chosen) > 1, after=said[-1] if said else None,
                                       limit=LIST_SENTENCES if plan.question_type == "list" else DOC_SENTENCES)

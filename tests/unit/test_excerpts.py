@@ -15,6 +15,7 @@ from sift.graph.excerpts import (
     signature,
 )
 from sift.graph.state import Evidence
+from sift.graph.statements import statement
 
 
 def ev(text: str, kind: str = "function", start: int = 10, part: int | None = None, name: str = "f") -> Evidence:
@@ -54,6 +55,14 @@ def test_key_lines_rank_by_shared_terms_then_keep_file_order() -> None:
     assert lines == [(13, "session.add(user)"), (14, "log(user)")]  # def, docstring and comment are skipped
     assert key_lines(ev(text), ["nothing"]) == []
     assert key_lines(ev(text), []) == []
+
+
+def test_key_lines_with_idf_prefer_the_rarer_question_word() -> None:
+    text = ("def version(package):\n    if version is None and package is None:\n        return guess()\n"
+            "    if not installed(package):\n        fail()")
+    assert key_lines(ev(text), ["version", "package", "install"], limit=1) == [(11, "if version is None and package is None:")]
+    idf = {"version": 0.5, "package": 1.0, "install": 3.0}
+    assert key_lines(ev(text), ["version", "package", "install"], limit=1, idf=idf) == [(13, "if not installed(package):")]
 
 
 def test_key_lines_skip_lines_that_cannot_be_quoted() -> None:
@@ -136,6 +145,27 @@ def test_code_block_of_documented_js_starts_at_the_definition() -> None:
     assert block.startswith(f"{CODE}javascript\nexport function fmt(s) {{")
     assert "Format a wait time" not in block and "@param" not in block
     assert signature(e) == "export function fmt(s)"
+
+
+@pytest.mark.parametrize(("lines", "off", "expected"), [
+    (["raise Error(", "    'not installed'", ")", "x = 1"], 0, [1, 2]),  # the lines that finish it
+    (["raise Error(", "    'not installed'", ")", "x = 1"], 1, [0, 2]),  # a line inside: from its opening on
+    (["x = f(a)", "y = 2"], 0, []),  # complete on its own line
+    (["s = ')'", "t = 1"], 0, []),  # brackets inside strings do not count
+    (["s = f('(',", "  b)"], 0, [1]),
+    (["call(", "a,", "b,", "c,", "d,", "e)"], 0, []),  # longer than MAX_CONTINUATION: not shown whole
+    (["x = [", "1]"], 1, [0]),
+])
+def test_statement_lines(lines: list[str], off: int, expected: list[int]) -> None:
+    assert statement(lines, off) == expected
+
+
+def test_code_block_shows_a_chosen_line_with_its_whole_statement() -> None:
+    text = ("def check(mod):\n    if mod.off:\n        raise RuntimeError(\n            'run with --enable-threads'\n"
+            "        )\n    return mod")
+    block = code_block(ev(text), [(13, "'run with --enable-threads'")])
+    assert block.splitlines()[1:-1] == ["def check(mod):", "        ...", "        raise RuntimeError(",
+                                        "            'run with --enable-threads'", "        )"]
 
 
 def test_code_block_without_docstring_keeps_the_comment() -> None:

@@ -1,0 +1,87 @@
+"""What the writer reads from a definition's lines as code: the lines of one statement, the names a class declares.
+
+Pure functions of source lines; the excerpts (``excerpts.py``) and the prose (``prose.py``) use them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from sift.graph.state import Evidence
+from sift.text import split_lines
+
+MAX_CONTINUATION = 4  # lines of one statement shown after the line that opens it
+_STRING = re.compile(r"""'(?:\\.|[^'\\])*'|"(?:\\.|[^"\\])*"|`(?:\\.|[^`\\])*`""")
+
+
+def _depth(line: str) -> int:
+    """Round and square brackets a line opens and leaves open (closing ones subtract), outside strings."""
+    bare = _STRING.sub("", line)
+    return bare.count("(") + bare.count("[") - bare.count(")") - bare.count("]")
+
+
+def continuation(lines: Sequence[str], off: int) -> list[int]:
+    """The lines after ``off`` that finish the statement it opens (``raise Error(`` … ``)``), when that takes at
+    most ``MAX_CONTINUATION`` lines; [] when the line is complete or the statement runs longer."""
+    depth = _depth(lines[off])
+    if depth <= 0:
+        return []
+    out: list[int] = []
+    for j in range(off + 1, min(len(lines), off + 1 + MAX_CONTINUATION)):
+        out.append(j)
+        depth += _depth(lines[j])
+        if depth <= 0:
+            return out
+    return []
+
+
+def statement(lines: Sequence[str], off: int) -> list[int]:
+    """The other lines of the short statement that line ``off`` belongs to: the lines that finish it, or, for a
+    line inside a statement opened above (an error message's string), the lines from its opening to its end."""
+    for start in range(off - 1, max(-1, off - 1 - MAX_CONTINUATION), -1):
+        rest = continuation(lines, start)
+        if off in rest:
+            return [start, *(j for j in rest if j != off)]
+    return continuation(lines, off)
+
+
+_MEMBER = re.compile(r"(?:async\s+)?def\s+(\w+)|(?:class\s+)?([A-Za-z_]\w*)\s*(?::(?!=)|=(?!=)|\()")
+_KEYWORDS = frozenset({"if", "for", "while", "with", "try", "return", "raise", "assert", "del", "pass", "elif",
+                       "else", "except", "finally", "import", "from", "global", "nonlocal", "yield", "print"})
+MAX_MEMBERS = 24
+
+
+def members(e: Evidence) -> list[str]:
+    """Names a class body declares at its own level (attributes, options, methods), in order; [] for non-classes."""
+    lines = split_lines(e.text)
+    start = next((i for i, ln in enumerate(lines) if ln.lstrip().startswith("class ")), None)
+    if start is None:
+        return []
+    indent = len(lines[start]) - len(lines[start].lstrip())
+    body: int | None = None
+    out: list[str] = []
+    quote: str | None = None
+    for line in lines[start + 1:]:
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if quote is not None:  # inside a docstring
+            if quote in stripped:
+                quote = None
+            continue
+        level = len(line) - len(line.lstrip())
+        if level <= indent:
+            break  # the class ended
+        body = level if body is None else body
+        for q in ('"""', "'''"):
+            if stripped.startswith(q) or stripped.startswith(("r" + q, "f" + q)):
+                if stripped.count(q) < 2:
+                    quote = q
+                break
+        else:
+            m = _MEMBER.match(stripped) if level == body else None
+            name = m and (m.group(1) or m.group(2))
+            if name and name not in _KEYWORDS and name not in out:
+                out.append(name)
+    return out[:MAX_MEMBERS]
