@@ -4,7 +4,8 @@ Its first sentence says the answer is uncertain; then the two or three strongest
 line each: the place (path:lines and name), cited, what it says (a definition's docstring summary, a section's
 sentence nearest the question, or for code without a docstring its line nearest the question (a body of one
 line: that line), with the line's number; not for the first place, whose answer follows) and why it may be the one (the
-question words it shares, the channels that found it). The answer as written for the first candidate comes last, so one confident claim
+API names it holds on its lines nearest the question, also not for the first place; the question words it shares; the
+channels that found it). The answer as written for the first candidate comes last, so one confident claim
 is replaced by the places worth reading. Every candidate line carries a real ``[n]`` that the checker verifies
 like any other citation.
 """
@@ -80,10 +81,12 @@ def label(e: Evidence) -> str:
     return path
 
 
-def reason(question: str, e: Evidence, tokens: Sequence[str], idf: Mapping[str, float]) -> str:
-    """One short line on why a place may be the answer."""
+def reason(question: str, e: Evidence, tokens: Sequence[str], idf: Mapping[str, float],
+           names: Sequence[str] = ()) -> str:
+    """One short line on why a place may be the answer: the API ``names`` it holds, the question words it shares,
+    the channels that found it."""
     words = shared_words(question, e, tokens, idf)
-    parts = []
+    parts = ["names " + ", ".join(f"`{n}`" for n in names)] if names else []
     if words:
         parts.append("shares " + ", ".join(f'"{w}"' for w in words) + " with the question")
     by = found_by(e)
@@ -119,22 +122,56 @@ def key_line(e: Evidence, tokens: Sequence[str], idf: Mapping[str, float] | None
     return found[0]
 
 
+_API = re.compile(r"`([^`\n]+)`|\b([A-Za-z_][\w.]*[_.][\w.]*[A-Za-z0-9]|[a-z]+[A-Z]\w*|[A-Z][a-z0-9]+[A-Z]\w*)\b"
+                  r"|\b([A-Za-z_]\w{2,})(?=\()")
+MAX_NAMES = 3
+_LINK = re.compile(r"\w+://\S+|\S+@\S+")  # a URL or an address: its dots are no API names
+_PLAIN = re.compile(r"[a-z]+")
+_NAME = re.compile(r"[A-Za-z_][\w.]*[A-Za-z0-9_]")
+_LITERALS = frozenset({"True", "False", "None", "true", "false", "null", "undefined", "NaN"})
+
+
+def api_names(e: Evidence, tokens: Sequence[str], limit: int = MAX_NAMES) -> list[str]:
+    """The identifiers the item's text names (backticked, dotted, snake_case, camelCase or called; in code, not a
+    plain lower-case word) on the lines sharing the most question terms (the first seen among equals), that
+    neither the question nor the item's own name already says: the API a reader would look up there, at most
+    ``limit``."""
+    wanted = set(tokens)
+    own = set(tokenize(e.symbol.rsplit(".", 1)[-1])[:1])
+    code = e.kind in CODE_KINDS  # a plain word in backticks there is a parameter (`key`), not an API to look up
+    found: dict[str, tuple[int, int]] = {}  # name → (-most question terms on one of its lines, first line)
+    for n, line in enumerate(e.text.splitlines()):
+        shared = len(wanted & set(tokenize(line)))
+        if not shared:
+            continue
+        for quoted, bare, called in _API.findall(_LINK.sub(" ", line)):
+            name = quoted or bare or called
+            whole = tokenize(name.rsplit(".", 1)[-1])[:1]  # a dotted name by its last part: `adapter.send` is send
+            if not _NAME.fullmatch(name) or len(name) < 3 or name in _LITERALS or name.startswith(("self.", "this.")) \
+                    or not whole or whole[0] in wanted or whole[0] in own or (code and _PLAIN.fullmatch(name)):
+                continue
+            found[name] = min(found.get(name, (0, n)), (-shared, n))
+    return sorted(found, key=lambda name: found[name])[:limit]
+
+
 def candidate_line(question: str, e: Evidence, tokens: Sequence[str], idf: Mapping[str, float],
                    what: bool = True, near: Closeness | None = None) -> str:
-    """``- name in path:start-end [n]: "What it says." Shares … with the question; found by ….``; code without a
-    docstring shows its line nearest the question instead (``[n]: `line` (line 12). Shares …``). With ``what``
-    false, or nothing to say: ``- name in path:start-end [n]: shares …; found by ….``."""
+    """``- name in path:start-end [n]: "What it says." Names `api`; shares … with the question; found by ….``; code
+    without a docstring shows its line nearest the question instead (``[n]: `line` (line 12). Shares …``). With
+    ``what`` false, or nothing to say: ``- name in path:start-end [n]: shares …; found by ….``."""
     name, path = label(e), escaped(e.path)
     place = f"{path}:{e.start_line}-{e.end_line}" if name == path else f"{name} in {path}:{e.start_line}-{e.end_line}"
-    why = reason(question, e, tokens, idf)
     said = gist(e, tokens, near) if what else ""
-    if not said:
-        line = key_line(e, tokens, idf) if what else None
-        if line is not None:
-            return f"- {place} [{e.id}]: `{line[1]}` (line {line[0]}). {why[0].upper()}{why[1:]}."
-        return f"- {place} [{e.id}]: {why}."
-    ends = "" if said.endswith((".", "!", "?", "…")) else "."
-    return f'- {place} [{e.id}]: "{said}{ends}" {why[0].upper()}{why[1:]}.'
+    line = key_line(e, tokens, idf) if what and not said else None
+    shown = said or (line[1] if line else "")
+    names = [n for n in api_names(e, tokens) if n not in shown] if what else []  # not what the line already says
+    why = reason(question, e, tokens, idf, names)
+    if said:
+        ends = "" if said.endswith((".", "!", "?", "…")) else "."
+        return f'- {place} [{e.id}]: "{said}{ends}" {why[0].upper()}{why[1:]}.'
+    if line is not None:
+        return f"- {place} [{e.id}]: `{line[1]}` (line {line[0]}). {why[0].upper()}{why[1:]}."
+    return f"- {place} [{e.id}]: {why}."
 
 
 def pick(first: Evidence | None, ranked: Sequence[tuple[float, Evidence]],

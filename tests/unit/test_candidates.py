@@ -6,6 +6,7 @@ import pytest
 
 from sift.graph.candidates import (
     UNCERTAIN,
+    api_names,
     candidate_line,
     found_by,
     gist,
@@ -89,6 +90,31 @@ def test_candidate_line_names_place_citation_and_why() -> None:
                     '(line 2). Shares "timeout" with the question; found by keywords, meaning and name.')
     bare = candidate_line("unrelated", FILE, ["unrelated"], {})
     assert bare == "- setup.cfg:1-10 [3]: found by a file read."  # a whole file is named once, by its path
+
+
+@pytest.mark.parametrize(("text", "tokens", "expected"), [
+    # The lines sharing the most question terms first; what the question says is not repeated.
+    ("Set `data_key` to rename a key.\nUse `fields.Email` for addresses.\nSee https://x.org/a_b.html or a@b.io.",
+     ["key", "rename", "address"], ["data_key", "fields.Email"]),
+    ("Pass `timeout` as seconds.\nSet `retry_count` to retry after a `session.timeout`.", ["timeout", "retry"],
+     ["retry_count"]),  # timeout is the question's word, as the last part of a dotted name too
+    ("if (!validateStatus(status)) { reject(new AxiosError(msg)); }\nreturn True", ["status", "reject"],
+     ["validateStatus", "AxiosError"]),  # called and camelCase names; a literal is no name
+    ("x = compute_total(a)\ny = 2", ["nothing"], []),  # no line shares a question term
+    ("`a` `b_c` `d_e` `f_g` on one line", ["line"], ["b_c", "d_e", "f_g"]),  # at most three, in reading order
+])
+def test_api_names(text: str, tokens: list[str], expected: list[str]) -> None:
+    assert api_names(_ev(1, "docs/a.md", "A", kind="doc", text=text), tokens) == expected
+
+
+def test_api_names_leave_out_the_items_own_name() -> None:
+    e = _ev(1, "m.py", "Schema.load", kind="method", symbol="Schema.load",
+            text="def load(self, data):\n    return self.parent.load(self.fields, data)")
+    assert api_names(e, ["data"]) == []  # the call of its own name says nothing new; self.fields is itself
+    documented = e.model_copy(update={"text": 'def load(self, data):\n    """Put `data` in a `Model` of the record."""'})
+    assert api_names(documented, ["record"]) == ["Model"]  # a plain word in code is a parameter
+    section = _ev(2, "docs/a.md", "A", kind="doc", text="Put `data` in a `Model` of the record.")
+    assert api_names(section, ["record"]) == ["data", "Model"]  # in the docs it may be an option's name
 
 
 @pytest.mark.parametrize(("text", "expected"), [
