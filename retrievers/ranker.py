@@ -45,6 +45,7 @@ FEATURES: tuple[str, ...] = (
     "container",  # one of its members was retrieved too
     "doc_howto",  # a documentation section, for a question asking how to do something
     "code_where",  # a definition, for a question asking where something is done
+    "log_lines",  # log of the chunk's length in lines (fitted positive: a one- or two-line span is rarely the answer)
 )
 
 # Query words that ask for test code or for release notes and project meta files, which otherwise rank lower.
@@ -252,6 +253,7 @@ def features(p: Pool, query_tokens: set[str], identifiers: set[str],
             (h.path, h.symbol) in parents,
             howto and h.kind == "doc",
             where and code,
+            math.log1p(h.end_line - h.start_line),
         ))
     return np.array(rows, dtype=np.float64).reshape(len(rows), len(FEATURES))
 

@@ -120,6 +120,18 @@ def test_features_of_channels_scores_and_structure():
     assert doc["log_rrf"] == pytest.approx(math.log(1 / 61)) and doc["member"] == doc["container"] == 0.0
 
 
+@pytest.mark.parametrize(
+    ("start", "end", "lines"),
+    [
+        (10, 10, 0.0),  # one line: log(1)
+        (1, 20, math.log(20)),
+        (5, 7, math.log(3)),
+    ],
+)
+def test_log_lines(start, end, lines):
+    assert row(features(pool([[hit(1, start=start, end=end)]]), {"f"}, set()))["log_lines"] == pytest.approx(lines)
+
+
 def test_containment_is_within_one_file():
     cls = hit(1, path="a.py", name="Session")
     method_elsewhere = hit(2, path="b.py", name="Session.send")
