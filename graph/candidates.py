@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from sift.graph.checker import cited_ids
 from sift.graph.closeness import Closeness
 from sift.graph.confidence import places
-from sift.graph.excerpts import body_lines, doc_sentences, key_lines, summary
+from sift.graph.excerpts import API_NAME, body_lines, doc_sentences, key_lines, summary
 from sift.graph.state import Citation, Draft, Evidence, Plan
 from sift.graph.terms import matched_terms, query_tokens
 from sift.models import CODE_KINDS
@@ -122,8 +122,6 @@ def key_line(e: Evidence, tokens: Sequence[str], idf: Mapping[str, float] | None
     return found[0]
 
 
-_API = re.compile(r"`([^`\n]+)`|\b([A-Za-z_][\w.]*[_.][\w.]*[A-Za-z0-9]|[a-z]+[A-Z]\w*|[A-Z][a-z0-9]+[A-Z]\w*)\b"
-                  r"|\b([A-Za-z_]\w{2,})(?=\()")
 MAX_NAMES = 3
 _LINK = re.compile(r"\w+://\S+|\S+@\S+")  # a URL or an address: its dots are no API names
 _PLAIN = re.compile(r"[a-z]+")
@@ -144,7 +142,7 @@ def api_names(e: Evidence, tokens: Sequence[str], limit: int = MAX_NAMES) -> lis
         shared = len(wanted & set(tokenize(line)))
         if not shared:
             continue
-        for quoted, bare, called in _API.findall(_LINK.sub(" ", line)):
+        for quoted, bare, called in API_NAME.findall(_LINK.sub(" ", line)):
             name = quoted or bare or called
             whole = tokenize(name.rsplit(".", 1)[-1])[:1]  # a dotted name by its last part: `adapter.send` is send
             if not _NAME.fullmatch(name) or len(name) < 3 or name in _LITERALS or name.startswith(("self.", "this.")) \

@@ -18,6 +18,10 @@ from sift.text import split_lines
 from sift.tokenize import tokenize
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(])")
+# An identifier as text names it: backticked, or bare when dotted, snake_case, camelCase or called. findall gives
+# (backticked, bare, called) per match.
+API_NAME = re.compile(r"`([^`\n]+)`|\b([A-Za-z_][\w.]*[_.][\w.]*[A-Za-z0-9]|[a-z]+[A-Z]\w*|[A-Z][a-z0-9]+[A-Z]\w*)\b"
+                      r"|\b([A-Za-z_]\w{2,})(?=\()")
 _NAMES_API = re.compile(r"`[^`]+`|\b\w+\(|\b[a-z]+_[a-z_]+\b|\b[a-z]+\.[a-z_]+\b")
 _ITEM = re.compile(r"^\s*(?:[-*+]|(?:\d+|#)[.)]|\(\d+\)|:[\w .*]+:)\s+")  # a list item ("#." is reST's
 # auto-numbered one) or a reST field (":param x:")

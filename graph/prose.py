@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from sift.graph.candidates import label
 from sift.graph.docstrings import predicate
 from sift.graph.excerpts import (
+    API_NAME,
     CODE,
     body_lines,
     code_block,
@@ -122,7 +123,6 @@ def _listing_sentences(items: Sequence[Evidence]) -> list[str]:
     return out
 
 
-_IDENTIFIER = re.compile(r"`([^`]+)`|\b([A-Za-z_][\w.]*[_.][\w.]*\w|[A-Z][a-z]+[A-Z]\w*|\w+(?=\())")
 MAX_DEFINITIONS = 1
 
 
@@ -130,7 +130,8 @@ def named_definitions(text: str, chosen: Sequence[Evidence], evidence: Sequence[
     """Code evidence (not tests or stubs, not already cited) defining an API that ``text`` names: backticked,
     dotted, snake_case, CamelCase or called (``pkg.load_config`` → ``load_config``)."""
     text = re.sub(rf"{CODE}[\w+-]*", " ", text)  # a fence is no quote: the names in a code block count as written
-    named = [(quoted or bare).split("(", 1)[0].rsplit(".", 1)[-1] for quoted, bare in _IDENTIFIER.findall(text)]
+    named = [(quoted or bare or called).split("(", 1)[0].rsplit(".", 1)[-1]
+             for quoted, bare, called in API_NAME.findall(text)]
     cited = {id(e) for e in chosen}
     found: list[Evidence] = []
     for name in dict.fromkeys(n for n in named if len(n) > 3):
