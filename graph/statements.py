@@ -22,7 +22,7 @@ def _depth(line: str) -> int:
 
 
 def continuation(lines: Sequence[str], off: int) -> list[int]:
-    """The lines after ``off`` that finish the statement it opens (``raise Error(`` … ``)``), when that takes at
+    """The lines after ``off`` that finish the statement it opens (a call whose arguments run on), when that takes at
     most ``MAX_CONTINUATION`` lines; [] when the line is complete or the statement runs longer."""
     depth = _depth(lines[off])
     if depth <= 0:

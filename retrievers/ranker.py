@@ -45,7 +45,7 @@ FEATURES: tuple[str, ...] = (
     "container",  # one of its members was retrieved too
     "doc_howto",  # a documentation section, for a question asking how to do something
     "code_where",  # a definition, for a question asking where something is done
-    "log_lines",  # log of the chunk's length in lines (fitted positive: a one- or two-line span is rarely the answer)
+    "log_lines",  # log of how many lines the chunk has (fitted positive: a chunk of a line or two is rarely asked for)
 )
 
 # Query words that ask for test code or for release notes and project meta files, which otherwise rank lower.
