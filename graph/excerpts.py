@@ -33,6 +33,7 @@ _ROLE = re.compile(r"(?::[\w:+-]+:|\{[\w:+-]+\})`+([^`<]*?)(?:\s*<[^>`]*>)?`+")
 
 
 _LINK = re.compile(r"`+([^`<]+?)\s*<[^>`]+>`+_{0,2}")  # reST `text <target>`, a link or a default-role reference
+_MD_LINK = re.compile(r"!?\[([^\]\n]*)\]\([^)\n]*\)")  # a Markdown link or image: its text
 
 
 def plain(text: str) -> str:
@@ -261,7 +262,13 @@ def _units(text: str, code: bool = False) -> list[str]:
             para.append(line.strip())
         i += 1
     flush()
-    return [u for u in units if len(u) > 15]
+    return [u for u in units if len(u) > 15 and (u.startswith(CODE) or len(_link_text(u)) > 15)]
+
+
+def _link_text(unit: str) -> str:
+    """What a reader sees of a unit's Markdown links and images (a badge's image inside its link too): an anchor
+    ``[](#name)`` or a row of badges says nothing to quote."""
+    return _MD_LINK.sub(r"\1", _MD_LINK.sub(r"\1", unit)).strip()
 
 
 def doc_sentences(evidence: Evidence, tokens: Sequence[str], limit: int = 5,

@@ -173,3 +173,10 @@ def test_code_block_without_docstring_keeps_the_comment() -> None:
     e = Evidence(id=1, path="web/fmt.js", start_line=5, end_line=12, kind="function", name="fmt", score=1.0,
                  text=JSDOC)
     assert code_block(e, []).startswith(f"{CODE}javascript\n/**\n * Format a wait time.")
+
+
+@pytest.mark.parametrize("markup", ["[](#anchor-for-the-next-block)", "[![Build](https://ci.example/b.svg)](https://ci.example)"])
+def test_doc_sentences_leave_out_a_line_of_links_that_says_nothing(markup: str) -> None:
+    text = f"### Reading\n\n{markup}\n\nThe reader accepts [a file](https://example.org/file) or a stream of bytes.\n"
+    out = doc_sentences(ev(text, kind="doc", name="Reading"), ["reader", "file"], limit=3)
+    assert out == ["The reader accepts [a file](https://example.org/file) or a stream of bytes."]
