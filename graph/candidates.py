@@ -189,7 +189,8 @@ def with_candidates(draft: Draft, plan: Plan, evidence: Sequence[Evidence], idf:
     """The draft rewritten for an uncertain answer: the uncertain sentence, the candidate places, then the draft
     (a list answer that already cites several places: the uncertain sentence only)."""
     by_id = {e.id: e for e in evidence}
-    cited = [i for i in [*cited_ids(draft.text), *(c.evidence_id for c in draft.citations)] if i in by_id]
+    cited = [i for i in dict.fromkeys([*cited_ids(draft.text), *(c.evidence_id for c in draft.citations)])
+             if i in by_id]
     if plan.question_type == "list" and len(cited) >= 2:
         # The answer already enumerates several places; other candidates would read as items of the list.
         return draft.model_copy(update={"text": hedged(draft.text)})

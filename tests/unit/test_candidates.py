@@ -190,6 +190,10 @@ def test_with_candidates_leaves_a_list_answer_its_items() -> None:
     assert out.text == f"{UNCERTAIN} {draft.text}" and out.citations == draft.citations
     one = Draft(text="`send` is defined in net/session.py [1].")
     assert "The strongest candidates:" in with_candidates(one, plan, [SESSION, DOC, FILE], {}).text
+    # One place, cited in the text and in the citations alike, is one place: the candidates still follow.
+    cited_once = one.model_copy(update={"citations": [Citation(evidence_id=1, path=SESSION.path, start_line=1,
+                                                                end_line=10)]})
+    assert "The strongest candidates:" in with_candidates(cited_once, plan, [SESSION, DOC, FILE], {}).text
 
 
 @pytest.mark.parametrize(("path", "shown"), [
