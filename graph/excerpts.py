@@ -95,9 +95,10 @@ def _header_end(lines: Sequence[str], lang: str = "") -> int:
 _WORDY = re.compile(r"[A-Za-z0-9_]")
 
 
-def body_lines(evidence: Evidence, after_header: bool = True) -> list[tuple[int, str]]:
+def body_lines(evidence: Evidence, after_header: bool = True, fenced: bool = False) -> list[tuple[int, str]]:
     """A definition's quotable body lines as (offset, stripped text): not its header (with ``after_header``),
-    docstring, comments, decorators, or lines without a word (blank, ``}``, ``});``)."""
+    docstring, comments, decorators, or lines without a word (blank, ``}``, ``});``). With ``fenced`` the lines are
+    for a fenced block, where a backtick (a template literal) or a sentence end inside a line is safe."""
     out = []
     in_doc: str | None = None
     lines = split_lines(evidence.text)
@@ -116,13 +117,13 @@ def body_lines(evidence: Evidence, after_header: bool = True) -> list[tuple[int,
         if offset <= header or not stripped or stripped.startswith(("#", "def ", "class ", "async def ", "@")) \
                 or stripped.startswith(("/*", "//", "* ")) or stripped in ("*", "*/"):  # JS comments too
             continue
-        if len(stripped) <= 160 and quotable(stripped) and _WORDY.search(stripped):
+        if len(stripped) <= 160 and (fenceable(stripped) if fenced else quotable(stripped)) and _WORDY.search(stripped):
             out.append((offset, stripped))
     return out
 
 
-def key_lines(evidence: Evidence, tokens: Sequence[str], limit: int = 3,
-              own: Sequence[str] = (), idf: Mapping[str, float] | None = None) -> list[tuple[int, str]]:
+def key_lines(evidence: Evidence, tokens: Sequence[str], limit: int = 3, own: Sequence[str] = (),
+              idf: Mapping[str, float] | None = None, fenced: bool = False) -> list[tuple[int, str]]:
     """Body lines sharing the most question terms (not the header, docstring or comments), in file order; with
     ``idf``, the most idf weight of them, so that a rare word of the question ("installed") outweighs a common
     one ("version"). With ``own`` (the definition's own name terms), a line must share some other term: a line
@@ -130,7 +131,7 @@ def key_lines(evidence: Evidence, tokens: Sequence[str], limit: int = 3,
     wanted = set(tokens)
     other = wanted - set(own)
     scored = []
-    for offset, stripped in body_lines(evidence, after_header=bool(own)):
+    for offset, stripped in body_lines(evidence, after_header=bool(own), fenced=fenced):
         words = set(tokenize(stripped))
         shared = wanted & words
         overlap = sum(idf.get(t, 1.0) for t in shared) if idf else len(shared)
@@ -148,6 +149,11 @@ _CODE_DIRECTIVE = re.compile(  # also a Sphinx extension's own, such as ".. myto
 _DOCTEST = re.compile(r"^\s*>>>( |$)")
 MAX_CODE_LINES = 16
 CODE = "```"  # a unit that starts with this is a fenced code block, shown as code and not as a sentence
+
+
+def fenceable(code: str) -> bool:
+    """A code line can be shown in a fenced block: no fence of its own and no ``[n]`` (read as a citation marker)."""
+    return CODE not in code and not _CITATION_LIKE.search(code)
 
 
 _CODE_LINE = re.compile(r"[=(){}\[\];]|^\s*(@|#|>>>|\$ |\.\.\. )")

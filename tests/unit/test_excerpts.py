@@ -10,8 +10,10 @@ from sift.graph.excerpts import (
     definition_start,
     doc_lines,
     doc_sentences,
+    fenceable,
     first_sentence,
     key_lines,
+    quotable,
     signature,
 )
 from sift.graph.state import Evidence
@@ -180,3 +182,14 @@ def test_doc_sentences_leave_out_a_line_of_links_that_says_nothing(markup: str) 
     text = f"### Reading\n\n{markup}\n\nThe reader accepts [a file](https://example.org/file) or a stream of bytes.\n"
     out = doc_sentences(ev(text, kind="doc", name="Reading"), ["reader", "file"], limit=3)
     assert out == ["The reader accepts [a file](https://example.org/file) or a stream of bytes."]
+
+
+@pytest.mark.parametrize(("line", "inline", "fenced"), [
+    ("return value.strip()", True, True),
+    ("throw new TypeError(`value is longer than ${limit}`)", False, True),  # a template literal
+    ('raise ValueError("Bad input. Try again.")', False, True),  # a sentence end inside
+    ("return values[0]", False, False),  # reads as a citation marker either way
+    ('doc = "```python"', False, False),  # would close the block
+])
+def test_a_line_quoted_inline_or_shown_in_a_block(line: str, inline: bool, fenced: bool) -> None:
+    assert (quotable(line), fenceable(line)) == (inline, fenced)

@@ -131,3 +131,22 @@ def test_a_list_question_gets_a_sections_whole_list(question_type: str, shown: i
     plan = Plan(standalone="which tags are there", question_type=question_type)
     text = compose(answer_sentences(plan, [section], [section], ["tag"])[0])
     assert sum(f"opt{i} sets" in text for i in range(8)) == shown, text
+
+
+CHECKED = Evidence(id=3, path="lib/check.js", start_line=1, end_line=9, kind="function", name="check", symbol="check",
+                   score=1.0, text="function check (value, limit) {\n  const size = value.length\n  const kind = typeof value\n"
+                                   "  const seen = new Set()\n  const parts = value.split('.')\n"
+                                   "  if (size > limit) {\n    throw new TypeError(`value is longer than ${limit}`)\n"
+                                   "  }\n  return parts\n}")
+
+
+@pytest.mark.parametrize(("question", "shown"), [
+    # What happens is what the code throws, even when that line shares no word with the question; and a line
+    # with a template literal is shown in the block.
+    ("What happens if I pass a value that is too big?", True),
+    ("Where is the value checked?", False),  # a question about the place: the lines nearest it only
+])
+def test_a_question_about_what_happens_shows_what_the_code_throws(question: str, shown: bool) -> None:
+    text = compose(answer_sentences(Plan(standalone=question, question_type="explain"), [CHECKED], [CHECKED],
+                                    ["size", "big"])[0])
+    assert ("throw new TypeError(`value is longer than ${limit}`)" in text) is shown, text
