@@ -297,6 +297,10 @@ def doc_sentences(evidence: Evidence, tokens: Sequence[str], limit: int = 5,
         # A section's first sentence states what it is about ("Short answer: you can't."), often in other words
         # than the question's: it is kept, in place of the weakest match.
         top = [*top[:limit - 1], lead]
+    chosen = {i for _, i, _ in top}
+    # A sentence that introduces an example ("… converts to:") brings the example it introduces.
+    top += [(0.0, i + 1, sentences[i + 1]) for i in sorted(chosen) if sentences[i].endswith(":")
+            and i + 1 < len(sentences) and i + 1 not in chosen and sentences[i + 1].startswith(CODE)]
     top = sorted(top, key=lambda t: t[1])
     return [s if s.startswith(CODE) else plain(s if len(s) <= 400 else s[:397].rstrip() + "…") for _, _, s in top]
 

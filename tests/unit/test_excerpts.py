@@ -193,3 +193,10 @@ def test_doc_sentences_leave_out_a_line_of_links_that_says_nothing(markup: str) 
 ])
 def test_a_line_quoted_inline_or_shown_in_a_block(line: str, inline: bool, fenced: bool) -> None:
     assert (quotable(line), fenceable(line)) == (inline, fenced)
+
+
+def test_doc_sentences_bring_the_example_a_chosen_sentence_introduces() -> None:
+    text = ("Retries\n-------\n\nThe client retries a failed request like this:\n\n```python\nclient.get(url)\n```\n\n"
+            "Other settings live elsewhere.\n")
+    out = doc_sentences(ev(text, kind="doc", name="Retries"), ["retry", "fail"], limit=1)
+    assert out == ["The client retries a failed request like this:", f"{CODE}python\nclient.get(url)\n{CODE}"]
