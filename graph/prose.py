@@ -164,20 +164,34 @@ def _doc_sentences(e: Evidence, tokens: Sequence[str], part: bool = False, after
     intro = f'The section "{section}" of {where} says' if section and section != e.path else f"{where} says"
     if after is not None and after.path == e.path and whole_name(after) == whole_name(e):
         intro = f"The section goes on (lines {e.start_line}-{e.end_line})"
-    quoted = doc_sentences(e, tokens, limit=limit)
+    quoted = [_as_item(s) for s in doc_sentences(e, tokens, limit=limit)]
     if not quoted:
         return [] if part else [cite(f"{intro} nothing quotable", e.id)]
-    if quoted[0].startswith(CODE):  # a code example opens the answer: the intro carries its citation
+    if _own_line(quoted[0]):  # a code example or a list item opens it: the intro carries its citation
         return [cite(f"{intro}:", e.id), *(s if s.startswith(CODE) else cite(s, e.id) for s in quoted)]
     return [cite(f"{intro}: {quoted[0]}", e.id), *(s if s.startswith(CODE) else cite(s, e.id) for s in quoted[1:])]
 
 
+_BULLET = re.compile(r"^[*+-]\s+")
+_NUMBERED = re.compile(r"^\d+[.)]\s")
+
+
+def _as_item(unit: str) -> str:
+    """A quoted bullet item as the answer's Markdown item (``- ``); a numbered item keeps its number."""
+    return "- " + _BULLET.sub("", unit) if _BULLET.match(unit) else unit
+
+
+def _own_line(piece: str) -> bool:
+    """A fenced code block or a list item stands on a line of its own (``compose``)."""
+    return piece.startswith((CODE, "- ")) or bool(_NUMBERED.match(piece))
+
+
 def compose(pieces: Sequence[str]) -> str:
-    """The answer text: sentences run on; a fenced code block (``CODE``) or a list item (``- ``) stands on a
-    line of its own."""
+    """The answer text: sentences run on; a fenced code block (``CODE``) or a list item (``- ``, ``1. ``) stands
+    on a line of its own."""
     out = ""
     for piece in pieces:
-        if piece.startswith((CODE, "- ")):
+        if _own_line(piece):
             out = f"{out.rstrip()}\n{piece}\n"
         else:
             out = f"{out}{piece}" if not out or out.endswith("\n") else f"{out} {piece}"

@@ -18,6 +18,7 @@ BLOCK = f"{CODE}python\nx = 1\n{CODE}"
     ([BLOCK], BLOCK),  # a block alone, no blank line around it
     (["A [1].", BLOCK, BLOCK], f"A [1].\n{BLOCK}\n{BLOCK}"),
     ([], ""),
+    (["It says [1]:", "- one [1].", "2. two [1].", "Then more [1]."], "It says [1]:\n- one [1].\n2. two [1].\nThen more [1]."),
 ])
 def test_compose(pieces: list[str], expected: str) -> None:
     assert compose(pieces) == expected
@@ -150,3 +151,14 @@ def test_a_question_about_what_happens_shows_what_the_code_throws(question: str,
     text = compose(answer_sentences(Plan(standalone=question, question_type="explain"), [CHECKED], [CHECKED],
                                     ["size", "big"])[0])
     assert ("throw new TypeError(`value is longer than ${limit}`)" in text) is shown, text
+
+
+def test_a_sections_bullet_items_are_the_answers_items_on_lines_of_their_own() -> None:
+    text = "Retry settings\n--------------\n\n* retries: how often a failed call is retried.\n" \
+           "* backoff: how long to wait between retries.\n"
+    doc = Evidence(id=2, path="docs/retry.rst", start_line=1, end_line=5, kind="doc", name="Retry settings",
+                   symbol="Retry settings", score=1.0, text=text)
+    sentences, _ = answer_sentences(Plan(standalone="q"), [doc], [doc], ["retry", "fail", "wait"])
+    assert compose(sentences) == ('The section "Retry settings" of docs/retry.rst (lines 1-5) says [2]:\n'
+                                  "- retries: how often a failed call is retried [2].\n"
+                                  "- backoff: how long to wait between retries [2].")
