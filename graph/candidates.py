@@ -22,6 +22,7 @@ from sift.graph.excerpts import API_NAME, body_lines, doc_sentences, key_lines, 
 from sift.graph.state import Citation, Draft, Evidence, Plan
 from sift.graph.terms import matched_terms, query_tokens
 from sift.models import CODE_KINDS
+from sift.text import line_span
 from sift.text import shown as escaped
 from sift.tokenize import tokenize
 
@@ -158,7 +159,8 @@ def candidate_line(question: str, e: Evidence, tokens: Sequence[str], idf: Mappi
     without a docstring shows its line nearest the question instead (``[n]: `line` (line 12). Shares …``). With
     ``what`` false, or nothing to say: ``- name in path:start-end [n]: shares …; found by ….``."""
     name, path = label(e), escaped(e.path)
-    place = f"{path}:{e.start_line}-{e.end_line}" if name == path else f"{name} in {path}:{e.start_line}-{e.end_line}"
+    span = line_span(e.start_line, e.end_line)
+    place = f"{path}:{span}" if name == path else f"{name} in {path}:{span}"
     said = gist(e, tokens, near) if what else ""
     line = key_line(e, tokens, idf) if what and not said else None
     shown = said or (line[1] if line else "")

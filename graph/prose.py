@@ -29,6 +29,7 @@ from sift.graph.statements import members
 from sift.graph.support import is_listing, last_name, whole_name
 from sift.models import CODE_KINDS
 from sift.retrievers.paths import is_stub_path, is_test_path
+from sift.text import lines_phrase
 from sift.text import shown as escaped
 from sift.tokenize import tokenize
 
@@ -76,7 +77,7 @@ def _code_sentences(e: Evidence, plan: Plan, tokens: Sequence[str], idf: Mapping
     n = e.id
     sig = signature(e)
     kind = _kind(e, sig)
-    where = f"{escaped(e.path)} (lines {e.start_line}-{e.end_line})"
+    where = f"{escaped(e.path)} ({lines_phrase(e.start_line, e.end_line)})"
     doc = summary(e.docstring)
     name = label(e)
     if name == escaped(e.path):  # a whole file or module: its path is its name
@@ -130,7 +131,7 @@ def _listing_sentences(items: Sequence[Evidence]) -> list[str]:
     out = [f"{items[0].path} defines {len(items)} {noun}:"]
     for e in items:
         doc = summary(e.docstring)
-        out.append("- " + cite(_placed(f"`{last_name(e)}`", f"(lines {e.start_line}-{e.end_line})", _kind(e, signature(e)), doc)
+        out.append("- " + cite(_placed(f"`{last_name(e)}`", f"({lines_phrase(e.start_line, e.end_line)})", _kind(e, signature(e)), doc)
                                .replace(" in (lines", " (lines"), e.id))
     return out
 
@@ -159,11 +160,11 @@ def _doc_sentences(e: Evidence, tokens: Sequence[str], part: bool = False, after
     """What a documentation section says, as at most ``limit`` cited sentences, list items and code blocks; ``[]``
     for a ``part`` of an answer's section with nothing to quote. A part that goes on from the previous one
     (``after``) says so."""
-    where = f"{escaped(e.path)} (lines {e.start_line}-{e.end_line})"
+    where = f"{escaped(e.path)} ({lines_phrase(e.start_line, e.end_line)})"
     section = e.symbol.split(" > ")[-1] if e.kind == "doc" else ""
     intro = f'The section "{section}" of {where} says' if section and section != e.path else f"{where} says"
     if after is not None and after.path == e.path and whole_name(after) == whole_name(e):
-        intro = f"The section goes on (lines {e.start_line}-{e.end_line})"
+        intro = f"The section goes on ({lines_phrase(e.start_line, e.end_line)})"
     quoted = [_as_item(s) for s in doc_sentences(e, tokens, limit=limit)]
     if not quoted:
         return [] if part else [cite(f"{intro} nothing quotable", e.id)]
@@ -199,7 +200,7 @@ def compose(pieces: Sequence[str]) -> str:
 
 
 def _file_sentences(e: Evidence, tokens: Sequence[str], idf: Mapping[str, float] | None = None) -> list[str]:
-    head = cite(f"{escaped(e.path)} (lines {e.start_line}-{e.end_line}) is the relevant file", e.id)
+    head = cite(f"{escaped(e.path)} ({lines_phrase(e.start_line, e.end_line)}) is the relevant file", e.id)
     block = code_block(e, key_lines(e, tokens, limit=3, idf=idf), header=False)
     return [head, block] if block else [head]
 
@@ -210,7 +211,7 @@ def _named_sentence(d: Evidence) -> str:
     said = predicate(doc) if doc else None
     name = last_name(d)
     spelled = re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", d.text)
-    where = f"{f'`{name}`' if spelled else name} ({d.path}, lines {d.start_line}-{d.end_line})"  # checked if quoted
+    where = f"{f'`{name}`' if spelled else name} ({d.path}, {lines_phrase(d.start_line, d.end_line)})"  # checked if quoted
     if said:
         return cite(f"The code does it in {where}, which {said}", d.id)
     return cite(f"The code does it in {where}" + (f": {doc}" if doc else ""), d.id)

@@ -31,7 +31,17 @@ def line_count(text: str) -> int:
     return text.count("\n") + (0 if text.endswith("\n") else 1)
 
 
-__all__ = ["line_count", "split_lines"]
+def line_span(start: int, end: int) -> str:
+    """Lines ``start..end`` as a reader writes them: ``"12-20"``, or ``"12"`` for one line."""
+    return str(start) if start == end else f"{start}-{end}"
+
+
+def lines_phrase(start: int, end: int) -> str:
+    """``"lines 12-20"``, or ``"line 12"`` for one line."""
+    return f"line {start}" if start == end else f"lines {start}-{end}"
+
+
+__all__ = ["line_count", "line_span", "lines_phrase", "split_lines"]
 
 
 # C0 controls, DEL and C1 controls; bidi embeddings/overrides (U+202A–202E) and isolates (U+2066–2069); the

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sift.text import line_count, split_lines
+from sift.text import line_count, line_span, lines_phrase, split_lines
 
 
 @pytest.mark.parametrize(
@@ -31,3 +31,11 @@ def test_split_lines_differs_from_splitlines_on_form_feed() -> None:
     text = "def f():\n    pass\n\f\ndef g():\n    return 1\n"
     assert split_lines(text)[3] == "def g():"
     assert text.splitlines()[3] != "def g():"  # the drift split_lines exists to prevent
+
+
+@pytest.mark.parametrize(("start", "end", "span", "phrase"), [
+    (12, 20, "12-20", "lines 12-20"),
+    (737, 737, "737", "line 737"),  # one line is not written as a range
+])
+def test_a_line_range_as_a_reader_writes_it(start: int, end: int, span: str, phrase: str) -> None:
+    assert (line_span(start, end), lines_phrase(start, end)) == (span, phrase)
