@@ -298,7 +298,7 @@ def doc_sentences(evidence: Evidence, tokens: Sequence[str], limit: int = 5,
         # than the question's: it is kept, in place of the weakest match.
         top = [*top[:limit - 1], lead]
     chosen = {i for _, i, _ in top}
-    # A sentence that introduces an example ("… converts to:") brings the example it introduces.
+    # A sentence that introduces an example ("… like this:") brings the example it introduces.
     top += [(0.0, i + 1, sentences[i + 1]) for i in sorted(chosen) if sentences[i].endswith(":")
             and i + 1 < len(sentences) and i + 1 not in chosen and sentences[i + 1].startswith(CODE)]
     top = sorted(top, key=lambda t: t[1])
