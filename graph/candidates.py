@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from sift.graph.checker import cited_ids
 from sift.graph.closeness import Closeness
 from sift.graph.confidence import places
-from sift.graph.excerpts import API_NAME, body_lines, doc_sentences, key_lines, summary
+from sift.graph.excerpts import API_NAME, BULLET, body_lines, doc_sentences, key_lines, summary
 from sift.graph.state import Citation, Draft, Evidence, Plan
 from sift.graph.terms import matched_terms, query_tokens
 from sift.models import CODE_KINDS
@@ -103,7 +103,7 @@ def gist(e: Evidence, tokens: Sequence[str], near: Closeness | None = None) -> s
         said = next(iter(doc_sentences(e, tokens, limit=1, near=near, code=False)), "")
     else:
         said = summary(e.docstring)
-    said = " ".join(said.split()).strip('"')
+    said = BULLET.sub("", " ".join(said.split())).strip('"')  # a list item said in quotes, without its bullet
     if len(said) > MAX_GIST:
         said = said[:MAX_GIST - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
     return said

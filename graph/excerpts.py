@@ -25,6 +25,7 @@ API_NAME = re.compile(r"`([^`\n]+)`|\b([A-Za-z_][\w.]*[_.][\w.]*[A-Za-z0-9]|[a-z
 _NAMES_API = re.compile(r"`[^`]+`|\b\w+\(|\b[a-z]+_[a-z_]+\b|\b[a-z]+\.[a-z_]+\b")
 _ITEM = re.compile(r"^\s*(?:[-*+]|(?:\d+|#)[.)]|\(\d+\)|:[\w .*]+:)\s+")  # a list item ("#." is reST's
 # auto-numbered one) or a reST field (":param x:")
+BULLET = re.compile(r"^[*+-]\s+")  # a bullet item's marker, in Markdown or reST
 _CITATION_LIKE = re.compile(r"\[\d+\]")  # "values[0]" would read as a citation marker
 _MARKUP = re.compile(r"^\s*(#+(?:\s|$)|[=\-~^*]{3,}\s*$|```|\.\. |:::|\(.*\)=$)")
 

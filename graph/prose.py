@@ -15,6 +15,7 @@ from sift.graph.candidates import label
 from sift.graph.docstrings import predicate
 from sift.graph.excerpts import (
     API_NAME,
+    BULLET,
     CODE,
     body_lines,
     code_block,
@@ -173,13 +174,12 @@ def _doc_sentences(e: Evidence, tokens: Sequence[str], part: bool = False, after
     return [cite(f"{intro}: {quoted[0]}", e.id), *(s if s.startswith(CODE) else cite(s, e.id) for s in quoted[1:])]
 
 
-_BULLET = re.compile(r"^[*+-]\s+")
 _NUMBERED = re.compile(r"^\d+[.)]\s")
 
 
 def _as_item(unit: str) -> str:
     """A quoted bullet item as the answer's Markdown item (``- ``); a numbered item keeps its number."""
-    return "- " + _BULLET.sub("", unit) if _BULLET.match(unit) else unit
+    return "- " + BULLET.sub("", unit) if BULLET.match(unit) else unit
 
 
 def _own_line(piece: str) -> bool:

@@ -137,6 +137,8 @@ LONG = "Send the request " + "and wait for it " * 20 + "to finish."
     (SESSION, ""),  # code without a docstring says nothing of itself
     (DOC, "Every request takes a timeout argument in seconds."),  # a section's sentence nearest the question
     (SESSION.model_copy(update={"docstring": LONG}), LONG[:159].rsplit(" ", 1)[0] + "…"),  # one line at most
+    (DOC.model_copy(update={"text": "Options\n\n- *timeout*: seconds to wait for the reply.\n"}),
+     "*timeout*: seconds to wait for the reply."),  # a list item without its bullet
 ])
 def test_gist_says_what_a_place_holds(e: Evidence, expected: str) -> None:
     assert gist(e, ["timeout"]) == expected
