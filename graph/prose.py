@@ -38,11 +38,6 @@ SHORT_BODY = 4  # body lines: a definition this short shows them all, not the li
 # Body lines shown of a longer definition, the ones nearest the question: two where the question asks where it is,
 # six where it asks how it works (six against four: 2 more answers hit on the fitting sets, none fewer; eight: 1).
 LOCATE_LINES, EXPLAIN_LINES = 2, 6
-# A question about what happens (when…, if…) is answered by what the code raises, throws or warns: its first lines
-# of that kind are shown too.
-_OUTCOME_ASKED = re.compile(r"\bwhat\s+happens\b|\bwhat\s+(?:does|do|will)\b.*\b(?:do|return)\b", re.IGNORECASE)
-_OUTCOME_LINE = re.compile(r"(?:raise|throw)\b|(?:\w+\.)*warn(?:ings\.warn)?\(")
-OUTCOME_LINES = 2
 DOC_SENTENCES = 5  # what a section says: its sentences, list items and examples nearest the question
 LIST_SENTENCES = 10  # the same for a list question, whose answer is often a section's whole list
 
@@ -92,10 +87,6 @@ def _code_sentences(e: Evidence, plan: Plan, tokens: Sequence[str], idf: Mapping
     else:
         shown = key_lines(e, tokens, limit=LOCATE_LINES if plan.question_type == "locate" else EXPLAIN_LINES,
                           own=tokenize(e.symbol.rsplit(".", 1)[-1]), idf=idf, fenced=True)
-        if _OUTCOME_ASKED.search(plan.standalone):
-            have = {ln for ln, _ in shown}
-            shown = sorted([*shown, *[(e.start_line + off, text) for off, text in body
-                                      if _OUTCOME_LINE.match(text) and e.start_line + off not in have][:OUTCOME_LINES]])
     block = code_block(e, shown) if shown or (kind != "class" and "(" in sig) else ""  # a bare class line shows nothing
     if block:
         out.append(block)
