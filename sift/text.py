@@ -38,7 +38,7 @@ def line_span(start: int, end: int) -> str:
 
 def lines_phrase(start: int, end: int) -> str:
     """``"lines 12-20"``, or ``"line 12"`` for one line."""
-    return f"line {start}" if start == end else f"lines {start}-{end}"
+    return f"line {start}" if start == end else f"lines {line_span(start, end)}"
 
 
 __all__ = ["line_count", "line_span", "lines_phrase", "split_lines"]
