@@ -35,6 +35,7 @@ _ROLE = re.compile(r"(?::[\w:+-]+:|\{[\w:+-]+\})`+([^`<]*?)(?:\s*<[^>`]*>)?`+")
 
 _LINK = re.compile(r"`+([^`<]+?)\s*<[^>`]+>`+_{0,2}")  # reST `text <target>`, a link or a default-role reference
 _MD_LINK = re.compile(r"!?\[([^\]\n]*)\]\([^)\n]*\)")  # a Markdown link or image: its text
+_HTML_COMMENT = re.compile(r"<!--.*?(?:-->|$)")  # a reader of the rendered page never sees it
 
 
 def plain(text: str) -> str:
@@ -200,7 +201,8 @@ def _units(text: str, code: bool = False) -> list[str]:
 
     def flush() -> None:
         if para:
-            units.extend(s.strip() for s in _SENTENCE.split(" ".join(" ".join(para).split())))
+            joined = " ".join(_HTML_COMMENT.sub(" ", " ".join(para)).split())
+            units.extend(s.strip() for s in _SENTENCE.split(joined))
             para.clear()
 
     def block(body: list[str], lang: str = "") -> None:
@@ -259,6 +261,10 @@ def _units(text: str, code: bool = False) -> list[str]:
                 j += 1
             block(lines[i:j], "python")
             i = j
+            continue
+        if line.lstrip().startswith("<!--") and "-->" not in line.split("<!--", 1)[1]:
+            flush()  # a comment over several lines, up to the line that closes it
+            i = next((j for j in range(i + 1, len(lines)) if "-->" in lines[j]), len(lines)) + 1
             continue
         if _MARKUP.match(line) or not line.strip():
             flush()

@@ -200,3 +200,16 @@ def test_doc_sentences_bring_the_example_a_chosen_sentence_introduces() -> None:
             "Other settings live elsewhere.\n")
     out = doc_sentences(ev(text, kind="doc", name="Retries"), ["retry", "fail"], limit=1)
     assert out == ["The client retries a failed request like this:", f"{CODE}python\nclient.get(url)\n{CODE}"]
+
+
+@pytest.mark.parametrize("comment", [
+    "<!--\nTODO: document the reader's options, then link them here.\n-->",
+    "<!-- TODO: document the reader's options, then link them here. -->",
+])
+def test_doc_sentences_never_quote_an_html_comment(comment: str) -> None:
+    text = (f"### Reading\n\n{comment}\n\nThe reader accepts a file or a stream of bytes. <!-- the reader's "
+            "options --> The reader reads them lazily.\n\n```html\n<!-- kept: part of the example -->\n<p>x</p>\n```\n")
+    out = doc_sentences(ev(text, kind="doc", name="Reading"), ["reader", "options", "file"], limit=5)
+    assert out[:2] == ["The reader accepts a file or a stream of bytes.", "The reader reads them lazily."]
+    assert not any("TODO" in s for s in out)
+    assert any("<!-- kept" in s for s in out)  # a comment inside a code example is the example's
