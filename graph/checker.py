@@ -1,5 +1,6 @@
 """The citation checker: every ``[n]`` names real evidence, cited lines exist in the indexed file version, code
-identifiers in backticks appear in the cited text, and at least K citations are valid.
+identifiers in backticks appear in the text cited for their sentence (``claims``), and at least K citations are
+valid.
 
 ``check_draft`` is pure: the check node passes in what the database says about each cited file.
 """
@@ -102,13 +103,13 @@ def check_draft(draft: Draft, evidence: Sequence[Evidence], files: Mapping[str, 
             continue
         texts[n] = _cited_text(c, ev, files.get(ev.path))
         checked[n] = c.model_copy(update={"valid": True, "snippet": texts[n][:400]})
-    for sentence in sentences(draft.text):
-        marks = [m for m in cited_ids(sentence) if m in texts] or list(texts)
+    for sentence, covering in claims(draft.text):
+        marks = [m for m in covering if m in texts] or list(texts)
         pool = "\n".join(texts[m] for m in marks)
         for code in _TICKS.findall(sentence):
             if not identifier_supported(code, pool):
                 problems.append(f"`{code}` does not appear in the text cited by {marks or 'nothing'}")
-                for m in cited_ids(sentence):
+                for m in covering:
                     if m in checked:
                         checked[m] = checked[m].model_copy(update={"valid": False})
     valid = [n for n, c in checked.items() if c.valid]
@@ -117,12 +118,20 @@ def check_draft(draft: Draft, evidence: Sequence[Evidence], files: Mapping[str, 
     return Verdict(ok=not problems, valid=valid, problems=problems, citations=list(checked.values()))
 
 
+def claims(text: str) -> list[tuple[str, list[int]]]:
+    """Each sentence with the markers that cite it: its own, or else those of the first cited sentence after it
+    on the same line (a run of sentences quoting one source carries the marker once, after the last); ``[]``
+    when neither has one."""
+    out: list[tuple[str, list[int]]] = []
+    for line in text.split("\n"):
+        said = sentences(line)
+        for i, s in enumerate(said):
+            out.append((s, next((m for m in (cited_ids(t) for t in said[i:]) if m), [])))
+    return out
+
+
 def strip_unsupported(text: str, valid: Sequence[int]) -> str:
-    """Keep only sentences whose every marker is a valid citation; uncited sentences are dropped."""
-    keep = []
+    """Keep only sentences whose every covering marker (``claims``) is a valid citation; uncited sentences are
+    dropped."""
     ok = set(valid)
-    for s in sentences(text):
-        marks = cited_ids(s)
-        if marks and all(m in ok for m in marks):
-            keep.append(s)
-    return " ".join(keep)
+    return " ".join(s for s, marks in claims(text) if marks and all(m in ok for m in marks))

@@ -1,6 +1,7 @@
 """The extractive answer's text: cited sentences about the chosen evidence, and code blocks on lines of their own.
 
-Every sentence carries the ``[n]`` of the evidence it quotes. For code it gives the definition's location,
+Every sentence carries the ``[n]`` of the evidence it quotes, or the sentences after it that quote the same
+evidence do (``cited_once``). For code it gives the definition's location,
 signature and the first sentence of its docstring, the body lines that share the question's terms, and known
 call sites; for docs it quotes the section's most relevant sentences (and links the definition of an API they
 name); for a module's listing, each definition's name and docstring summary.
@@ -12,6 +13,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 
 from sift.graph.candidates import label
+from sift.graph.checker import cited_ids
 from sift.graph.docstrings import predicate
 from sift.graph.excerpts import (
     API_NAME,
@@ -178,11 +180,28 @@ def _own_line(piece: str) -> bool:
     return piece.startswith((CODE, "- ")) or bool(_NUMBERED.match(piece))
 
 
+_LAST_MARKER = re.compile(r" \[(\d+)\](?=[.!?:]?$)")  # the one marker a cited sentence ends with ("… [2].")
+
+
+def cited_once(pieces: Sequence[str]) -> list[str]:
+    """Sentences that run on and quote the same evidence carry its marker once, after the last of them: "The
+    docs say a. b [1]." rather than "a [1]. b [1].". Each piece on a line of its own keeps its marker."""
+    out = list(pieces)
+    for i in range(len(out) - 1):
+        a, b = out[i], out[i + 1]
+        if _own_line(a) or _own_line(b) or len(cited_ids(a)) != 1 or len(cited_ids(b)) != 1:
+            continue
+        mine, next_ = _LAST_MARKER.search(a), _LAST_MARKER.search(b)
+        if mine and next_ and mine.group(1) == next_.group(1):
+            out[i] = a[:mine.start()] + a[mine.end():]
+    return out
+
+
 def compose(pieces: Sequence[str]) -> str:
-    """The answer text: sentences run on; a fenced code block (``CODE``) or a list item (``- ``, ``1. ``) stands
-    on a line of its own."""
+    """The answer text: sentences run on (``cited_once``); a fenced code block (``CODE``) or a list item (``- ``,
+    ``1. ``) stands on a line of its own."""
     out = ""
-    for piece in pieces:
+    for piece in cited_once(pieces):
         if _own_line(piece):
             out = f"{out.rstrip()}\n{piece}\n"
         else:

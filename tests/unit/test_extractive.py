@@ -331,7 +331,7 @@ def test_code_examples_in_a_section_are_shown_as_code_blocks() -> None:
     assert "```python\n>>> @frozen\n... class C:\n...     x: int\n>>> C(1).x = 2\n" in draft.text
     assert "FrozenInstanceError: can't set attribute\n```" in draft.text
     # Prose around the block is still quoted sentence by sentence, each with its marker.
-    assert "Sometimes instances should not change after creation [1]." in draft.text
+    assert "Sometimes instances should not change after creation." in draft.text
     assert check_draft(draft, [md], facts(md), k=1).ok
 
     rst = ev(2, "docs/utils.rst", "Showing Progress Bars", "Showing Progress Bars\n---------------------\n\n"
@@ -359,7 +359,7 @@ def test_a_chunk_that_starts_inside_a_code_block_shows_it_as_code_not_indented_p
               "slow when many objects share one hash.\n\nThe hash of an object must not change while it is in a "
               "set.", 0.2, kind="doc", start=52)
     text = write_extractive(plan_question("Why must the hash of an object in a set not change?", "kb"), [item], {}).text
-    assert "```" not in text and "sets and dicts get slow when many objects share one hash [2]." in text
+    assert "```" not in text and "sets and dicts get slow when many objects share one hash." in text and text.endswith("in a set [2].")
 
 
 def test_callers_in_the_code_come_before_tests_that_call_it() -> None:
@@ -395,7 +395,7 @@ def test_a_heading_underlined_with_tildes_is_not_a_code_fence() -> None:
                  "help arguments.\nThe help text of a command is its docstring.\n\nTruncating Help Texts\n"
                  "~~~~~~~~~~~~~~~~~~~~~\n\nClick shortens the help text of a command in the listing.", 0.2, kind="doc")
     text = write_extractive(plan_question("Where does the help text of a command come from?", "kb"), [section], {}).text
-    assert "```" not in text and "The help text of a command is its docstring [1]." in text
+    assert "```" not in text and "The help text of a command is its docstring." in text
 
 
 def test_the_writer_cites_what_the_ranker_puts_first() -> None:

@@ -95,6 +95,26 @@ def test_identifier_supported(code, cited, expected) -> None:
 
 def test_strip_unsupported_keeps_valid_sentences() -> None:
     assert strip_unsupported("Good [1]. Bad [2]. Uncited.", [1]) == "Good [1]."
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("First. Second [1]. Bad [2].", "First. Second [1]."),  # a run carries its marker once, after the last
+    ("First. Bad [2]. Good [1].", "Good [1]."),
+    ("Heading:\nSecond [1].", "Second [1]."),  # a marker covers its own line only
+])
+def test_strip_unsupported_reads_a_runs_one_marker(text: str, kept: str) -> None:
+    assert strip_unsupported(text, [1]) == kept
+
+
+def test_a_runs_identifiers_are_checked_against_the_marker_after_them() -> None:
+    ev = [Evidence(id=1, path="a.py", start_line=1, end_line=1, kind="function", name="load", score=1.0,
+                   text="def load(): pass"),
+          Evidence(id=2, path="b.py", start_line=1, end_line=1, kind="function", name="save", score=1.0,
+                   text="def save(): pass")]
+    files = {"a.py": FileFacts(line_count=1, content_hash=""), "b.py": FileFacts(line_count=1, content_hash="")}
+    good = check_draft(Draft(text="It calls `load`. It reads the file [1]. It writes [2].", citations=[]), ev, files, 1)
+    bad = check_draft(Draft(text="It calls `save`. It reads the file [1]. It writes [2].", citations=[]), ev, files, 1)
+    assert good.ok and not bad.ok and 1 not in bad.valid
     assert cited_ids("a [2] b [1] c [2]") == [2, 1]
 
 

@@ -6,15 +6,16 @@ import pytest
 
 from sift.graph.excerpts import CODE
 from sift.graph.extractive import chit_chat
-from sift.graph.prose import answer_sentences, cite, compose, named_definitions
+from sift.graph.prose import answer_sentences, cite, cited_once, compose, named_definitions
 from sift.graph.state import Evidence, Plan
 
 BLOCK = f"{CODE}python\nx = 1\n{CODE}"
 
 
 @pytest.mark.parametrize(("pieces", "expected"), [
-    (["One [1].", "Two [1]."], "One [1]. Two [1]."),
+    (["One [1].", "Two [1]."], "One. Two [1]."),
     (["It says [1]:", BLOCK, "Then more [1]."], f"It says [1]:\n{BLOCK}\nThen more [1]."),
+    (["It says [1]:", "Then more [1]."], "It says: Then more [1]."),
     ([BLOCK], BLOCK),  # a block alone, no blank line around it
     (["A [1].", BLOCK, BLOCK], f"A [1].\n{BLOCK}\n{BLOCK}"),
     ([], ""),
@@ -156,3 +157,11 @@ def test_a_sections_bullet_items_are_the_answers_items_on_lines_of_their_own() -
     assert compose(sentences) == ('The section "Retry settings" of docs/retry.rst (lines 1-5) says [2]:\n'
                                   "- retries: how often a failed call is retried [2].\n"
                                   "- backoff: how long to wait between retries [2].")
+
+
+def test_a_run_of_sentences_quoting_one_source_is_cited_once() -> None:
+    pieces = ["The docs say a thing [1].", "They add another [1].", "The code agrees [2].", "- an item [2].",
+              "- another [2].", "It is set up [2].", "Like this [2]:", BLOCK]
+    assert cited_once(pieces) == ["The docs say a thing.", "They add another [1].", "The code agrees [2].",
+                                  "- an item [2].", "- another [2].", "It is set up.", "Like this [2]:", BLOCK]
+    assert compose(["A [1].", "B [1]!", "C [3]."]) == "A. B [1]! C [3]."
