@@ -179,15 +179,20 @@ def _sentences(prose: str) -> list[str]:
 
 def answer_own_text(text: str, trusted: set[str] | None) -> str:
     """The parts of an answer that may earn an answer hit: code (fenced blocks and `backticked` spans), sentences
-    without ``[n]`` markers (the answer's own words), and sentences citing a ``trusted`` evidence id. A sentence
+    that no ``[n]`` marker covers (the answer's own words; a marker covers its sentence and the unmarked ones
+    before it on its line), and sentences citing a ``trusted`` evidence id. A sentence
     citing only other evidence is a quotation from it (e.g. a docstring of the wrong function): only its code
     counts. ``trusted=None`` counts everything."""
     if trusted is None:
         return text
     parts = [m.group(0) for m in _FENCE.finditer(text)]
-    for sentence in _sentences(_FENCE.sub("\n", text)):
-        marks = set(_MARKER.findall(sentence))
-        parts.extend([sentence] if not marks or marks & trusted else _CODE_SPAN.findall(sentence))
+    for line in _FENCE.sub("\n", text).split("\n"):
+        said = _sentences(line)
+        for i, sentence in enumerate(said):
+            # A run of sentences quoting one source carries its marker once, after the last of them: a sentence
+            # without markers is covered by the first marked one after it on its line, if any.
+            marks = next((m for m in (set(_MARKER.findall(t)) for t in said[i:]) if m), set())
+            parts.extend([sentence] if not marks or marks & trusted else _CODE_SPAN.findall(sentence))
     return "\n".join(parts)
 
 

@@ -196,8 +196,12 @@ WRONG_DOC = (
         (WRONG_DOC, ["factory"], [WRONG], 1.0),
         # a fenced code block counts
         ("The section says [2]:\n```python\n@frozen\nclass C: ...\n```\nMore prose [2].", ["@frozen"], [WRONG], 1.0),
-        # the answer's own sentence (no marker) counts
-        ("Use attrs.define for new code. `field` is in b.py [2].", ["attrs.define"], [WRONG], 1.0),
+        # the answer's own sentence (no marker covers it) counts
+        ("`field` is in b.py [2]. Use attrs.define for new code.", ["attrs.define"], [WRONG], 1.0),
+        ("Use attrs.define for new code.\n`field` is in b.py [2].", ["attrs.define"], [WRONG], 1.0),
+        # ... but a sentence of a run that quotes the wrong item, its marker after the run's last sentence, does not
+        ("It says use attrs.define for new code. `field` is in b.py [2].", ["attrs.define"], [WRONG], 0.0),
+        ("It says use attrs.define for new code. `field` is in b.py [1].", ["attrs.define"], [RIGHT], 1.0),
         # a sentence citing the right and the wrong item counts
         ("It is attrs.define [1] [2].", ["attrs.define"], [RIGHT, WRONG], 1.0),
         # a marker that names no citation (uncited evidence) is not trusted
@@ -207,7 +211,8 @@ WRONG_DOC = (
         # without gold spans or evidence ids the whole text counts, as before
         (WRONG_DOC, ["attrs.define"], [S(B, 1, 9)], 1.0),
     ],
-    ids=["wrong-docstring", "right-docstring", "cited-code", "fenced-code", "own-sentence", "mixed-markers",
+    ids=["wrong-docstring", "right-docstring", "cited-code", "fenced-code", "own-sentence", "own-line",
+         "run-of-wrong-quote", "run-of-right-quote", "mixed-markers",
          "uncited-marker", "all-phrases", "no-evidence-ids"],
 )
 def test_answer_hit_counts_own_sentences_and_code_not_quotes_of_wrong_items(
