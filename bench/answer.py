@@ -64,17 +64,23 @@ def _source(name: str) -> Path:
 
 
 def ensure_kbs(settings: Settings, embedder: Any, names: set[str]) -> None:
-    """Ingest each kb's sdist once (skipped when the kb already serves a generation)."""
+    """Ingest each kb's sdist once: skipped when the kb already serves a generation chunked by this version of
+    the chunker, ingested again (incrementally, as an upgrade would) when another version chunked it."""
     from sift.catalog import get_serving_kb
     from sift.db import open_database
     from sift.errors import SiftError
+    from sift.ingest import store
+    from sift.ingest.chunk import CHUNKING
     from sift.ingest.pipeline import ingest
 
     engine = open_database(settings)
     for name in sorted(names):
         try:
-            get_serving_kb(engine, name, settings.tenant)
-            continue
+            kb = get_serving_kb(engine, name, settings.tenant)
+            with engine.connect() as conn:
+                files = store.visible_files(conn, kb.id, kb.generation, CHUNKING)
+            if all(digest for _, digest in files.values()):
+                continue
         except SiftError:
             pass
         t0 = time.perf_counter()
