@@ -17,7 +17,10 @@ from sift.graph.statements import statement
 from sift.text import split_lines
 from sift.tokenize import tokenize
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(])")
+# A sentence ends at . ! or ? before a capital, a quote or a bracket, but not after "e.g." or "i.e." (a lambda in
+# "(e.g. ``lambda x: x``)" is an example, not a sentence).
+_SENTENCE = re.compile(r"(?<=[.!?])(?<![(\s][eE]\.g\.)(?<![(\s][iI]\.e\.)(?<![(\s]cf\.)(?<![(\s]vs\.)\s+"
+                       r"(?=[A-Z`\"'(])")
 # An identifier as text names it: backticked, or bare when dotted, snake_case, camelCase or called. findall gives
 # (backticked, bare, called) per match.
 API_NAME = re.compile(r"`([^`\n]+)`|\b([A-Za-z_][\w.]*[_.][\w.]*[A-Za-z0-9]|[a-z]+[A-Z]\w*|[A-Z][a-z0-9]+[A-Z]\w*)\b"

@@ -213,3 +213,14 @@ def test_doc_sentences_never_quote_an_html_comment(comment: str) -> None:
     assert out[:2] == ["The reader accepts a file or a stream of bytes.", "The reader reads them lazily."]
     assert not any("TODO" in s for s in out)
     assert any("<!-- kept" in s for s in out)  # a comment inside a code example is the example's
+
+
+@pytest.mark.parametrize(("text", "first"), [
+    ("Schedules a job (e.g. ``lambda: 1``). It runs later.", "Schedules a job (e.g. lambda: 1)."),
+    ("Reads a value, i.e. The raw bytes. Then more.", "Reads a value, i.e. The raw bytes."),
+    ("Compares two versions (cf. `semver`). Returns -1, 0 or 1.", "Compares two versions (cf. semver)."),
+    ("Ends here. Then more.", "Ends here."),
+    ("Uses the sample module. E.g. a default.", "Uses the sample module."),  # a sentence may start with "E.g."
+])
+def test_a_sentence_does_not_end_at_e_g_or_i_e(text: str, first: str) -> None:
+    assert first_sentence(text) == first
