@@ -214,13 +214,19 @@ def _units(text: str, code: bool = False) -> list[str]:
             units.append(fenced)
 
     i = 0
-    margin = min((_indent(ln) for ln in lines if ln.strip()), default=0)
-    if margin >= 2 and not any(_ITEM.match(ln) for ln in lines) and _code_like(lines):
+    fences = [m for m in map(_FENCE.match, lines) if m]
+    closer = lines.index(fences[0].string) if fences else 0
+    if len(fences) % 2 and not fences[0].group(2) and any(ln.strip() for ln in lines[:closer]):
+        # An odd number of fence lines, the first bare: it closes a block that an earlier chunk of the section opened.
+        block(lines[:closer], "python" if any(_DOCTEST.match(ln) for ln in lines[:closer]) else "")
+        i = closer + 1
+    margin = min((_indent(ln) for ln in lines[i:] if ln.strip()), default=0)
+    if i == 0 and margin >= 2 and not any(_ITEM.match(ln) for ln in lines) and _code_like(lines):
         # Every line indented and no list: the rest of a code block that an earlier chunk opened.
         block(lines, "python")
         return units
-    first = next((ln for ln in lines if ln.strip()), "")
-    if first and _indent(first) > margin and not _ITEM.match(first):
+    first = next((ln for ln in lines[i:] if ln.strip()), "")
+    if i == 0 and first and _indent(first) > margin and not _ITEM.match(first):
         # The chunk starts inside an indented code block that the previous chunk of the section opened.
         while i < len(lines) and (not lines[i].strip() or _indent(lines[i]) > margin):
             i += 1
