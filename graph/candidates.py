@@ -106,6 +106,8 @@ def gist(e: Evidence, tokens: Sequence[str], near: Closeness | None = None) -> s
     said = BULLET.sub("", " ".join(said.split())).strip('"')  # a list item said in quotes, without its bullet
     if len(said) > MAX_GIST:
         said = said[:MAX_GIST - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+    elif said.endswith(":"):  # it introduces what the line does not show: "… like this:" reads "… like this…"
+        said = said[:-1].rstrip() + "…"
     return said
 
 

@@ -74,12 +74,15 @@ def predicate(summary: str) -> str | None:
         # "A way to…" is said of the name; "The default store keeps…" is a sentence with its own verb ("A
         # store that keeps…" is not: the verb is the relative clause's).
         head = re.split(r"\b(?:that|which|who|whose)\b", rest, maxsplit=1)[0]
-        if any(_WORD.fullmatch(w) and predicate(w.capitalize() + " x") not in (None, "is x")
-               and w.endswith("s") for w in head.split()[:4]):
+        if any(w in _AUXILIARIES or (_WORD.fullmatch(w) and predicate(w.capitalize() + " x") not in (None, "is x")
+                                     and w.endswith("s")) for w in head.split()[:4]):
             return None
         return "is " + word + rest
     return None
 
+
+# Verbs that no list conjugates, which make "A token is option-like if…" a sentence of its own.
+_AUXILIARIES = frozenset("is are was were has have had can cannot may might must should will would does".split())
 
 # Words that open a description without being its verb (prepositions, conjunctions, adverbs, quantifiers):
 # "For the…", "Only the…", "All the…" are not imperatives.

@@ -45,8 +45,9 @@ LIST_SENTENCES = 10  # the same for a list question, whose answer is often a sec
 
 
 def cite(text: str, n: int) -> str:
-    """``text`` as a cited sentence, the marker before its closing punctuation: "Keeps state [1]."."""
-    body = text.rstrip()
+    """``text`` as a cited sentence, the marker before its closing punctuation: "Keeps state [1].". A list item
+    quoted without its neighbours loses the comma or semicolon that joined it to them."""
+    body = text.rstrip().rstrip(",;").rstrip()
     end = re.search(r"[.!?:]*$", body)
     stop = end.group(0) if end else ""
     body = body[:len(body) - len(stop)].rstrip()

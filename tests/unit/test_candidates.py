@@ -139,6 +139,8 @@ LONG = "Send the request " + "and wait for it " * 20 + "to finish."
     (SESSION.model_copy(update={"docstring": LONG}), LONG[:159].rsplit(" ", 1)[0] + "…"),  # one line at most
     (DOC.model_copy(update={"text": "Options\n\n- *timeout*: seconds to wait for the reply.\n"}),
      "*timeout*: seconds to wait for the reply."),  # a list item without its bullet
+    (DOC.model_copy(update={"text": "Options\n\nSet a timeout like this:\n\n```python\nget(timeout=2)\n```\n"}),
+     "Set a timeout like this…"),  # what it introduces is not shown
 ])
 def test_gist_says_what_a_place_holds(e: Evidence, expected: str) -> None:
     assert gist(e, ["timeout"]) == expected

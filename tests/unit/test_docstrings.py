@@ -24,6 +24,8 @@ from sift.graph.docstrings import Field, field_sentence, predicate, split_fields
     ("Called by acquire when no token is left.", "is called by acquire when no token is left"),
     ("A quick way to create a class.", "is a quick way to create a class"),
     ("The choice type checks a value.", None),  # a sentence with its own verb
+    ('A token is "option-like" if it begins with a dash.', None),  # ... and with "is" for its verb
+    ("An empty list can be passed.", None),
     ("A validator that raises an error.", "is a validator that raises an error"),  # the relative clause's verb
     ("Helper method that raises.", None),  # a noun opens it: quoted, not conjugated
     ("List of things.", None),  # "List of": a noun, not the verb

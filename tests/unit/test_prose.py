@@ -83,6 +83,8 @@ def test_chit_chat_names_the_kb_and_cites_nothing() -> None:
     ("Is it kept?", "Is it kept [1]?"),
     ("Change the code to this:", "Change the code to this [1]:"),
     ("Ends twice..", "Ends twice [1]."),
+    ("attrs.define to define a new class,", "attrs.define to define a new class [1]."),  # one item of a list
+    ("the first item;", "the first item [1]."),
 ])
 def test_cite_puts_the_marker_before_the_closing_punctuation(text: str, expected: str) -> None:
     assert cite(text, 1) == expected
