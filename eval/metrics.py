@@ -161,6 +161,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 _LEADING_MARKERS = re.compile(r"^(?:\[\d+\]\s*)+")
+_ITEM_LINE = re.compile(r"^\s*(?:[-*] |\d+[.)]\s)")  # a Markdown list item
 
 
 def _sentences(prose: str) -> list[str]:
@@ -179,20 +180,29 @@ def _sentences(prose: str) -> list[str]:
 
 def answer_own_text(text: str, trusted: set[str] | None) -> str:
     """The parts of an answer that may earn an answer hit: code (fenced blocks and `backticked` spans), sentences
-    that no ``[n]`` marker covers (the answer's own words; a marker covers its sentence and the unmarked ones
-    before it on its line), and sentences citing a ``trusted`` evidence id. A sentence
+    that no ``[n]`` marker covers (the answer's own words; a marker covers its sentence, the unmarked ones before
+    it on its line, the rest of its list item and the unmarked list items after its line), and sentences citing a
+    ``trusted`` evidence id. A sentence
     citing only other evidence is a quotation from it (e.g. a docstring of the wrong function): only its code
     counts. ``trusted=None`` counts everything."""
     if trusted is None:
         return text
     parts = [m.group(0) for m in _FENCE.finditer(text)]
+    above: set[str] = set()  # what cites the line before, for the list items that follow it
     for line in _FENCE.sub("\n", text).split("\n"):
         said = _sentences(line)
+        item = bool(_ITEM_LINE.match(line))
+        mine = set(_MARKER.findall(line)) if item else set()
+        marks: set[str] = set()
         for i, sentence in enumerate(said):
-            # A run of sentences quoting one source carries its marker once, after the last of them: a sentence
-            # without markers is covered by the first marked one after it on its line, if any.
-            marks = next((m for m in (set(_MARKER.findall(t)) for t in said[i:]) if m), set())
+            # As the checker reads citations (``sift.graph.checker.claims``): a run of sentences quoting one source
+            # carries its marker once, after the last of them, so a sentence without markers is covered by the
+            # first marked one after it on its line; in a list item, the rest by the item's markers; an item
+            # without any, by the line that introduces the list (or the item before it).
+            marks = next((m for m in (set(_MARKER.findall(t)) for t in said[i:]) if m), set()) or mine or (
+                above if item else set())
             parts.extend([sentence] if not marks or marks & trusted else _CODE_SPAN.findall(sentence))
+        above = marks if (marks or not item) else above
     return "\n".join(parts)
 
 

@@ -118,15 +118,25 @@ def check_draft(draft: Draft, evidence: Sequence[Evidence], files: Mapping[str, 
     return Verdict(ok=not problems, valid=valid, problems=problems, citations=list(checked.values()))
 
 
+_ITEM_LINE = re.compile(r"^\s*(?:[-*] |\d+[.)]\s)")  # a Markdown list item
+
+
 def claims(text: str) -> list[tuple[str, list[int]]]:
     """Each sentence with the markers that cite it: its own, or else those of the first cited sentence after it
-    on the same line (a run of sentences quoting one source carries the marker once, after the last); ``[]``
-    when neither has one."""
+    on the same line (a run of sentences quoting one source carries the marker once, after the last). In a list
+    item, the rest is cited by the item's markers, and an item with none by the line that introduces the list (or
+    the item before it). ``[]`` when nothing cites it."""
     out: list[tuple[str, list[int]]] = []
+    above: list[int] = []  # what cites the line before, for the list items that follow it
     for line in text.split("\n"):
         said = sentences(line)
+        item = bool(_ITEM_LINE.match(line))
+        mine = cited_ids(line) if item else []
         for i, s in enumerate(said):
-            out.append((s, next((m for m in (cited_ids(t) for t in said[i:]) if m), [])))
+            own = next((m for m in (cited_ids(t) for t in said[i:]) if m), [])
+            out.append((s, own or mine or (above if item else [])))
+        last = out[-1][1] if said else []
+        above = last if (last or not item) else above
     return out
 
 

@@ -185,16 +185,23 @@ _LAST_MARKER = re.compile(r" \[(\d+)\](?=[.!?:]?$)")  # the one marker a cited s
 
 
 def cited_once(pieces: Sequence[str]) -> list[str]:
-    """Sentences that run on and quote the same evidence carry its marker once, after the last of them: "The
-    docs say a. b [1]." rather than "a [1]. b [1].". Each piece on a line of its own keeps its marker."""
+    """Each claim cited once. Sentences that run on and quote the same evidence carry its marker once, after the
+    last of them: "The docs say a. b [1]." rather than "a [1]. b [1].". List items quoted from the evidence that
+    the sentence or item before them cites carry no marker of their own: the sentence that introduces a list
+    cites its items (``checker.claims`` reads them so). A code block keeps its own."""
+    def marker(piece: str) -> re.Match[str] | None:
+        return _LAST_MARKER.search(piece) if len(cited_ids(piece)) == 1 else None
+
+    marks = [marker(p) if not p.startswith(CODE) else None for p in pieces]
     out = list(pieces)
     for i in range(len(out) - 1):
-        a, b = out[i], out[i + 1]
-        if _own_line(a) or _own_line(b) or len(cited_ids(a)) != 1 or len(cited_ids(b)) != 1:
+        mine, next_ = marks[i], marks[i + 1]
+        if mine is None or next_ is None or mine.group(1) != next_.group(1):
             continue
-        mine, next_ = _LAST_MARKER.search(a), _LAST_MARKER.search(b)
-        if mine and next_ and mine.group(1) == next_.group(1):
-            out[i] = a[:mine.start()] + a[mine.end():]
+        if _own_line(out[i + 1]):  # an item of a list its introduction (or the item before) cites
+            out[i + 1] = out[i + 1][:next_.start()] + out[i + 1][next_.end():]
+        elif not _own_line(out[i]):  # a sentence of a run that the next sentence cites
+            out[i] = out[i][:mine.start()] + out[i][mine.end():]
     return out
 
 

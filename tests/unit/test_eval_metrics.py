@@ -202,6 +202,11 @@ WRONG_DOC = (
         # ... but a sentence of a run that quotes the wrong item, its marker after the run's last sentence, does not
         ("It says use attrs.define for new code. `field` is in b.py [2].", ["attrs.define"], [WRONG], 0.0),
         ("It says use attrs.define for new code. `field` is in b.py [1].", ["attrs.define"], [RIGHT], 1.0),
+        # a list's items are cited by the line that introduces them
+        ("The docs list [2]:\n- attrs.define for new code\n- attr.s for old", ["attrs.define"], [WRONG], 0.0),
+        ("The docs list [1]:\n- attrs.define for new code\n- attr.s for old", ["attrs.define"], [RIGHT], 1.0),
+        # the rest of a list item is the item's: a candidate line's sentences after its marker
+        ("- a place [2]: `f`. It says attrs.define.", ["attrs.define"], [WRONG], 0.0),
         # a sentence citing the right and the wrong item counts
         ("It is attrs.define [1] [2].", ["attrs.define"], [RIGHT, WRONG], 1.0),
         # a marker that names no citation (uncited evidence) is not trusted
@@ -212,7 +217,8 @@ WRONG_DOC = (
         (WRONG_DOC, ["attrs.define"], [S(B, 1, 9)], 1.0),
     ],
     ids=["wrong-docstring", "right-docstring", "cited-code", "fenced-code", "own-sentence", "own-line",
-         "run-of-wrong-quote", "run-of-right-quote", "mixed-markers",
+         "run-of-wrong-quote", "run-of-right-quote", "list-of-wrong-quote", "list-of-right-quote",
+         "rest-of-item", "mixed-markers",
          "uncited-marker", "all-phrases", "no-evidence-ids"],
 )
 def test_answer_hit_counts_own_sentences_and_code_not_quotes_of_wrong_items(

@@ -101,6 +101,10 @@ def test_strip_unsupported_keeps_valid_sentences() -> None:
     ("First. Second [1]. Bad [2].", "First. Second [1]."),  # a run carries its marker once, after the last
     ("First. Bad [2]. Good [1].", "Good [1]."),
     ("Heading:\nSecond [1].", "Second [1]."),  # a marker covers its own line only
+    ("It says [1]:\n- one\n- two\nUncited.", "It says [1]: - one - two"),  # ... and the list it introduces
+    ("It says [2]:\n- one\n- two [1].\n- three", "- two [1]. - three"),  # an item's own marker covers the next
+    ("- a place [1]: what it says. Names x. Shares y.", "- a place [1]: what it says. Names x. Shares y."),
+    ("- a place [2]: what it says. Names x.", ""),  # ... and the rest of the item
 ])
 def test_strip_unsupported_reads_a_runs_one_marker(text: str, kept: str) -> None:
     assert strip_unsupported(text, [1]) == kept

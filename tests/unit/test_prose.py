@@ -19,7 +19,7 @@ BLOCK = f"{CODE}python\nx = 1\n{CODE}"
     ([BLOCK], BLOCK),  # a block alone, no blank line around it
     (["A [1].", BLOCK, BLOCK], f"A [1].\n{BLOCK}\n{BLOCK}"),
     ([], ""),
-    (["It says [1]:", "- one [1].", "2. two [1].", "Then more [1]."], "It says [1]:\n- one [1].\n2. two [1].\nThen more [1]."),
+    (["It says [1]:", "- one [1].", "2. two [1].", "Then more [1]."], "It says [1]:\n- one.\n2. two.\nThen more [1]."),
 ])
 def test_compose(pieces: list[str], expected: str) -> None:
     assert compose(pieces) == expected
@@ -157,13 +157,16 @@ def test_a_sections_bullet_items_are_the_answers_items_on_lines_of_their_own() -
                    symbol="Retry settings", score=1.0, text=text)
     sentences, _ = answer_sentences(Plan(standalone="q"), [doc], [doc], ["retry", "fail", "wait"])
     assert compose(sentences) == ('The section "Retry settings" of docs/retry.rst (lines 1-5) says [2]:\n'
-                                  "- retries: how often a failed call is retried [2].\n"
-                                  "- backoff: how long to wait between retries [2].")
+                                  "- retries: how often a failed call is retried.\n"
+                                  "- backoff: how long to wait between retries.")  # the introduction cites them
 
 
 def test_a_run_of_sentences_quoting_one_source_is_cited_once() -> None:
     pieces = ["The docs say a thing [1].", "They add another [1].", "The code agrees [2].", "- an item [2].",
               "- another [2].", "It is set up [2].", "Like this [2]:", BLOCK]
     assert cited_once(pieces) == ["The docs say a thing.", "They add another [1].", "The code agrees [2].",
-                                  "- an item [2].", "- another [2].", "It is set up.", "Like this [2]:", BLOCK]
+                                  "- an item.", "- another.", "It is set up.", "Like this [2]:", BLOCK]
+    # an item quoting other evidence than the line before it keeps its marker
+    assert cited_once(["It says [1]:", "- one [1].", "- two [2].", "- three [2]."]) == [
+        "It says [1]:", "- one.", "- two [2].", "- three."]
     assert compose(["A [1].", "B [1]!", "C [3]."]) == "A. B [1]! C [3]."
