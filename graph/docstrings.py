@@ -82,7 +82,8 @@ def predicate(summary: str) -> str | None:
 
 
 # Verbs that no list conjugates, which make "A token is option-like if…" a sentence of its own.
-_AUXILIARIES = frozenset("is are was were has have had can cannot may might must should will would does".split())
+_AUXILIARIES = frozenset({"is", "are", "was", "were", "has", "have", "had", "can", "cannot", "may", "might", "must",
+                          "should", "will", "would", "does"})
 
 # Words that open a description without being its verb (prepositions, conjunctions, adverbs, quantifiers):
 # "For the…", "Only the…", "All the…" are not imperatives.
