@@ -43,7 +43,13 @@ _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|$)")  # a reader of the rendered page
 
 def plain(text: str) -> str:
     """Prose without reST/MyST roles and backticks: quoted text must not pose as checked code identifiers."""
-    return _LINK.sub(r"\1", _ROLE.sub(r"\1", text)).replace("`", "")
+    return _LINK.sub(r"\1", _ROLE.sub(_role_text, text)).replace("`", "")
+
+
+def _role_text(m: re.Match[str]) -> str:
+    """What a reST role shows: its text; a target written ``~a.b.c`` shows only its last part, ``c``."""
+    text = m.group(1)
+    return text[1:].rsplit(".", 1)[-1] if text.startswith("~") else text
 
 
 def first_sentence(text: str | None) -> str:
@@ -284,6 +290,10 @@ def _units(text: str, code: bool = False) -> list[str]:
             para.append(line.strip())
         i += 1
     flush()
+    count = 0  # reST's auto-numbered items ("#.") read as the numbers they render as
+    for k, unit in enumerate(units):
+        count = count + 1 if unit.startswith("#. ") else 0
+        units[k] = f"{count}. {unit[3:]}" if count else unit
     return [u for u in units if len(u) > 15 and (u.startswith(CODE) or len(_link_text(u)) > 15)]
 
 

@@ -231,3 +231,11 @@ def test_a_chunk_that_starts_inside_a_fenced_block_shows_its_end_as_code() -> No
     out = doc_sentences(ev(text, kind="doc", name="Retries"), ["retry", "wait"], limit=5)
     assert out == [f"{CODE}\ncreateClient(3, 1000);\n\n// then ask\napi.get('/data', {{ retry: true }});\n{CODE}",
                    "Retries wait longer each time."]
+
+
+def test_rest_auto_numbered_items_and_short_targets_read_as_rendered() -> None:
+    text = ("Adding jobs\n-----------\n\nThere are two ways to add jobs:\n\n#. by calling :meth:`~pkg.base.Scheduler.add_job`\n"
+            "#. by decorating a function with :meth:`pkg.base.Scheduler.scheduled_job`\n\nYou can add them at any time.\n")
+    out = doc_sentences(ev(text, kind="doc", name="Adding jobs"), ["jobs", "add"], limit=5)
+    assert out == ["There are two ways to add jobs:", "1. by calling add_job",
+                   "2. by decorating a function with pkg.base.Scheduler.scheduled_job", "You can add them at any time."]
