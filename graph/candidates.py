@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from sift.graph.checker import cited_ids
 from sift.graph.closeness import Closeness
 from sift.graph.confidence import places
-from sift.graph.excerpts import API_NAME, BULLET, body_lines, doc_sentences, key_lines, summary
+from sift.graph.excerpts import API_NAME, BULLET, body_lines, doc_sentences, heading, key_lines, summary
 from sift.graph.state import Citation, Draft, Evidence, Plan
 from sift.graph.terms import matched_terms, query_tokens
 from sift.models import CODE_KINDS
@@ -77,8 +77,8 @@ def label(e: Evidence) -> str:
         # Methods of two classes share names (``convert``): the class tells them apart.
         return f"{owner.rsplit('.', 1)[-1]}'s {name}" if owner and short else name
     if e.kind == "doc":
-        heading = e.symbol.split(" > ")[-1].replace('"', "'")
-        return f'the section "{heading}"' if heading and heading != e.path else path
+        title = heading(e).replace('"', "'")
+        return f'the section "{title}"' if title and title != e.path else path
     return path
 
 

@@ -30,7 +30,9 @@ _ITEM = re.compile(r"^\s*(?:[-*+]|(?:\d+|#)[.)]|\(\d+\)|:[\w .*]+:)\s+")  # a li
 # auto-numbered one) or a reST field (":param x:")
 BULLET = re.compile(r"^[*+-]\s+")  # a bullet item's marker, in Markdown or reST
 _CITATION_LIKE = re.compile(r"\[\d+\]")  # "values[0]" would read as a citation marker
-_MARKUP = re.compile(r"^\s*(#+(?:\s|$)|[=\-~^*]{3,}\s*$|```|\.\. |:::|\(.*\)=$)")
+# Markup lines that say nothing themselves: headings, underlines, fences, directives, MyST and MkDocs admonition
+# openers ("!!! tip", "??? note").
+_MARKUP = re.compile(r"^\s*(#+(?:\s|$)|[=\-~^*]{3,}\s*$|```|\.\. |:::|\(.*\)=$|!!!\s|\?\?\?\+?\s)")
 
 
 _ROLE = re.compile(r"(?::[\w:+-]+:|\{[\w:+-]+\})`+([^`<]*?)(?:\s*<[^>`]*>)?`+")
@@ -44,6 +46,15 @@ _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|$)")  # a reader of the rendered page
 def plain(text: str) -> str:
     """Prose without reST/MyST roles and backticks: quoted text must not pose as checked code identifiers."""
     return _LINK.sub(r"\1", _ROLE.sub(_role_text, text)).replace("`", "")
+
+
+_ATTR_LIST = re.compile(r"\s*\{:?\s*[#.][^{}]*\}\s*$")  # Markdown's attribute list: "Options { #options }"
+
+
+def heading(e: Evidence) -> str:
+    """A documentation section's heading as a reader sees it: the last of its heading path, without a trailing
+    attribute list."""
+    return " ".join(_ATTR_LIST.sub("", e.symbol.rsplit(" > ", 1)[-1]).split())
 
 
 def _role_text(m: re.Match[str]) -> str:
@@ -307,8 +318,8 @@ def doc_sentences(evidence: Evidence, tokens: Sequence[str], limit: int = 5,
                   near: Closeness | None = None, code: bool = True) -> list[str]:
     """The section's sentences, list items and (with ``code``) code examples with the most question terms (and,
     with ``near``, closest in meaning to it: ``closeness.sentence_score``), in reading order."""
-    heading = " ".join(evidence.symbol.rsplit(" > ", 1)[-1].split()).casefold()
-    sentences = [u for u in _units(evidence.text, code=code) if u.casefold() != heading]  # not its own title
+    title = heading(evidence).casefold()
+    sentences = [u for u in _units(evidence.text, code=code) if u.casefold() != title]  # not its own title
     wanted = set(tokens)
     # A sentence that names an API (backticks, a call, a dotted or snake_case name) usually holds the answer.
     terms = [len(wanted & set(tokenize(s))) + (1 if _NAMES_API.search(s) else 0) for s in sentences]

@@ -23,6 +23,7 @@ from sift.graph.excerpts import (
     code_block,
     doc_lines,
     doc_sentences,
+    heading,
     key_lines,
     signature,
     summary,
@@ -156,7 +157,7 @@ def _doc_sentences(e: Evidence, tokens: Sequence[str], part: bool = False, after
     for a ``part`` of an answer's section with nothing to quote. A part that goes on from the previous one
     (``after``) says so."""
     where = f"{escaped(e.path)} ({lines_phrase(e.start_line, e.end_line)})"
-    section = e.symbol.split(" > ")[-1] if e.kind == "doc" else ""
+    section = heading(e) if e.kind == "doc" else ""
     intro = f'The section "{section}" of {where} says' if section and section != e.path else f"{where} says"
     if after is not None and after.path == e.path and whole_name(after) == whole_name(e):
         intro = f"The section goes on ({lines_phrase(e.start_line, e.end_line)})"
@@ -207,14 +208,21 @@ def cited_once(pieces: Sequence[str]) -> list[str]:
 
 def compose(pieces: Sequence[str]) -> str:
     """The answer text: sentences run on (``cited_once``); a fenced code block (``CODE``) or a list item (``- ``,
-    ``1. ``) stands on a line of its own."""
+    ``1. ``) stands on a line of its own. A sentence that introduces what its chunk does not hold ("… like this
+    [1]:") ends with a full stop when other evidence follows it."""
     out = ""
     for piece in cited_once(pieces):
         if _own_line(piece):
             out = f"{out.rstrip()}\n{piece}\n"
+        elif not out or out.endswith("\n"):
+            out = f"{out}{piece}"
         else:
-            out = f"{out}{piece}" if not out or out.endswith("\n") else f"{out} {piece}"
+            out = f"{out[:-1]}." if _INTRODUCES_NOTHING.search(out) else out
+            out = f"{out} {piece}"
     return out.strip()
+
+
+_INTRODUCES_NOTHING = re.compile(r"\[\d+\]:$")  # still cited on its own (``cited_once``): other evidence follows
 
 
 def _file_sentences(e: Evidence, tokens: Sequence[str], idf: Mapping[str, float] | None = None) -> list[str]:

@@ -12,6 +12,7 @@ from sift.graph.excerpts import (
     doc_sentences,
     fenceable,
     first_sentence,
+    heading,
     key_lines,
     quotable,
     signature,
@@ -239,3 +240,21 @@ def test_rest_auto_numbered_items_and_short_targets_read_as_rendered() -> None:
     out = doc_sentences(ev(text, kind="doc", name="Adding jobs"), ["jobs", "add"], limit=5)
     assert out == ["There are two ways to add jobs:", "1. by calling add_job",
                    "2. by decorating a function with pkg.base.Scheduler.scheduled_job", "You can add them at any time."]
+
+
+def test_an_admonition_opener_is_markup_not_a_sentence() -> None:
+    text = ("Extensions\n----------\n\n!!! tip \"Prefer instances\"\n    The preferred method is to pass an extension "
+            "instance, which needs no settings.\n")
+    out = doc_sentences(ev(text, kind="doc", name="Extensions"), ["extension", "settings"], limit=3)
+    assert out == ["The preferred method is to pass an extension instance, which needs no settings."]
+
+
+@pytest.mark.parametrize(("symbol", "title"), [
+    ("Library > Extension Configuration Options { #extension_configs }", "Extension Configuration Options"),
+    ("Options {: .wide }", "Options"),
+    ("Options", "Options"),
+    ("Sets {and} maps", "Sets {and} maps"),  # braces that are no attribute list stay
+])
+def test_a_heading_reads_without_its_attribute_list(symbol: str, title: str) -> None:
+    assert heading(Evidence(id=1, path="d.md", start_line=1, end_line=2, kind="doc", name=symbol, symbol=symbol,
+                            score=1.0, text="x")) == title

@@ -16,6 +16,7 @@ BLOCK = f"{CODE}python\nx = 1\n{CODE}"
     (["One [1].", "Two [1]."], "One. Two [1]."),
     (["It says [1]:", BLOCK, "Then more [1]."], f"It says [1]:\n{BLOCK}\nThen more [1]."),
     (["It says [1]:", "Then more [1]."], "It says: Then more [1]."),
+    (["It ends like this [1]:", "The section goes on [4]:", BLOCK], f"It ends like this [1]. The section goes on [4]:\n{BLOCK}"),
     ([BLOCK], BLOCK),  # a block alone, no blank line around it
     (["A [1].", BLOCK, BLOCK], f"A [1].\n{BLOCK}\n{BLOCK}"),
     ([], ""),
