@@ -40,6 +40,8 @@ _ROLE = re.compile(r"(?::[\w:+-]+:|\{[\w:+-]+\})`+([^`<]*?)(?:\s*<[^>`]*>)?`+")
 
 _LINK = re.compile(r"`+([^`<]+?)\s*<[^>`]+>`+_{0,2}")  # reST `text <target>`, a link or a default-role reference
 _MD_LINK = re.compile(r"!?\[([^\]\n]*)\]\([^)\n]*\)")  # a Markdown link or image: its text
+_TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")  # a row of a Markdown table
+_TABLE_RULE = re.compile(r":?-{3,}:?")  # a cell of the rule under a table's header
 _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|$)")  # a reader of the rendered page never sees it
 
 
@@ -286,6 +288,20 @@ def _units(text: str, code: bool = False) -> list[str]:
             while j < len(lines) and lines[j].strip():
                 j += 1
             block(lines[i:j], "python")
+            i = j
+            continue
+        if _TABLE_ROW.match(line):  # a Markdown table: each row of its body an item, "first cell: the others"
+            flush()
+            j = i
+            while j < len(lines) and _TABLE_ROW.match(lines[j]):
+                j += 1
+            rows = [[c.strip() for c in ln.strip().strip("|").split("|")] for ln in lines[i:j]]
+            if len(rows) > 1 and all(_TABLE_RULE.fullmatch(c) for c in rows[1]):
+                rows = rows[2:]  # the header and the rule under it
+            for cells in rows:
+                said = [c for c in cells if c]
+                if said and not all(_TABLE_RULE.fullmatch(c) for c in said):
+                    units.append(f"- {said[0]}" + (f": {'; '.join(said[1:])}" if len(said) > 1 else ""))
             i = j
             continue
         if line.lstrip().startswith("<!--") and "-->" not in line.split("<!--", 1)[1]:

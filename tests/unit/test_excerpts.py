@@ -258,3 +258,11 @@ def test_an_admonition_opener_is_markup_not_a_sentence() -> None:
 def test_a_heading_reads_without_its_attribute_list(symbol: str, title: str) -> None:
     assert heading(Evidence(id=1, path="d.md", start_line=1, end_line=2, kind="doc", name=symbol, symbol=symbol,
                             score=1.0, text="x")) == title
+
+
+def test_a_markdown_tables_rows_are_items_not_a_run_on_sentence() -> None:
+    text = ("Error codes\n-----------\n\nEach error carries a code.\n\n| Code | Meaning |\n| --- | :--- |\n"
+            "| ERR_CANCELED | The request was canceled by the caller. |\n| ETIMEDOUT | The request took too long. |\n")
+    out = doc_sentences(ev(text, kind="doc", name="Error codes"), ["error", "code", "request"], limit=5)
+    assert out == ["Each error carries a code.", "- ERR_CANCELED: The request was canceled by the caller.",
+                   "- ETIMEDOUT: The request took too long."]
