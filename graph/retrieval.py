@@ -37,7 +37,9 @@ from sift.tokenize import prefix_variants, tokenize
 if TYPE_CHECKING:  # the PostgreSQL channels load only with that backend
     from sift.retrievers.pg_search import PgKb
 
-MAX_EVIDENCE_CHARS = 4000
+# An evidence item's text: its whole chunk (a function chunk is at most 120 lines), so that the writer can quote any
+# line of the range it cites; the LLM sees the first 1,500 characters of each (tools.evidence_block).
+MAX_EVIDENCE_CHARS = 12000
 MAX_CALLERS = 5
 CHANNEL_DEPTH = 100  # candidates per channel: fusion's ranker re-orders deep lists (bench/retrieval.py)
 

@@ -1,0 +1,48 @@
+"""The evidence a graph run hands its writer holds the whole chunk it cites, however long its lines."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from sift.graph.service import AskService, open_checkpointer
+from sift.graph.state import Answer
+from tests.conftest import ingested_repo
+
+# One function of 100 lines and about 7,000 characters: a single chunk (a function is cut only past 120 lines),
+# with the line that answers the question near its end.
+STEPS = "".join(f"    record = stage_{i:02d}(record, options.get('stage_{i:02d}_settings', DEFAULTS))\n"
+                for i in range(90))
+PIPELINE = (
+    "def run_upload(record, options, DEFAULTS=None):\n"
+    '    """Run an upload through every stage of the pipeline."""\n'
+    f"{STEPS}"
+    "    if options.get('uploads_today', 0) >= NIGHTLY_QUOTA:\n"
+    "        raise QuotaExceeded('the nightly quota of uploads is used up; retry after midnight')\n"
+    "    return record\n"
+)
+FILES = {"src/uploads/pipeline.py": PIPELINE, "README.md": "# uploads\n\nMoves files to the archive.\n"}
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory, local_embedder):
+    with ingested_repo(tmp_path_factory.mktemp("evidence"), FILES, "uploads", local_embedder) as ready:
+        yield ready
+
+
+def _ask(env, question: str) -> Answer:
+    settings, engine, searcher = env
+
+    async def go() -> Answer:
+        async with open_checkpointer(settings) as saver:
+            return await AskService(settings, engine, searcher, saver).ask(question, "uploads")
+
+    return asyncio.run(go())
+
+
+def test_a_long_chunk_reaches_the_writer_whole(env) -> None:
+    assert len(PIPELINE) > 6000 and PIPELINE.count("\n") < 120
+    answer = _ask(env, "What happens when the nightly quota of uploads is used up?")
+    assert any(e.path == "src/uploads/pipeline.py" and e.end_line == PIPELINE.count("\n") for e in answer.evidence)
+    assert "QuotaExceeded" in answer.text
