@@ -419,6 +419,34 @@ def _lang(path: str) -> str:
     return _LANGS.get("." + path.rsplit(".", 1)[-1], "") if "." in path else ""
 
 
+_CONDITION = re.compile(r"^(?:\}\s*)?(?:if|elif|else\s+if|unless|when|case|except|catch)\b")
+
+
+def _guard(lines: Sequence[str], off: int) -> int | None:
+    """The offset of the condition a line sits directly under (``if``, ``elif``, ``except``, ``catch`` …: the
+    nearest line above it that is indented less), or None when that line is not a condition."""
+    if not 0 <= off < len(lines) or not lines[off].strip() or lines[off].strip()[0] in ")]}":
+        return None  # a line that closes a bracket goes on a statement begun above, not under a condition
+    depth = _indent(lines[off])
+    above = next((j for j in range(off - 1, -1, -1) if lines[j].strip() and _indent(lines[j]) < depth), None)
+    if above is None or not _CONDITION.match(lines[above].strip()) or not fenceable(lines[above].strip()):
+        return None
+    return above
+
+
+def _assembled(lines: Sequence[str], start: int, end: int, wanted: Sequence[int]) -> list[str]:
+    """The header's lines ``start..end`` and the ``wanted`` body lines after it, ``...`` where lines are left out."""
+    out = [lines[i] for i in range(start, end + 1)] if end >= 0 else []
+    prev = end
+    for off in sorted(set(wanted)):
+        if 0 <= off < len(lines) and off > prev:
+            if out and off > prev + 1:  # lines left out before this one
+                out.append(" " * _indent(lines[off]) + "...")
+            out.append(lines[off])
+            prev = off
+    return out
+
+
 def code_block(e: Evidence, shown: Sequence[tuple[int, str]], header: bool = True) -> str:
     """A fenced block of the definition's header (as written, across lines) and the body lines ``shown`` (file
     line numbers), with ``...`` where lines are left out; "" when there is nothing safe to show.
@@ -431,21 +459,23 @@ def code_block(e: Evidence, shown: Sequence[tuple[int, str]], header: bool = Tru
     end = _header_end(lines, lang) if header and (e.part is None or e.part <= 1) else -1
     start = next((i for i in range(first, len(lines)) if lines[i].strip() and not lines[i].strip().startswith("@")),
                  0)
-    out = [lines[i] for i in range(start, end + 1)] if end >= 0 else []
-    prev = end
     wanted = [ln - e.start_line for ln, _ in shown]
+    guards: list[list[int]] = []
     for off in list(wanted):  # a line that opens a block ("if verbose:") is shown with the first line it guards
         nxt = next((j for j in range(off + 1, len(lines)) if lines[j].strip()), None)
         if lines[off].rstrip().endswith((":", "{")) and nxt is not None and _indent(lines[nxt]) > _indent(lines[off]) \
                 and quotable(lines[nxt].strip()):
             wanted.append(nxt)
-        wanted.extend(statement(lines, off))
-    for off in sorted(set(wanted)):
-        if 0 <= off < len(lines) and off > prev:
-            if out and off > prev + 1:  # lines left out before this one
-                out.append(" " * _indent(lines[off]) + "...")
-            out.append(lines[off])
-            prev = off
+        whole = statement(lines, off)
+        wanted.extend(whole)
+        guard = _guard(lines, min([off, *whole]))
+        if guard is not None:  # a line is read under the condition it sits in ("if (!options.x) {" above "throw …")
+            guards.append([guard, *statement(lines, guard)])
+    out = _assembled(lines, start, end, wanted)
+    for lines_of in guards:  # the conditions, first to last, while the block still fits
+        more = _assembled(lines, start, end, wanted + lines_of)
+        if len(more) <= MAX_CODE_LINES:
+            wanted, out = wanted + lines_of, more
     if not out or any(CODE in ln or _CITATION_LIKE.search(ln) for ln in out):
         return ""
     return _fenced(out, lang)

@@ -45,4 +45,4 @@ def test_a_long_chunk_reaches_the_writer_whole(env) -> None:
     assert len(PIPELINE) > 6000 and PIPELINE.count("\n") < 120
     answer = _ask(env, "What happens when the nightly quota of uploads is used up?")
     assert any(e.path == "src/uploads/pipeline.py" and e.end_line == PIPELINE.count("\n") for e in answer.evidence)
-    assert "QuotaExceeded" in answer.text
+    assert "QuotaExceeded" in answer.text and "NIGHTLY_QUOTA" in answer.text  # the line and its condition

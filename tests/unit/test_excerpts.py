@@ -167,8 +167,51 @@ def test_code_block_shows_a_chosen_line_with_its_whole_statement() -> None:
     text = ("def check(mod):\n    if mod.off:\n        raise RuntimeError(\n            'run with --enable-threads'\n"
             "        )\n    return mod")
     block = code_block(ev(text), [(13, "'run with --enable-threads'")])
-    assert block.splitlines()[1:-1] == ["def check(mod):", "        ...", "        raise RuntimeError(",
+    assert block.splitlines()[1:-1] == ["def check(mod):", "    if mod.off:", "        raise RuntimeError(",
                                         "            'run with --enable-threads'", "        )"]
+
+
+SIGN = """function sign(payload, options) {
+  const size = keySize(options.key);
+  log(size);
+  if (!options.allowWeakKeys && size < 2048) {
+    throw new Error(`the key must be at least 2048 bits`);
+  }
+  try {
+    return encode(payload);
+  } catch (err) {
+    return fail(err);
+  }
+  return done({
+    ok: true,
+  });
+}"""
+
+
+@pytest.mark.parametrize(("shown", "expected"), [
+    # a line is shown under the condition it sits in
+    ([15], ["function sign(payload, options) {", "  ...", "  if (!options.allowWeakKeys && size < 2048) {",
+            "    throw new Error(`the key must be at least 2048 bits`);"]),
+    ([20], ["function sign(payload, options) {", "  ...", "  } catch (err) {", "    return fail(err);"]),
+    ([18], ["function sign(payload, options) {", "    ...", "    return encode(payload);"]),  # "try" is no condition
+    ([12], ["function sign(payload, options) {", "  const size = keySize(options.key);"]),  # at the top of the body
+    ([24], ["function sign(payload, options) {", "  ...", "  return done({", "    ok: true,", "  });"]),
+])
+def test_code_block_shows_a_line_with_the_condition_it_sits_in(shown: list[int], expected: list[str]) -> None:
+    e = Evidence(id=1, path="lib/sign.js", start_line=11, end_line=25, kind="function", name="sign", score=1.0,
+                 text=SIGN)
+    assert code_block(e, [(n, "") for n in shown]).splitlines()[1:-1] == expected
+
+
+def test_code_block_leaves_a_condition_out_rather_than_a_line_asked_for() -> None:
+    # Sixteen lines at most: the lines the question chose come first, the conditions above them only while they fit.
+    body = "".join(f"    if flag{i}:\n        call{i}()\n" for i in range(12))
+    e = ev("def run(flags):\n" + body, start=1)
+    chosen = range(0, 12, 2)
+    block = code_block(e, [(2 * i + 3, f"call{i}()") for i in chosen]).splitlines()[1:-1]
+    assert [ln.strip() for ln in block if ln.strip().startswith("call")] == [f"call{i}()" for i in chosen]
+    assert [ln.strip() for ln in block if ln.strip().startswith("if")] == ["if flag0:", "if flag2:", "if flag4:", "if flag6:"]
+    assert len(block) == 16
 
 
 def test_code_block_without_docstring_keeps_the_comment() -> None:
