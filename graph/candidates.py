@@ -17,8 +17,9 @@ from collections.abc import Mapping, Sequence
 
 from sift.graph.checker import cited_ids
 from sift.graph.closeness import Closeness
+from sift.graph.code_excerpts import body_lines, key_lines
 from sift.graph.confidence import places
-from sift.graph.excerpts import API_NAME, BULLET, body_lines, doc_sentences, heading, key_lines, summary
+from sift.graph.excerpts import API_NAME, BULLET, doc_sentences, heading, summary
 from sift.graph.state import Citation, Draft, Evidence, Plan
 from sift.graph.terms import matched_terms, query_tokens
 from sift.models import CODE_KINDS

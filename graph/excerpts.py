@@ -1,5 +1,5 @@
-"""What the writer can quote from one evidence item: plain prose, its best sentences, key lines and code blocks,
-a definition's signature and docstring (the lines of one statement and a class's members: ``statements.py``).
+"""What the writer can quote from one evidence item's prose: plain text, a section's best sentences, list items and
+code examples, a docstring's summary and sentences (a definition's code lines: ``code_excerpts.py``).
 
 Pure functions of the evidence text and the question's terms. Every quote is safe to cite: no stray backticks
 or ``[n]`` that the checker would read as code identifiers or citation markers.
@@ -8,12 +8,11 @@ or ``[n]`` that the checker would read as code identifiers or citation markers.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from sift.graph.closeness import Closeness, sentence_score
 from sift.graph.docstrings import Field, field_sentence, split_fields
 from sift.graph.state import Evidence
-from sift.graph.statements import statement
 from sift.text import split_lines
 from sift.tokenize import tokenize
 
@@ -84,87 +83,6 @@ def quotable(code: str) -> bool:
     return not _BREAKS_QUOTE.search(code)
 
 
-_DOC_QUOTE = re.compile(r"^[rRbBuUfF]{0,2}(\"\"\"|\'\'\')")
-
-
-_HASH_COMMENTS = frozenset({"ruby", "bash"})  # languages whose doc comments are "#" runs (not C's "#include")
-
-
-def definition_start(lines: Sequence[str], lang: str = "") -> int:
-    """The index of a definition's first line past the doc comment its chunk may start with (``/** … */``,
-    ``///`` or ``//`` runs; ``#`` runs in ``_HASH_COMMENTS``) and blank lines; 0 when nothing follows it."""
-    i = 0
-    while i < len(lines):
-        s = lines[i].strip()
-        if s.startswith("/*"):
-            while i < len(lines) and "*/" not in lines[i]:
-                i += 1
-        elif s and not s.startswith("//") and not (lang in _HASH_COMMENTS and s.startswith("#")):
-            return i
-        i += 1
-    return 0
-
-
-def _header_end(lines: Sequence[str], lang: str = "") -> int:
-    """The index of the line that ends a definition's header (its signature may span lines), or -1."""
-    first = definition_start(lines, lang)
-    start = next((i for i in range(first, len(lines)) if lines[i].strip() and not lines[i].strip().startswith("@")),
-                 None)
-    if start is None:
-        return -1
-    return next((i for i in range(start, min(len(lines), start + 40))
-                 if lines[i].rstrip().endswith((":", "{"))), -1)
-
-
-_WORDY = re.compile(r"[A-Za-z0-9_]")
-
-
-def body_lines(evidence: Evidence, after_header: bool = True, fenced: bool = False) -> list[tuple[int, str]]:
-    """A definition's quotable body lines as (offset, stripped text): not its header (with ``after_header``),
-    docstring, comments, decorators, or lines without a word (blank, ``}``, ``});``). With ``fenced`` the lines are
-    for a fenced block, where a backtick (a template literal) or a sentence end inside a line is safe."""
-    out = []
-    in_doc: str | None = None
-    lines = split_lines(evidence.text)
-    header = _header_end(lines, _lang(evidence.path)) if after_header else -1
-    for offset, line in enumerate(lines):
-        stripped = line.strip()
-        if in_doc is not None:
-            if in_doc in stripped:
-                in_doc = None
-            continue
-        quote = _DOC_QUOTE.match(stripped)
-        if quote:
-            if stripped.count(quote.group(1)) < 2:
-                in_doc = quote.group(1)
-            continue
-        if offset <= header or not stripped or stripped.startswith(("#", "def ", "class ", "async def ", "@")) \
-                or stripped.startswith(("/*", "//", "* ")) or stripped in ("*", "*/"):  # JS comments too
-            continue
-        if len(stripped) <= 160 and (fenceable(stripped) if fenced else quotable(stripped)) and _WORDY.search(stripped):
-            out.append((offset, stripped))
-    return out
-
-
-def key_lines(evidence: Evidence, tokens: Sequence[str], limit: int = 3, own: Sequence[str] = (),
-              idf: Mapping[str, float] | None = None, fenced: bool = False) -> list[tuple[int, str]]:
-    """Body lines sharing the most question terms (not the header, docstring or comments), in file order; with
-    ``idf``, the most idf weight of them, so that a rare word of the question ("installed") outweighs a common
-    one ("version"). With ``own`` (the definition's own name terms), a line must share some other term: a line
-    that only repeats the name shows nothing the location does not already say."""
-    wanted = set(tokens)
-    other = wanted - set(own)
-    scored = []
-    for offset, stripped in body_lines(evidence, after_header=bool(own), fenced=fenced):
-        words = set(tokenize(stripped))
-        shared = wanted & words
-        overlap = sum(idf.get(t, 1.0) for t in shared) if idf else len(shared)
-        if overlap and (not own or other & words):
-            scored.append((overlap, offset, stripped))
-    scored.sort(key=lambda t: (-t[0], t[1]))
-    return sorted(((evidence.start_line + off, text) for _, off, text in scored[:limit]), key=lambda t: t[0])
-
-
 # ```python, ```{doctest}; not "~~~", which reST also uses to underline a heading
 _FENCE = re.compile(r"^\s*(`{3,})\s*\{?([\w+-]*)")
 _CODE_DIRECTIVE = re.compile(  # also a Sphinx extension's own, such as ".. mytool:example::"
@@ -173,6 +91,11 @@ _CODE_DIRECTIVE = re.compile(  # also a Sphinx extension's own, such as ".. myto
 _DOCTEST = re.compile(r"^\s*>>>( |$)")
 MAX_CODE_LINES = 16
 CODE = "```"  # a unit that starts with this is a fenced code block, shown as code and not as a sentence
+
+
+def citation_like(text: str) -> bool:
+    """The text holds something the checker would read as a citation marker (``values[0]``)."""
+    return bool(_CITATION_LIKE.search(text))
 
 
 def fenceable(code: str) -> bool:
@@ -189,11 +112,11 @@ def _code_like(lines: Sequence[str]) -> bool:
     return bool(body) and sum(1 for ln in body if _CODE_LINE.search(ln)) * 2 >= len(body)
 
 
-def _indent(line: str) -> int:
+def indent(line: str) -> int:
     return len(line) - len(line.lstrip())
 
 
-def _fenced(lines: Sequence[str], lang: str = "") -> str:
+def fenced(lines: Sequence[str], lang: str = "") -> str:
     """Code lines as a Markdown fenced block, dedented and at most ``MAX_CODE_LINES`` long."""
     while lines and not lines[-1].strip():
         lines = lines[:-1]
@@ -203,7 +126,7 @@ def _fenced(lines: Sequence[str], lang: str = "") -> str:
         return ""
     if all(re.match(r"\s*(import|from)\s|\s*$", ln) for ln in lines):
         return ""  # imports alone show nothing
-    cut = min(_indent(ln) for ln in lines if ln.strip())
+    cut = min(indent(ln) for ln in lines if ln.strip())
     body = [ln[cut:].rstrip() for ln in lines]
     body = [ln for i, ln in enumerate(body) if ln or (i and body[i - 1])]  # one blank line at most
     if len(body) > MAX_CODE_LINES:
@@ -228,9 +151,9 @@ def _units(text: str, code: bool = False) -> list[str]:
             para.clear()
 
     def block(body: list[str], lang: str = "") -> None:
-        fenced = _fenced(body, lang)
-        if code and fenced and "```" not in fenced[3:-3] and not _CITATION_LIKE.search(fenced):
-            units.append(fenced)
+        shown = fenced(body, lang)
+        if code and shown and "```" not in shown[3:-3] and not _CITATION_LIKE.search(shown):
+            units.append(shown)
 
     i = 0
     fences = [m for m in map(_FENCE.match, lines) if m]
@@ -239,15 +162,15 @@ def _units(text: str, code: bool = False) -> list[str]:
         # An odd number of fence lines, the first bare: it closes a block that an earlier chunk of the section opened.
         block(lines[:closer], "python" if any(_DOCTEST.match(ln) for ln in lines[:closer]) else "")
         i = closer + 1
-    margin = min((_indent(ln) for ln in lines[i:] if ln.strip()), default=0)
+    margin = min((indent(ln) for ln in lines[i:] if ln.strip()), default=0)
     if i == 0 and margin >= 2 and not any(_ITEM.match(ln) for ln in lines) and _code_like(lines):
         # Every line indented and no list: the rest of a code block that an earlier chunk opened.
         block(lines, "python")
         return units
     first = next((ln for ln in lines[i:] if ln.strip()), "")
-    if i == 0 and first and _indent(first) > margin and not _ITEM.match(first):
+    if i == 0 and first and indent(first) > margin and not _ITEM.match(first):
         # The chunk starts inside an indented code block that the previous chunk of the section opened.
-        while i < len(lines) and (not lines[i].strip() or _indent(lines[i]) > margin):
+        while i < len(lines) and (not lines[i].strip() or indent(lines[i]) > margin):
             i += 1
         if _code_like(lines[:i]):
             block(lines[:i], "python")
@@ -271,12 +194,12 @@ def _units(text: str, code: bool = False) -> list[str]:
             if literal:
                 para.append(line.strip()[:-1])  # "change the code to this::" reads "…to this:"
             flush()
-            base = _indent(line)
+            base = indent(line)
             j = i + 1
-            while j < len(lines) and lines[j].strip().startswith(":") and _indent(lines[j]) > base:
+            while j < len(lines) and lines[j].strip().startswith(":") and indent(lines[j]) > base:
                 j += 1  # the directive's options (":linenos:")
             body: list[str] = []
-            while j < len(lines) and (not lines[j].strip() or _indent(lines[j]) > base):
+            while j < len(lines) and (not lines[j].strip() or indent(lines[j]) > base):
                 body.append(lines[j])
                 j += 1
             block(body, (directive.group(2) if directive else "") or "python")
@@ -358,24 +281,6 @@ def doc_sentences(evidence: Evidence, tokens: Sequence[str], limit: int = 5,
     return [s if s.startswith(CODE) else plain(s if len(s) <= 400 else s[:397].rstrip() + "…") for _, _, s in top]
 
 
-def signature(e: Evidence) -> str:
-    """The definition's header as written (joined when it spans lines), at most 300 characters."""
-    if e.part is not None and e.part > 1:
-        return ""  # a later part of a long definition starts mid-body: its first line is no signature
-    lines = split_lines(e.text)
-    first = definition_start(lines, _lang(e.path))
-    head: list[str] = []
-    for line in lines[first:first + 12]:
-        stripped = line.strip()
-        if not head and (stripped.startswith("@") or not stripped):
-            continue
-        head.append(stripped)
-        if stripped.endswith((":", "{")) or len(head) > 10:
-            break
-    sig = " ".join(head).rstrip(":{ ")
-    return sig if sig and quotable(sig) and len(sig) <= 300 else ""
-
-
 def summary(docstring: str | None) -> str:
     """The first sentence of a docstring's prose (its field list left out: a docstring may open with one)."""
     return first_sentence(split_fields(docstring)[0]) if docstring else ""
@@ -407,75 +312,3 @@ def doc_lines(docstring: str | None, tokens: Sequence[str], first: str, limit: i
             scored.append((overlap, i, text if len(text) <= 300 or text.startswith(CODE) else text[:297].rstrip() + "…"))
     top = sorted(sorted(scored, key=lambda t: (-t[0], t[1]))[:limit], key=lambda t: t[1])
     return [t if t.endswith((".", ":", "…", "!", "?", CODE)) else t + "." for _, _, t in top]
-
-
-_LANGS = {".py": "python", ".pyi": "python", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript",
-          ".ts": "typescript", ".tsx": "tsx", ".jsx": "jsx", ".go": "go", ".rs": "rust", ".java": "java",
-          ".rb": "ruby", ".c": "c", ".h": "c", ".cpp": "cpp", ".sh": "bash"}
-
-
-def _lang(path: str) -> str:
-    """The fence language of a file, by its extension ("" when unknown)."""
-    return _LANGS.get("." + path.rsplit(".", 1)[-1], "") if "." in path else ""
-
-
-_CONDITION = re.compile(r"^(?:\}\s*)?(?:if|elif|else\s+if|unless|when|case|except|catch)\b")
-
-
-def _guard(lines: Sequence[str], off: int) -> int | None:
-    """The offset of the condition a line sits directly under (``if``, ``elif``, ``except``, ``catch`` …: the
-    nearest line above it that is indented less), or None when that line is not a condition."""
-    if not 0 <= off < len(lines) or not lines[off].strip() or lines[off].strip()[0] in ")]}":
-        return None  # a line that closes a bracket goes on a statement begun above, not under a condition
-    depth = _indent(lines[off])
-    above = next((j for j in range(off - 1, -1, -1) if lines[j].strip() and _indent(lines[j]) < depth), None)
-    if above is None or not _CONDITION.match(lines[above].strip()) or not fenceable(lines[above].strip()):
-        return None
-    return above
-
-
-def _assembled(lines: Sequence[str], start: int, end: int, wanted: Sequence[int]) -> list[str]:
-    """The header's lines ``start..end`` and the ``wanted`` body lines after it, ``...`` where lines are left out."""
-    out = [lines[i] for i in range(start, end + 1)] if end >= 0 else []
-    prev = end
-    for off in sorted(set(wanted)):
-        if 0 <= off < len(lines) and off > prev:
-            if out and off > prev + 1:  # lines left out before this one
-                out.append(" " * _indent(lines[off]) + "...")
-            out.append(lines[off])
-            prev = off
-    return out
-
-
-def code_block(e: Evidence, shown: Sequence[tuple[int, str]], header: bool = True) -> str:
-    """A fenced block of the definition's header (as written, across lines) and the body lines ``shown`` (file
-    line numbers), with ``...`` where lines are left out; "" when there is nothing safe to show.
-
-    A definition whose chunk opens with its doc comment (JSDoc ``/** … */``, ``///``) is shown from the
-    definition itself: the answer states the docstring in words, and the citation still covers the comment."""
-    lines = split_lines(e.text)
-    lang = _lang(e.path)
-    first = definition_start(lines, lang) if header and e.docstring and (e.part is None or e.part <= 1) else 0
-    end = _header_end(lines, lang) if header and (e.part is None or e.part <= 1) else -1
-    start = next((i for i in range(first, len(lines)) if lines[i].strip() and not lines[i].strip().startswith("@")),
-                 0)
-    wanted = [ln - e.start_line for ln, _ in shown]
-    guards: list[list[int]] = []
-    for off in list(wanted):  # a line that opens a block ("if verbose:") is shown with the first line it guards
-        nxt = next((j for j in range(off + 1, len(lines)) if lines[j].strip()), None)
-        if lines[off].rstrip().endswith((":", "{")) and nxt is not None and _indent(lines[nxt]) > _indent(lines[off]) \
-                and quotable(lines[nxt].strip()):
-            wanted.append(nxt)
-        whole = statement(lines, off)
-        wanted.extend(whole)
-        guard = _guard(lines, min([off, *whole]))
-        if guard is not None:  # a line is read under the condition it sits in ("if (!options.x) {" above "throw …")
-            guards.append([guard, *statement(lines, guard)])
-    out = _assembled(lines, start, end, wanted)
-    for lines_of in guards:  # the conditions, first to last, while the block still fits
-        more = _assembled(lines, start, end, wanted + lines_of)
-        if len(more) <= MAX_CODE_LINES:
-            wanted, out = wanted + lines_of, more
-    if not out or any(CODE in ln or _CITATION_LIKE.search(ln) for ln in out):
-        return ""
-    return _fenced(out, lang)

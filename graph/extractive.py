@@ -4,7 +4,7 @@ It cites what the fused ranker puts first among the evidence that shares enough 
 on the question's terms from ``terms.py``). When the evidence covers too little of the question, lacks its rare words,
 or never mentions a named thing it asks about (JSON Schema, ORM), it says "not found in the indexed sources"
 instead of guessing (``abstention.py``). Otherwise every sentence it writes carries the ``[n]`` of the evidence
-it quotes (``prose.py``, from what ``excerpts.py`` finds quotable in each item).
+it quotes (``prose.py``, from what ``excerpts.py`` and ``code_excerpts.py`` find quotable in each item).
 """
 
 from __future__ import annotations

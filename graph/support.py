@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from sift.graph.excerpts import first_sentence, signature
+from sift.graph.code_excerpts import signature
+from sift.graph.excerpts import first_sentence
 from sift.graph.state import SEARCH_CHANNELS, Evidence, Plan
 from sift.graph.terms import (
     coverage,

@@ -4,19 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sift.graph.excerpts import (
-    CODE,
-    code_block,
-    definition_start,
-    doc_lines,
-    doc_sentences,
-    fenceable,
-    first_sentence,
-    heading,
-    key_lines,
-    quotable,
-    signature,
-)
+from sift.graph.code_excerpts import code_block, definition_start, key_lines, signature
+from sift.graph.excerpts import CODE, doc_lines, doc_sentences, fenceable, first_sentence, heading, quotable
 from sift.graph.state import Evidence
 from sift.graph.statements import statement
 
