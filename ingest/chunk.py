@@ -143,7 +143,7 @@ def _chunk_start(tree: DocumentTree, lines: list[str], node: ParsedNode) -> int:
     documentation there (not Python, whose docstring is inside), so its words are embedded and indexed with it."""
     if tree.language == "python" or not node.docstring or node.start_line < 2:
         return node.start_line
-    from sift.ingest.parsers.code import comment_start, line_comment_markers
+    from sift.ingest.parsers.comments import comment_start, line_comment_markers  # parsers import chunk
 
     return comment_start(lines, node.start_line - 1, line_comment_markers(tree.language)) + 1
 
