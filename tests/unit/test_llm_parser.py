@@ -5,19 +5,21 @@ from __future__ import annotations
 import pytest
 
 from sift.ingest.parsers import ParserRegistry
-from sift.ingest.parsers.llm import (
+from sift.ingest.parsers.boundaries import (
     Boundary,
     BoundaryItem,
-    BudgetExhausted,
     InvalidAnswer,
-    LLMBoundaryParser,
-    LLMParserOptions,
     build_tree,
     name_near,
     number_lines,
     parse_answer,
     validate_items,
     windows,
+)
+from sift.ingest.parsers.llm import (
+    BudgetExhausted,
+    LLMBoundaryParser,
+    LLMParserOptions,
 )
 from sift.models import SourceType
 
