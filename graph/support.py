@@ -36,6 +36,7 @@ PRIMARY_SHARE = 0.4
 LIST_SHARE = 0.7
 MAX_LIST_ITEMS = 5
 MAX_PARTS = 2  # further retrieved chunks of the cited section or definition
+PART_GAP = 3  # lines (blank ones, a rule) that may lie between two chunks of one section that follow each other
 MODULE_CHANNEL = "module"  # marks the evidence the fuse node listed for a list question (from the anchor's module)
 MAX_MODULE_ITEMS = 15
 
@@ -154,6 +155,8 @@ def select_evidence(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, 
     if plan.question_type != "list":
         # A section or definition split into several chunks is one answer: cite its retrieved parts together.
         parts = [e for _, e in ranked[1:] if e.path == primary.path and whole_name(e) == whole_name(primary)]
+        # A part right before or after the cited one first: the text that goes on from it; then the others by rank.
+        parts.sort(key=lambda e: max(e.start_line - primary.end_line, primary.start_line - e.end_line) > PART_GAP)
         return [primary, *parts[:MAX_PARTS]]
     listed = sorted((e for e in evidence if MODULE_CHANNEL in e.channels), key=lambda e: (e.path, e.start_line))
     if not listed:  # not listed by the fuse node: list from what was retrieved
