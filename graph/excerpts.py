@@ -134,11 +134,33 @@ def fenced(lines: Sequence[str], lang: str = "") -> str:
     return f"{CODE}{lang}\n" + "\n".join(body) + f"\n{CODE}"
 
 
-def _units(text: str, code: bool = False) -> list[str]:
+def open_fence(lines: Sequence[str]) -> str | None:
+    """The info string ("js", "" when bare) of the fenced code block still open after these lines, or None when
+    every block they open is closed: whether a chunk that starts after them starts inside one."""
+    opened: str | None = None
+    marker = ""
+    for line in lines:
+        m = _FENCE.match(line)
+        if m is None:
+            continue
+        if opened is None:
+            opened, marker = m.group(2), m.group(1)
+        elif m.group(1).startswith(marker) and not line.strip()[len(m.group(1)):].strip():
+            opened = None  # a bare fence at least as long as the opening one closes it
+    return opened
+
+
+def _fence_language(info: str) -> str:
+    """The fence language to show a block in: a doctest session's is Python."""
+    return "python" if info in ("doctest", "pycon", "py", "python3") else info
+
+
+def _units(text: str, code: bool = False, fence: str | None = None) -> list[str]:
     """Sentences of prose paragraphs; each list item is a unit of its own (markup lines dropped).
 
     Code examples (Markdown fences, reST ``::`` literal blocks and code directives, doctest sessions) are not
-    prose: with ``code`` each becomes one unit, a fenced block (see ``CODE``); without, they are left out.
+    prose: with ``code`` each becomes one unit, a fenced block (see ``CODE``); without, they are left out. With
+    ``fence`` (``open_fence`` of the lines above), the text starts inside a block in that language.
     """
     units: list[str] = []
     para: list[str] = []
@@ -158,7 +180,11 @@ def _units(text: str, code: bool = False) -> list[str]:
     i = 0
     fences = [m for m in map(_FENCE.match, lines) if m]
     closer = lines.index(fences[0].string) if fences else 0
-    if len(fences) % 2 and not fences[0].group(2) and any(ln.strip() for ln in lines[:closer]):
+    if fence is not None:  # the text starts inside a fenced block opened above it: code up to its closing fence
+        closer = closer if fences else len(lines)
+        block(lines[:closer], _fence_language(fence))
+        i = closer + 1
+    elif len(fences) % 2 and not fences[0].group(2) and any(ln.strip() for ln in lines[:closer]):
         # An odd number of fence lines, the first bare: it closes a block that an earlier chunk of the section opened.
         block(lines[:closer], "python" if any(_DOCTEST.match(ln) for ln in lines[:closer]) else "")
         i = closer + 1
@@ -178,15 +204,15 @@ def _units(text: str, code: bool = False) -> list[str]:
             i = 0  # indented prose: the rest of a list item
     while i < len(lines):
         line = lines[i]
-        fence, directive = _FENCE.match(line), _CODE_DIRECTIVE.match(line)
-        if fence:  # up to the closing fence of the same kind
+        opener, directive = _FENCE.match(line), _CODE_DIRECTIVE.match(line)
+        if opener:  # up to the closing fence of the same kind
             flush()
-            mark, lang = fence.group(1), fence.group(2)
+            mark, lang = opener.group(1), opener.group(2)
             end = next((j for j in range(i + 1, len(lines)) if lines[j].strip().startswith(mark)), len(lines))
             if lang == "eval-rst":  # MyST's embedded reStructuredText is text, not code
                 units.extend(_units("\n".join(lines[i + 1:end]), code))
             else:
-                block(lines[i + 1:end], "python" if lang in ("doctest", "pycon", "py", "python3") else lang)
+                block(lines[i + 1:end], _fence_language(lang))
             i = end + 1
             continue
         literal = line.rstrip().endswith("::") and not directive and not _MARKUP.match(line)
@@ -258,7 +284,7 @@ def doc_sentences(evidence: Evidence, tokens: Sequence[str], limit: int = 5,
     """The section's sentences, list items and (with ``code``) code examples with the most question terms (and,
     with ``near``, closest in meaning to it: ``closeness.sentence_score``), in reading order."""
     title = heading(evidence).casefold()
-    sentences = [u for u in _units(evidence.text, code=code) if u.casefold() != title]  # not its own title
+    sentences = [u for u in _units(evidence.text, code=code, fence=evidence.fence) if u.casefold() != title]  # not its own title
     wanted = set(tokens)
     # A sentence that names an API (backticks, a call, a dotted or snake_case name) usually holds the answer.
     terms = [len(wanted & set(tokenize(s))) + (1 if _NAMES_API.search(s) else 0) for s in sentences]

@@ -21,6 +21,7 @@ from sift.catalog import get_serving_kb
 from sift.db import visible_in
 from sift.db.tables import File, Node, Ref
 from sift.errors import SiftError
+from sift.graph.excerpts import open_fence
 from sift.graph.state import ChannelResult, Evidence, Plan, RankedChunk, RetrieveTask
 from sift.graph.support import MODULE_CHANNEL
 from sift.graph.terms import CEILING_KEY
@@ -212,6 +213,7 @@ def build_evidence(engine: Engine, kb: str, tenant: str, hits: Sequence[Hit], li
             signature=node.signature if node is not None else None,
             docstring=node.docstring if node is not None else None,
             content_hash=row.content_hash, callers=callers,
+            fence=open_fence(lines[: h.start_line - 1]) if h.kind == "doc" else None,
         ))
     return out
 

@@ -125,6 +125,9 @@ class Evidence(EvidenceItem, ChunkIdentity):
     callers: list[dict[str, Any]] = Field(default_factory=list)
     top_in: list[str] = Field(default_factory=list)
     """The search channels that ranked this span, or a chunk overlapping it, among their first few."""
+    fence: str | None = None
+    """For a documentation chunk that starts inside a fenced code block opened above it, the block's info string
+    ("js", or "" when bare); None otherwise."""
 
     @property
     def key(self) -> str:

@@ -5,7 +5,16 @@ from __future__ import annotations
 import pytest
 
 from sift.graph.code_excerpts import code_block, definition_start, key_lines, signature
-from sift.graph.excerpts import CODE, doc_lines, doc_sentences, fenceable, first_sentence, heading, quotable
+from sift.graph.excerpts import (
+    CODE,
+    doc_lines,
+    doc_sentences,
+    fenceable,
+    first_sentence,
+    heading,
+    open_fence,
+    quotable,
+)
 from sift.graph.state import Evidence
 from sift.graph.statements import statement
 
@@ -264,6 +273,29 @@ def test_a_chunk_that_starts_inside_a_fenced_block_shows_its_end_as_code() -> No
     out = doc_sentences(ev(text, kind="doc", name="Retries"), ["retry", "wait"], limit=5)
     assert out == [f"{CODE}\ncreateClient(3, 1000);\n\n// then ask\napi.get('/data', {{ retry: true }});\n{CODE}",
                    "Retries wait longer each time."]
+
+
+@pytest.mark.parametrize(("above", "expected"), [
+    ("Intro.\n\n```js\nverify(token);\n", "js"),  # the block is still open
+    ("Intro.\n\n```js\nverify(token);\n```\n", None),  # closed
+    ("```\nplain\n", ""),  # open, without a language
+    ("````md\n```js\nx\n```\n", "md"),  # a shorter fence inside a longer one neither opens nor closes
+    ("````md\n```js\nx\n```\n````\n", None),
+    ("Text only.\n", None),
+])
+def test_open_fence(above: str, expected: str | None) -> None:
+    assert open_fence(above.splitlines()) == expected
+
+
+def test_a_chunk_inside_a_fenced_block_without_a_fence_of_its_own_is_code() -> None:
+    # The middle of a long example that the chunks before and after open and close: no fence line at all.
+    text = "// verify issuer\nverify(token, cert, { issuer: 'urn:issuer' }, function(err, decoded) {\n});\n"
+    e = ev(text, kind="doc", name="Verify").model_copy(update={"fence": "js"})
+    assert doc_sentences(e, ["verify", "issuer"], limit=5) == [f"{CODE}js\n{text.rstrip()}\n{CODE}"]
+    assert doc_sentences(ev(text, kind="doc", name="Verify"), ["verify", "issuer"], limit=5) != \
+        doc_sentences(e, ["verify", "issuer"], limit=5)  # without the flag it would read as prose
+    closed = e.model_copy(update={"text": text + "```\n\nThe issuer must match.\n"})
+    assert doc_sentences(closed, ["verify", "issuer"], limit=5)[-1] == "The issuer must match."
 
 
 def test_rest_auto_numbered_items_and_short_targets_read_as_rendered() -> None:
