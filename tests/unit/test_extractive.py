@@ -122,13 +122,13 @@ def test_parts_of_one_section_are_cited_together() -> None:
 
 def test_the_part_that_goes_on_from_the_cited_one_comes_before_higher_ranked_parts() -> None:
     # Four chunks of one long section: the first ranks, two far parts outrank the one that continues it.
-    text = "Parameters that would overwrite the object prototype are left out of the parsed result."
+    text = "Keys that would shadow a built-in name are left out of the parsed result."
     first = ev(1, "README.md", "Parsing objects", text, 0.09, kind="doc", start=34)
     far = [ev(n, "README.md", "Parsing objects", f"Parsing objects nested {n} deep keeps the result an object.",
               0.08 - n / 100, kind="doc", start=90 + 10 * n) for n in (2, 3)]
-    after = ev(4, "README.md", "Parsing objects", "To keep those parameters in the parsed result, set "
-               "allowPrototypes.", 0.01, kind="doc", start=36)
-    plan = plan_question("Why are parameters left out of the parsed object result?", "kb")
+    after = ev(4, "README.md", "Parsing objects", "To keep those keys in the parsed result, set keepShadowed.",
+               0.01, kind="doc", start=36)
+    plan = plan_question("Why are keys left out of the parsed object result?", "kb")
     chosen = select_evidence(plan, [first, *far, after], {})
     assert [e.id for e in chosen] == [1, 4, 2]
 
