@@ -153,6 +153,25 @@ def _continued(lines: list[str], i: int, base: int) -> tuple[str, int]:
     return " ".join(out), j
 
 
+_TAG_LINE = re.compile(r"^\s*@[a-z]+\b")  # a JSDoc tag opens the line: the example before it has ended
+_CAPTION = re.compile(r"^\s*<caption>.*?</caption>\s*")
+
+
+def _example(lines: list[str], i: int, first: str) -> tuple[list[str], int]:
+    """A JSDoc ``@example`` on line ``i``: its code (the rest of that line without a ``<caption>``, and the lines up
+    to the next tag), dedented, without blank lines at either end; and the index after it."""
+    j = i + 1
+    while j < len(lines) and not _TAG_LINE.match(lines[j]):
+        j += 1
+    body = [_CAPTION.sub("", first).rstrip(), *(ln.rstrip() for ln in lines[i + 1:j])]
+    while body and not body[0].strip():
+        body.pop(0)
+    while body and not body[-1].strip():
+        body.pop()
+    cut = min((_indent(ln) for ln in body if ln.strip()), default=0)
+    return [ln[cut:] for ln in body], j
+
+
 def split_fields(docstring: str) -> tuple[str, list[Field]]:
     """The docstring's prose (field lists removed) and its fields, in order."""
     lines = docstring.splitlines()
@@ -168,6 +187,11 @@ def split_fields(docstring: str) -> tuple[str, list[Field]]:
             words = (rest_m.group(2) or "").split()
             if kind:  # ":param int x:" names x; ":raises ValueError:" names the exception
                 fields.append(Field(kind, words[-1] if words else "", f"{rest_m.group(3)} {more}".strip()))
+            continue
+        if js_m and line.lstrip().startswith("@") and js_m.group(1).lower() == "example":
+            example, i = _example(lines, i, js_m.group(3))
+            if example:  # usage as code, which the prose around it introduces: a fenced block of the prose
+                prose.extend(["", "```", *example, "```", ""])
             continue
         if js_m and line.lstrip().startswith("@") and not line.lstrip().startswith("@@"):
             more, i = _continued(lines, i, _indent(line))

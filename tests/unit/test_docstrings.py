@@ -59,6 +59,18 @@ def test_split_fields(doc: str, prose: str, fields: list[Field]) -> None:
     assert text.strip() == prose and found == fields
 
 
+JSDOC_EXAMPLES = ("Format a wait time.\n@param {number} seconds - The wait time.\n@example formatWait(90) //=> '1m 30s'\n"
+                  "@example <caption>The short form</caption>\n  formatWait(90, true)\n\n  // '1m'\n"
+                  "@returns {string} The wait time as text.")
+
+
+def test_a_jsdoc_example_is_code_in_the_prose_not_a_field() -> None:
+    text, found = split_fields(JSDOC_EXAMPLES)
+    assert found == [Field("param", "seconds", "The wait time."), Field("returns", "", "The wait time as text.")]
+    assert text.split("\n") == ["Format a wait time.", "", "```", "formatWait(90) //=> '1m 30s'", "```", "", "",
+                                 "```", "formatWait(90, true)", "", "// '1m'", "```", ""]
+
+
 @pytest.mark.parametrize(("field", "expected"), [
     (Field("param", "key", "The bucket to use."), "`key` is the bucket to use."),
     (Field("param", "rate", "Tokens added per second."), "`rate` is tokens added per second."),

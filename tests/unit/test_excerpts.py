@@ -275,6 +275,12 @@ def test_a_chunk_that_starts_inside_a_fenced_block_shows_its_end_as_code() -> No
                    "Retries wait longer each time."]
 
 
+def test_doc_lines_show_a_jsdoc_example_that_shares_the_question_terms_as_code() -> None:
+    doc = ("Set the given units.\n@param {Object} values - The units to set.\n@example moment.set({ hour: 8 })\n"
+           "@example moment.set({ year: 2017 })\n@returns {Moment}")
+    assert doc_lines(doc, ["hour"], "Set the given units.") == [f"{CODE}\nmoment.set({{ hour: 8 }})\n{CODE}"]
+
+
 @pytest.mark.parametrize(("above", "expected"), [
     ("Intro.\n\n```js\nverify(token);\n", "js"),  # the block is still open
     ("Intro.\n\n```js\nverify(token);\n```\n", None),  # closed
