@@ -4,8 +4,9 @@ A docstring's field list (reST ``:param x:``/``:returns:``/``:raises E:``, Googl
 ``Raises:`` sections, NumPy ``Parameters`` underlined sections, JSDoc ``@param``/``@returns``/``@throws``) is
 never quoted as written: each parameter, return value and exception becomes a sentence ("`key` is the bucket to
 take the token from.", "It returns the delay in seconds."), type-only fields (``:rtype:``, ``:type x:``,
-``@type``) are left out, and a JSDoc ``@example`` stays in the prose as a fenced code block. ``predicate`` turns a summary sentence into what follows a definition's name
-("Return the tuple…" → "returns the tuple…"). Pure functions of the text.
+``@type``) are left out, and a JSDoc ``@example`` stays in the prose as a fenced code block. ``predicate`` turns
+a summary sentence into what follows a definition's name ("Return the tuple…" → "returns the tuple…"). Pure
+functions of the text.
 """
 
 from __future__ import annotations
