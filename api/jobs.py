@@ -24,8 +24,9 @@ from sift.api.settings import ApiSettings
 from sift.config import Settings
 from sift.db.tables import IngestJob, KnowledgeBase
 from sift.errors import Conflict, NotFound, OutsideRoot
+from sift.ingest.job_rows import mark_job_failed
 from sift.ingest.liveness import reap_dead_jobs, signal_name
-from sift.ingest.pipeline import kb_lock, mark_job_failed
+from sift.ingest.pipeline import kb_lock
 from sift.ingest.store import ensure_kb
 
 log = logging.getLogger(__name__)

@@ -35,8 +35,9 @@ from sift.config import Settings
 from sift.db import is_postgres
 from sift.db.tables import IngestJob, KnowledgeBase
 from sift.errors import Conflict
+from sift.ingest.job_rows import JobCancelled, mark_job_failed
 from sift.ingest.liveness import DEFAULT_STALE_AFTER_S, beat, current_process, db_cutoff, reap_dead_jobs
-from sift.ingest.pipeline import JobCancelled, ingest, mark_job_failed
+from sift.ingest.pipeline import ingest
 from sift.ingest.store import ensure_kb
 from sift.names import check_name
 

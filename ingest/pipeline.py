@@ -20,21 +20,28 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, Engine, func, insert, select, update
+from sqlalchemy import Engine, func, select, update
 
 from sift.catalog import KbRef, generation_dir
 from sift.config import Settings
 from sift.db import advisory_key, is_postgres, open_database
 from sift.db.tables import Generation, IngestJob
-from sift.errors import Conflict, NotFound
+from sift.errors import Conflict
 from sift.ingest import store
 from sift.ingest.chunk import CHUNKING, ChunkLimits, chunk_tree, content_hash
+from sift.ingest.job_rows import (
+    claim_job,
+    finish_job,
+    generation_stats,
+    mark_job_failed,
+    new_summary,
+    start_job,
+)
 from sift.ingest.languages import classify
 from sift.ingest.liveness import (
     HEARTBEAT_S,
     Heartbeat,
     Interrupted,
-    ProcessId,
     StopRequest,
     current_process,
     reap_dead_jobs,
@@ -54,10 +61,6 @@ log = logging.getLogger(__name__)
 #: progress(phase, done, total) — phase is "walk", "parse", "model", "embed" or "index"; total is None while walking
 #: (files found so far) and while the embedding model loads.
 Progress = Callable[[str, int, int | None], None]
-
-
-class JobCancelled(NotFound):
-    """The job a run was started for is gone (its kb was deleted) or no longer queued for this process."""
 
 
 @contextmanager
@@ -163,7 +166,7 @@ def _run(
     me = current_process()
     with engine.begin() as conn:
         if job_id is not None:
-            _claim_job(conn, job_id, me)  # before ensure_kb: a cancelled job must not re-create its deleted kb
+            claim_job(conn, job_id, me)  # before ensure_kb: a cancelled job must not re-create its deleted kb
         kb = store.ensure_kb(conn, kb_name, tenant, root, public)
     # We hold the kb's lock, so a job of this kb still marked running on this host died without a word.
     reap_dead_jobs(engine, kb_id=kb.id)
@@ -171,7 +174,7 @@ def _run(
         discarded = store.discard_unpublished(conn, kb, index_root)
         number = store.next_generation(conn, kb)
         previous = store.visible_files(conn, kb.id, kb.generation, CHUNKING) if kb.generation else {}
-        job_id = _start_job(conn, kb, root, number, job_id, me)
+        job_id = start_job(conn, kb, root, number, job_id, me)
     if discarded:
         log.info("discarded %d file versions left by an interrupted run of kb %s", discarded, kb_name)
     try:
@@ -214,7 +217,7 @@ def _build(
 ) -> dict[str, Any]:
     index_root = settings.resolved_index_dir()
 
-    summary = _summary(kb, number, job_id)
+    summary = new_summary(kb, number, job_id)
     registry = ParserRegistry(llm=make_llm_parser(settings, engine, llm_parser))
     limits = ChunkLimits(settings.doc_chunk_min_chars, settings.doc_chunk_max_chars,
                          settings.function_chunk_max_lines, settings.file_chunk_head_lines)
@@ -260,7 +263,7 @@ def _build(
         with engine.begin() as conn:
             store.drop_generation(conn, kb.id, number)
             summary.update(generation=kb.generation, status="unchanged")
-            _finish_job(conn, job_id, summary, started)
+            finish_job(conn, job_id, summary, started)
         summary["seconds"] = round(time.perf_counter() - started, 3)
         return summary
 
@@ -294,8 +297,8 @@ def _build(
     summary["seconds"] = round(time.perf_counter() - started, 3)
     summary["status"] = "published"
     with engine.begin() as conn:
-        store.publish(conn, kb, number, index_dir, _gen_stats(summary))
-        _finish_job(conn, job_id, summary, started)
+        store.publish(conn, kb, number, index_dir, generation_stats(summary))
+        finish_job(conn, job_id, summary, started)
     with engine.begin() as conn:
         store.collect_garbage(conn, kb.id, number, index_root, settings.generation_grace_s)
     return summary
@@ -316,62 +319,6 @@ def _has_index(engine: Engine, kb: KbRef, backend: str = "local") -> bool:
 
     # An index of an older layout (one without windows) is built again, reusing every vector it has.
     return is_current(Path(path))
-
-
-def _summary(kb: KbRef, number: int, job_id: int) -> dict[str, Any]:
-    return {
-        "kb": kb.name, "tenant": kb.tenant, "job_id": job_id, "generation": number, "status": "running",
-        "files": 0, "added": 0, "changed": 0, "unchanged": 0, "deleted": 0, "lines": 0,
-        "nodes": 0, "chunks": 0, "skipped": {}, "failures": [], "seconds": 0.0,
-    }
-
-
-def _gen_stats(summary: dict[str, Any]) -> dict[str, Any]:
-    keys = ("files", "added", "changed", "unchanged", "deleted", "nodes", "chunks", "lines", "seconds")
-    return {k: summary[k] for k in keys}
-
-
-def _claim_job(conn: Connection, job_id: int, me: ProcessId) -> None:
-    """Take job ``job_id`` for this process: it must be queued, or claimed by this very process (a worker)."""
-    mine = (IngestJob.status == "running") & (IngestJob.host == me.host) & (IngestJob.pid == me.pid)
-    taken = conn.execute(
-        update(IngestJob).where(IngestJob.id == job_id, (IngestJob.status == "queued") | mine)
-        .values(status="running", **me.values())
-    ).rowcount
-    if not taken:
-        raise JobCancelled(f"ingest job {job_id} was cancelled (its knowledge base deleted) or is no longer queued; "
-                           "nothing was ingested")
-
-
-def _start_job(conn: Connection, kb: KbRef, root: Path, number: int, job_id: int | None, me: ProcessId) -> int:
-    worker = f"{me.host}:{me.pid}"
-    values = dict(status="running", generation=number, started_at=func.now(), heartbeat_at=func.now(),
-                  worker=func.coalesce(IngestJob.worker, worker) if job_id is not None else worker, **me.values())
-    if job_id is not None:
-        conn.execute(update(IngestJob).where(IngestJob.id == job_id).values(**values))
-        return job_id
-    return conn.execute(
-        insert(IngestJob).values(kb_id=kb.id, tenant=kb.tenant, source_path=str(root), **values).returning(IngestJob.id)
-    ).scalar_one()
-
-
-def _finish_job(conn: Connection, job_id: int, summary: dict[str, Any], started: float) -> None:
-    conn.execute(
-        update(IngestJob)
-        .where(IngestJob.id == job_id)
-        .values(status="succeeded", stats={k: v for k, v in summary.items() if k != "failures"},
-                failures=summary["failures"][:1000], finished_at=func.now(),
-                elapsed_s=round(time.perf_counter() - started, 3), generation=summary["generation"])
-    )
-
-
-def mark_job_failed(engine: Engine, job_id: int, error: str) -> None:
-    """Record that a queued or running job ended with an error (a finished job keeps its outcome)."""
-    with engine.begin() as conn:
-        conn.execute(
-            update(IngestJob).where(IngestJob.id == job_id, IngestJob.status.in_(("queued", "running")))
-            .values(status="failed", error=error[:4000], finished_at=func.now())
-        )
 
 
 def _flush(engine: Engine, batch: store.FileBatch, summary: dict[str, Any], job_id: int) -> None:

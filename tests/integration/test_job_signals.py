@@ -22,8 +22,9 @@ from sift.api.settings import ApiSettings
 from sift.config import Settings
 from sift.db import open_database
 from sift.db.tables import IngestJob, KnowledgeBase
+from sift.ingest.job_rows import JobCancelled
 from sift.ingest.jobs import submit
-from sift.ingest.pipeline import JobCancelled, ingest
+from sift.ingest.pipeline import ingest
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = "import sys; from sift.cli import main; sys.exit(main())"

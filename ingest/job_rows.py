@@ -1,0 +1,75 @@
+"""An ingest run's row in ``ingest_jobs``: claimed or created when the run starts, its summary when it succeeds, the
+error when it fails. The summary (``new_summary``) is the dict the run fills in and the CLI and API report."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Connection, Engine, func, insert, update
+
+from sift.catalog import KbRef
+from sift.db.tables import IngestJob
+from sift.errors import NotFound
+from sift.ingest.liveness import ProcessId
+
+
+class JobCancelled(NotFound):
+    """The job a run was started for is gone (its kb was deleted) or no longer queued for this process."""
+
+
+def new_summary(kb: KbRef, number: int, job_id: int) -> dict[str, Any]:
+    return {
+        "kb": kb.name, "tenant": kb.tenant, "job_id": job_id, "generation": number, "status": "running",
+        "files": 0, "added": 0, "changed": 0, "unchanged": 0, "deleted": 0, "lines": 0,
+        "nodes": 0, "chunks": 0, "skipped": {}, "failures": [], "seconds": 0.0,
+    }
+
+
+def generation_stats(summary: dict[str, Any]) -> dict[str, Any]:
+    keys = ("files", "added", "changed", "unchanged", "deleted", "nodes", "chunks", "lines", "seconds")
+    return {k: summary[k] for k in keys}
+
+
+def claim_job(conn: Connection, job_id: int, me: ProcessId) -> None:
+    """Take job ``job_id`` for this process: it must be queued, or claimed by this very process (a worker)."""
+    mine = (IngestJob.status == "running") & (IngestJob.host == me.host) & (IngestJob.pid == me.pid)
+    taken = conn.execute(
+        update(IngestJob).where(IngestJob.id == job_id, (IngestJob.status == "queued") | mine)
+        .values(status="running", **me.values())
+    ).rowcount
+    if not taken:
+        raise JobCancelled(f"ingest job {job_id} was cancelled (its knowledge base deleted) or is no longer queued; "
+                           "nothing was ingested")
+
+
+def start_job(conn: Connection, kb: KbRef, root: Path, number: int, job_id: int | None, me: ProcessId) -> int:
+    worker = f"{me.host}:{me.pid}"
+    values = dict(status="running", generation=number, started_at=func.now(), heartbeat_at=func.now(),
+                  worker=func.coalesce(IngestJob.worker, worker) if job_id is not None else worker, **me.values())
+    if job_id is not None:
+        conn.execute(update(IngestJob).where(IngestJob.id == job_id).values(**values))
+        return job_id
+    return conn.execute(
+        insert(IngestJob).values(kb_id=kb.id, tenant=kb.tenant, source_path=str(root), **values).returning(IngestJob.id)
+    ).scalar_one()
+
+
+def finish_job(conn: Connection, job_id: int, summary: dict[str, Any], started: float) -> None:
+    conn.execute(
+        update(IngestJob)
+        .where(IngestJob.id == job_id)
+        .values(status="succeeded", stats={k: v for k, v in summary.items() if k != "failures"},
+                failures=summary["failures"][:1000], finished_at=func.now(),
+                elapsed_s=round(time.perf_counter() - started, 3), generation=summary["generation"])
+    )
+
+
+def mark_job_failed(engine: Engine, job_id: int, error: str) -> None:
+    """Record that a queued or running job ended with an error (a finished job keeps its outcome)."""
+    with engine.begin() as conn:
+        conn.execute(
+            update(IngestJob).where(IngestJob.id == job_id, IngestJob.status.in_(("queued", "running")))
+            .values(status="failed", error=error[:4000], finished_at=func.now())
+        )
