@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from sift.graph.excerpts import CODE, MAX_CODE_LINES, citation_like, fenceable, fenced, indent, quotable
+from sift.graph.excerpts import CODE, MAX_CODE_LINES, citation_like, fenceable, fenced_block, indent, quotable
 from sift.graph.state import Evidence
 from sift.graph.statements import statement
 from sift.text import split_lines
@@ -182,4 +182,4 @@ def code_block(e: Evidence, shown: Sequence[tuple[int, str]], header: bool = Tru
             wanted, out = wanted + lines_of, more
     if not out or any(CODE in ln or citation_like(ln) for ln in out):
         return ""
-    return fenced(out, lang)
+    return fenced_block(out, lang)

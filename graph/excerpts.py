@@ -116,7 +116,7 @@ def indent(line: str) -> int:
     return len(line) - len(line.lstrip())
 
 
-def fenced(lines: Sequence[str], lang: str = "") -> str:
+def fenced_block(lines: Sequence[str], lang: str = "") -> str:
     """Code lines as a Markdown fenced block, dedented and at most ``MAX_CODE_LINES`` long."""
     while lines and not lines[-1].strip():
         lines = lines[:-1]
@@ -173,7 +173,7 @@ def _units(text: str, code: bool = False, fence: str | None = None) -> list[str]
             para.clear()
 
     def block(body: list[str], lang: str = "") -> None:
-        shown = fenced(body, lang)
+        shown = fenced_block(body, lang)
         if code and shown and "```" not in shown[3:-3] and not _CITATION_LIKE.search(shown):
             units.append(shown)
 
