@@ -190,9 +190,10 @@ def split_fields(docstring: str) -> tuple[str, list[Field]]:
                 fields.append(Field(kind, words[-1] if words else "", f"{rest_m.group(3)} {more}".strip()))
             continue
         if js_m and line.lstrip().startswith("@") and js_m.group(1).lower() == "example":
-            example, i = _example(lines, i, js_m.group(3))
+            example, i = _example(lines, i, line.lstrip()[len("@example"):])  # all of it: "{ a: 1 }" is no type
             if example:  # usage as code, which the prose around it introduces: a fenced block of the prose
-                prose.extend(["", "```", *example, "```", ""])
+                fenced = any(ln.lstrip().startswith("```") for ln in example)  # written as one already
+                prose.extend(["", *example, ""] if fenced else ["", "```", *example, "```", ""])
             continue
         if js_m and line.lstrip().startswith("@") and not line.lstrip().startswith("@@"):
             more, i = _continued(lines, i, _indent(line))

@@ -69,6 +69,9 @@ def test_a_jsdoc_example_is_code_in_the_prose_not_a_field() -> None:
     assert found == [Field("param", "seconds", "The wait time."), Field("returns", "", "The wait time as text.")]
     assert text.split("\n") == ["Format a wait time.", "", "```", "formatWait(90) //=> '1m 30s'", "```", "", "",
                                  "```", "formatWait(90, true)", "", "// '1m'", "```", ""]
+    # An object literal is code, not a {type}; an example fenced as written keeps its own fence.
+    text, _ = split_fields("Merge.\n@example {a: 1}\n@example\n```js\nmerge(a, b)\n```")
+    assert text.split("\n") == ["Merge.", "", "```", "{a: 1}", "```", "", "", "```js", "merge(a, b)", "```", ""]
 
 
 @pytest.mark.parametrize(("field", "expected"), [
