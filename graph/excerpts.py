@@ -184,10 +184,6 @@ def _units(text: str, code: bool = False, fence: str | None = None) -> list[str]
         closer = closer if fences else len(lines)
         block(lines[:closer], _fence_language(fence))
         i = closer + 1
-    elif len(fences) % 2 and not fences[0].group(2) and any(ln.strip() for ln in lines[:closer]):
-        # An odd number of fence lines, the first bare: it closes a block that an earlier chunk of the section opened.
-        block(lines[:closer], "python" if any(_DOCTEST.match(ln) for ln in lines[:closer]) else "")
-        i = closer + 1
     margin = min((indent(ln) for ln in lines[i:] if ln.strip()), default=0)
     if i == 0 and margin >= 2 and not any(_ITEM.match(ln) for ln in lines) and _code_like(lines):
         # Every line indented and no list: the rest of a code block that an earlier chunk opened.

@@ -270,7 +270,8 @@ def test_a_sentence_does_not_end_at_e_g_or_i_e(text: str, first: str) -> None:
 
 def test_a_chunk_that_starts_inside_a_fenced_block_shows_its_end_as_code() -> None:
     text = "createClient(3, 1000);\n\n// then ask\napi.get('/data', { retry: true });\n```\n\nRetries wait longer each time.\n"
-    out = doc_sentences(ev(text, kind="doc", name="Retries"), ["retry", "wait"], limit=5)
+    e = ev(text, kind="doc", name="Retries").model_copy(update={"fence": ""})  # opened bare, above the chunk
+    out = doc_sentences(e, ["retry", "wait"], limit=5)
     assert out == [f"{CODE}\ncreateClient(3, 1000);\n\n// then ask\napi.get('/data', {{ retry: true }});\n{CODE}",
                    "Retries wait longer each time."]
 
