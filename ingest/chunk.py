@@ -32,7 +32,9 @@ from sift.models import (
 # 2: a definition's chunk starts at the doc comment above it (JSDoc, ``///``, ``/** */``).
 # 3: JavaScript functions assigned to an object, a prototype or the module, and object-literal methods, are
 #    definitions; a file comment stops at its copyright or licence lines.
-CHUNKING = 3
+# 4: TypeScript type aliases and body-less functions (``declare function``, overloads) are definitions; a run
+#    of overloads is one definition, from its first signature.
+CHUNKING = 4
 OUTLINE_MAX_ENTRIES = 80
 MODULE_GAP_MIN_LINES = 4
 FLAT_CODE_WINDOW = 60

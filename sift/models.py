@@ -35,6 +35,7 @@ class NodeKind(StrEnum):
     STRUCT = "struct"
     ENUM = "enum"
     TRAIT = "trait"
+    TYPE = "type"  # a named type alias (TypeScript's ``type X = …``)
     FUNCTION = "function"
     METHOD = "method"
     DOCUMENT = "document"
@@ -49,7 +50,9 @@ class ChunkKind(StrEnum):
     DOC = "doc"
 
 
-CONTAINER_KINDS = frozenset({NodeKind.CLASS, NodeKind.INTERFACE, NodeKind.STRUCT, NodeKind.ENUM, NodeKind.TRAIT})
+CONTAINER_KINDS = frozenset(
+    {NodeKind.CLASS, NodeKind.INTERFACE, NodeKind.STRUCT, NodeKind.ENUM, NodeKind.TRAIT, NodeKind.TYPE}
+)
 CALLABLE_KINDS = frozenset({NodeKind.FUNCTION, NodeKind.METHOD})
 #: Node kinds that are code definitions (what a function chunk or a code hit can be about).
 CODE_KINDS = CONTAINER_KINDS | CALLABLE_KINDS

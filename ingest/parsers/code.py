@@ -51,8 +51,10 @@ def _has_query(language: str) -> TypeGuard[tslp.SupportedLanguage]:
 # Nodes wrapping a definition whose first line is the definition's first line (decorators, export, template<>).
 _WRAPPERS = frozenset(
     {"decorated_definition", "export_statement", "lexical_declaration", "variable_declaration", "template_declaration",
-     "expression_statement"}
+     "expression_statement", "ambient_declaration"}
 )  # fmt: skip
+# TypeScript declarations without a body: an overload, a ``declare function`` or an interface's method.
+_SIGNATURES = frozenset({"function_signature", "method_signature"})
 # JavaScript owners that are the module itself (``exports.f = …``, ``module.exports = {…}``), not an object.
 _MODULE_OWNERS = frozenset({"module", "exports", "this"})
 _BODY_TYPES = frozenset(
@@ -78,6 +80,7 @@ class Definition:
     receiver: str | None = None
     parent: Definition | None = None
     alias: Definition | None = None  # an `impl X` block merged into X's node
+    first: Node | None = None  # the first of the overload signatures this definition absorbed (``_merge_overloads``)
     children: list[Definition] = field(default_factory=list)
     index: int = 0
     level: int = 1
@@ -124,6 +127,8 @@ def _signature(src: bytes, d: Definition, language: str) -> str:
     if language == "ruby":
         raw = raw.split("\n", 1)[0]
     text = " ".join(raw.split()).removesuffix("{").rstrip().removesuffix(";")
+    if node.type == "type_alias_declaration":  # ``type Options = {`` names the type; its members follow
+        text = text.removesuffix("=").rstrip()
     return ("type " + text if node.type == "type_spec" else text)[:_MAX_SIGNATURE]
 
 
@@ -178,7 +183,7 @@ class CodeParser:
             docstring=_python_docstring(root) if language == "python" else without_license(file_comment(lines, markers)),
         )
         tree = DocumentTree(path, language, SourceType.CODE, [file_node], parser=self.name)
-        ordered = _arrange(defs)
+        ordered = _arrange(_merge_overloads(defs))
         for d in ordered:
             tree.nodes.append(_emit(d, path, src, language, lines, markers))
             _add_entities(tree, d, src, language)
@@ -237,6 +242,32 @@ def module_stem(path: str) -> str:
     return p.parent.name if stem == "index" and p.parent.name else stem
 
 
+def _next_declaration(node: Node) -> Node | None:
+    """The statement or member after ``node``, past any comments between them."""
+    after = node.next_named_sibling
+    while after is not None and after.type == "comment":
+        after = after.next_named_sibling
+    return after
+
+
+def _merge_overloads(defs: list[Definition]) -> list[Definition]:
+    """TypeScript overloads as one definition: signatures of a name followed at once by another declaration of
+    that name (a further signature or the implementation) are absorbed by it, so that it starts at the first
+    signature, where the doc comment is, and spans them all. Everything else is returned as it was."""
+    defs.sort(key=lambda d: (d.node.start_byte, -d.node.end_byte))
+    out: list[Definition] = []
+    for d in defs:
+        prev = out[-1] if out else None
+        if prev is not None and prev.node.type in _SIGNATURES and prev.name == d.name:
+            after = _next_declaration(prev.outer)
+            if after is not None and (after.start_byte, after.end_byte) == (d.outer.start_byte, d.outer.end_byte):
+                d.first = prev.first or prev.outer
+                out[-1] = d
+                continue
+        out.append(d)
+    return out
+
+
 def _arrange(defs: list[Definition]) -> list[Definition]:
     """Give every definition its logical parent and return them in pre-order (parents before children)."""
     defs.sort(key=lambda d: (d.node.start_byte, -d.node.end_byte))
@@ -287,17 +318,18 @@ def _emit(
 ) -> ParsedNode:
     node = d.node
     end = end_line(node)
+    start = d.first or d.outer
     if language == "python":
         docstring = _python_docstring(node.child_by_field_name("body"))
         end = python_end_line(node)
     else:
-        docstring = comment_above(lines, d.outer.start_point.row, markers)
+        docstring = comment_above(lines, start.start_point.row, markers)
     return ParsedNode(
         index=d.index,
         kind=NodeKind(d.kind),
         name=d.name,
         qualified_name=f"{path}::{d.qual}",
-        start_line=d.outer.start_point.row + 1,
+        start_line=start.start_point.row + 1,
         end_line=end,
         parent=d.parent.index if d.parent is not None else 0,
         level=d.level,

@@ -108,6 +108,30 @@ export function Hello({ name }: Props) {
 export const Bye = ({ name }: Props) => <span>{name}</span>;
 """
 
+# A declaration file: type aliases, `declare function`s, and overloads (one definition per run of signatures
+# of a name that ends in the implementation or in a further signature). The second `parse` is apart from the
+# first (a statement between them), so it is a definition of its own.
+TS_DECLARATIONS = """export type Options = {
+  strict?: boolean;
+}
+/** Parses text. */
+export declare function parse(text: string): Options;
+// With options.
+export declare function parse(text: string, options: Options): Options;
+export declare const version: string;
+/** Parses text again. */
+export function parse(text: string, options?: Options): Options;
+export function parse(text: any): any { return {} }
+/** Calls back per item. */
+export declare function each(items: string[], f: (item: string) => void): void;
+class Reader {
+  read(n: number): string;
+  read(): string;
+  read(n?: number) { return "" }
+  close(): void;
+}
+"""
+
 JAVA = """
 package demo;
 
@@ -267,7 +291,20 @@ OUTLINES = [
             ("enum", "Color", 12, 12, 1),
         ],
     ),
-    ("tsx", TSX, [("function", "Hello", 3, 5, 1), ("function", "Bye", 7, 7, 1)]),
+    ("tsx", TSX, [("type", "Props", 1, 1, 1), ("function", "Hello", 3, 5, 1), ("function", "Bye", 7, 7, 1)]),
+    (
+        "typescript",
+        TS_DECLARATIONS,
+        [
+            ("type", "Options", 1, 3, 1),
+            ("function", "parse", 5, 7, 1),
+            ("function", "parse", 10, 11, 1),
+            ("function", "each", 13, 13, 1),
+            ("class", "Reader", 14, 19, 1),
+            ("method", "Reader.read", 15, 17, 2),
+            ("method", "Reader.close", 18, 18, 2),
+        ],
+    ),
     (
         "java",
         JAVA,

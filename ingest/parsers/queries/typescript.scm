@@ -2,7 +2,9 @@
 (abstract_class_declaration name: (_) @name) @definition.class
 (interface_declaration name: (_) @name) @definition.interface
 (enum_declaration name: (_) @name) @definition.enum
+(type_alias_declaration name: (type_identifier) @name) @definition.type
 (function_declaration name: (identifier) @name) @definition.function
+(function_signature name: (identifier) @name) @definition.function
 (generator_function_declaration name: (identifier) @name) @definition.function
 (method_definition name: (_) @name) @definition.function
 (method_signature name: (_) @name) @definition.function
