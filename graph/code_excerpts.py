@@ -138,6 +138,33 @@ def _guard(lines: Sequence[str], off: int) -> int | None:
     return above
 
 
+_ASSIGNED = re.compile(r"^(?:(?:const|let|var|final|auto)\s+)?([A-Za-z_$][\w$]*)\s*(?::[^=]*)?=(?!=)")
+_NAME = re.compile(r"[A-Za-z_$][\w$]*")
+ASSIGNMENT_REACH = 2  # how many lines above a shown line its names' assignments are looked for
+
+
+def assignments_above(lines: Sequence[str], off: int, shown: Sequence[int]) -> list[int]:
+    """The offsets of the lines just above ``off`` (within ``ASSIGNMENT_REACH``, at most as deep) that assign a
+    name the line at ``off`` reads (``renamed = …`` above ``os.rename(old, renamed)``) and are not shown yet."""
+    if not 0 <= off < len(lines):
+        return []
+    m = _ASSIGNED.match(lines[off].strip())
+    used = set(_NAME.findall(lines[off][m.end():] if m else lines[off]))
+    depth = indent(lines[off])
+    out = []
+    for j in range(off - 1, max(-1, off - 1 - ASSIGNMENT_REACH), -1):
+        text = lines[j].strip()
+        if text and indent(lines[j]) > depth:
+            continue
+        if text and indent(lines[j]) < depth:
+            break  # the block the line sits in starts here
+        a = _ASSIGNED.match(text)
+        if a and a.group(1) in used and j not in shown and fenceable(text):
+            out.append(j)
+            used.discard(a.group(1))
+    return out
+
+
 def _assembled(lines: Sequence[str], start: int, end: int, wanted: Sequence[int]) -> list[str]:
     """The header's lines ``start..end`` and the ``wanted`` body lines after it, ``...`` where lines are left out."""
     out = [lines[i] for i in range(start, end + 1)] if end >= 0 else []
@@ -175,6 +202,8 @@ def code_block(e: Evidence, shown: Sequence[tuple[int, str]], header: bool = Tru
         guard = _guard(lines, min([off, *whole]))
         if guard is not None:  # a line is read under the condition it sits in ("if (!options.x) {" above "throw …")
             guards.append([guard, *statement(lines, guard)])
+    for off in list(wanted):  # a value is shown where it is made ("renamed = …" above "os.rename(old, renamed)")
+        guards.extend([j, *statement(lines, j)] for j in assignments_above(lines, off, wanted))
     out = _assembled(lines, start, end, wanted)
     for lines_of in guards:  # the conditions, first to last, while the block still fits
         more = _assembled(lines, start, end, wanted + lines_of)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sift.graph.code_excerpts import code_block, definition_start, key_lines, signature
+from sift.graph.code_excerpts import assignments_above, code_block, definition_start, key_lines, signature
 from sift.graph.excerpts import (
     CODE,
     doc_lines,
@@ -194,11 +194,27 @@ SIGN = """function sign(payload, options) {
     ([18], ["function sign(payload, options) {", "    ...", "    return encode(payload);"]),  # "try" is no condition
     ([12], ["function sign(payload, options) {", "  const size = keySize(options.key);"]),  # at the top of the body
     ([24], ["function sign(payload, options) {", "  ...", "  return done({", "    ok: true,", "  });"]),
+    # and with the assignment of a value it reads, just above it
+    ([13], ["function sign(payload, options) {", "  const size = keySize(options.key);", "  log(size);"]),
 ])
 def test_code_block_shows_a_line_with_the_condition_it_sits_in(shown: list[int], expected: list[str]) -> None:
     e = Evidence(id=1, path="lib/sign.js", start_line=11, end_line=25, kind="function", name="sign", score=1.0,
                  text=SIGN)
     assert code_block(e, [(n, "") for n in shown]).splitlines()[1:-1] == expected
+
+
+@pytest.mark.parametrize(("lines", "off", "expected"), [
+    (["x = 1", "y = 2", "z = 3", "f(x, y)"], 3, [1]),  # within two lines; z is not read, x is too far up
+    (["msg = 'no'", "raise TypeError(msg)"], 1, [0]),
+    (["const n = 2;", "if (a == n) {"], 1, [0]),
+    (["a == b", "f(a)"], 1, []),  # a comparison assigns nothing
+    (["total = 0", "total = total + 1"], 1, [0]),  # the line's own target is read on its right
+    (["if x:", "    y = 1", "f(y)"], 2, []),  # an assignment in a block above is skipped, not read past
+    (["    y = 1", "  if x:", "    f(y)"], 2, []),  # the line's block starts at its condition
+    (["y: int = 1", "f(y)"], 1, [0]),  # an annotated assignment
+])
+def test_assignments_above_a_line(lines: list[str], off: int, expected: list[int]) -> None:
+    assert assignments_above(lines, off, [off]) == expected
 
 
 def test_code_block_leaves_a_condition_out_rather_than_a_line_asked_for() -> None:
