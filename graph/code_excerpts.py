@@ -145,7 +145,7 @@ ASSIGNMENT_REACH = 2  # how many lines above a shown line its names' assignments
 
 def assignments_above(lines: Sequence[str], off: int, shown: Sequence[int]) -> list[int]:
     """The offsets of the lines just above ``off`` (within ``ASSIGNMENT_REACH``, at most as deep) that assign a
-    name the line at ``off`` reads (``renamed = …`` above ``os.rename(old, renamed)``) and are not shown yet."""
+    name the line at ``off`` reads (``path = join(root, name)`` above ``open(path)``) and are not shown yet."""
     if not 0 <= off < len(lines):
         return []
     m = _ASSIGNED.match(lines[off].strip())
@@ -202,7 +202,7 @@ def code_block(e: Evidence, shown: Sequence[tuple[int, str]], header: bool = Tru
         guard = _guard(lines, min([off, *whole]))
         if guard is not None:  # a line is read under the condition it sits in ("if (!options.x) {" above "throw …")
             guards.append([guard, *statement(lines, guard)])
-    for off in list(wanted):  # a value is shown where it is made ("renamed = …" above "os.rename(old, renamed)")
+    for off in list(wanted):  # a value is shown where it is made ("path = join(root, name)" above "open(path)")
         guards.extend([j, *statement(lines, j)] for j in assignments_above(lines, off, wanted))
     out = _assembled(lines, start, end, wanted)
     for lines_of in guards:  # the conditions, first to last, while the block still fits
