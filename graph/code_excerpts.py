@@ -107,9 +107,9 @@ def signature(e: Evidence) -> str:
         if not head and (stripped.startswith("@") or not stripped):
             continue
         head.append(stripped)
-        if stripped.endswith((":", "{")) or len(head) > 10:
+        if stripped.endswith((":", "{", ";")) or len(head) > 10:  # ";": a declaration without a body ends
             break
-    sig = " ".join(head).rstrip(":{ ")
+    sig = " ".join(head).rstrip(":{; ")
     return sig if sig and quotable(sig) and len(sig) <= 300 else ""
 
 

@@ -41,6 +41,9 @@ def test_first_sentence(text: str | None, expected: str) -> None:
     ("@cache\ndef load(\n    path,\n    strict=False,\n):\n    pass", None, "def load( path, strict=False, )"),
     ("class Schema(Base):\n    pass", None, "class Schema(Base)"),
     ("function f(a) {\n  return a;\n}", None, "function f(a)"),  # a brace ends a header too
+    # a declaration without a body ends at its semicolon: the first of TypeScript overloads
+    ("export function f(a: string): A;\nexport function f(a: any): A {\n  return a;\n}", None,
+     "export function f(a: string): A"),
     ("def load(path):\n    return read(path)", 2, ""),  # a later part starts mid-body
     ("def f(x='`'):\n    pass", None, ""),  # a backtick could not be quoted
     ("", None, ""),
