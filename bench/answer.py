@@ -49,7 +49,7 @@ SPLIT_SETS = {"dev": sorted(SETS.glob("*.jsonl")),
                                                                              "test5")}}
 # What the fitting scripts (confidence, abstention) ask: the dev sets and the spent test sets, never the test sets.
 FIT_SETS = [path for split in ("dev", "dev2", "test", "test2", "test3") for path in SPLIT_SETS[split]]
-NPM_SOURCES = {"axios", "semver", "qs", "luxon", "yup", "jsonwebtoken", "ejs"}  # the rest are PyPI sdists (tests/sources.py pins both)
+NPM_SOURCES = {"axios", "semver", "qs", "luxon", "yup", "jsonwebtoken", "ejs", "immer"}  # the rest are PyPI sdists (tests/sources.py pins both)
 
 
 def split_of(path: Path) -> str:

@@ -120,6 +120,12 @@ def ejs_src() -> Path:
     return fetch_npm("ejs")
 
 
+@pytest.fixture(scope="session")
+def immer_src() -> Path:
+    """The immer npm package, unpacked (TypeScript sources and a short Markdown README; a second-dev-set project)."""
+    return fetch_npm("immer")
+
+
 TINY_FILES = {
     "pkg/__init__.py": '"""Tiny package."""\n',
     "pkg/auth.py": (

@@ -46,6 +46,7 @@ NPM_PACKAGES = {
     "yup": ("1.7.1", "296196395b10ac29d5a4173171bf1c6a42a99541f0a363fc3a82e9cfed2252fa"),
     "jsonwebtoken": ("9.0.3", "d9af2628a7a4dda25acf1e19c7ecc2468e1e9e8d4619fe2cae829e89d96f6b82"),
     "ejs": ("7.0.2", "1e77def2bb9a66761aded08e3354b02d92f1b15e791596fd74992fd7bef34adf"),
+    "immer": ("11.2.10", "f8184e2750790534d2faf01137b39133586ef2c14fa504ee82409568dbb0b32d"),
 }
 
 _SEPARATORS = re.compile(r"[-_.]+")

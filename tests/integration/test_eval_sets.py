@@ -2,8 +2,8 @@
 marshmallow and click sdists, the frozen test sets against the structlog sdist and the axios npm package, the second
 test set against the APScheduler sdist and the semver npm package, the third against the loguru sdist and the qs
 npm package, the fourth against the peewee sdist and the luxon npm package, the fifth against the sqlparse sdist and
-the yup npm package; the second dev sets against the voluptuous and Python-Markdown sdists and the jsonwebtoken and
-ejs npm packages."""
+the yup npm package; the second dev sets against the voluptuous and Python-Markdown sdists and the jsonwebtoken,
+ejs and immer npm packages."""
 
 from __future__ import annotations
 
@@ -38,6 +38,7 @@ KBS = {
     "markdown": (SETS / "dev2" / "markdown.jsonl", "markdown_src"),
     "jsonwebtoken": (SETS / "dev2" / "jsonwebtoken.jsonl", "jsonwebtoken_src"),
     "ejs": (SETS / "dev2" / "ejs.jsonl", "ejs_src"),
+    "immer": (SETS / "dev2" / "immer.jsonl", "immer_src"),
 }
 CODE_SUFFIXES = (".py", ".js", ".ts")
 DOC_SUFFIXES = (".md", ".rst")

@@ -28,7 +28,7 @@ SUFFIXES = (".py", ".scm", ".json", ".toml", ".mako")
 # Eval projects, and the projects other evaluations use (requests, flask, commander).
 PROJECTS = (
     "attrs", "marshmallow", "click", "structlog", "axios", "apscheduler", "semver", "loguru", "qs", "peewee", "luxon",
-    "sqlparse", "yup", "voluptuous", "markdown", "jsonwebtoken", "ejs", "requests", "flask", "commander",
+    "sqlparse", "yup", "voluptuous", "markdown", "jsonwebtoken", "ejs", "immer", "requests", "flask", "commander",
 )
 # Project names that are also English words are matched only where they read as the project's code.
 ENGLISH = {"click", "requests", "flask", "commander"}
