@@ -23,6 +23,7 @@ from sift.models import (
     ChunkDraft,
     ChunkKind,
     DocumentTree,
+    NodeKind,
     ParsedNode,
     SourceType,
 )
@@ -34,7 +35,9 @@ from sift.models import (
 #    definitions; a file comment stops at its copyright or licence lines.
 # 4: TypeScript type aliases and body-less functions (``declare function``, overloads) are definitions; a run
 #    of overloads is one definition, from its first signature.
-CHUNKING = 4
+# 5: JavaScript and TypeScript exported bindings with a doc comment (``export const parse = …``) are definitions;
+#    a comment that only holds directives to tools (``/*#__PURE__*/``, ``// eslint-disable…``) is no doc comment.
+CHUNKING = 5
 OUTLINE_MAX_ENTRIES = 80
 MODULE_GAP_MIN_LINES = 4
 FLAT_CODE_WINDOW = 60
@@ -162,7 +165,7 @@ def _symbol_chunks(tree: DocumentTree, lines: list[str], limits: ChunkLimits) ->
         if node.kind in CALLABLE_KINDS:
             out.extend(_windows(tree, lines, start, node.end_line, limits.function_max_lines, label,
                                 node.index, node.signature))
-        elif node.kind in CONTAINER_KINDS:
+        elif node.kind in CONTAINER_KINDS or node.kind == NodeKind.VARIABLE:  # an object's methods have own chunks
             kids = [tree.nodes[i] for i in children.get(node.index, [])]
             end = node.end_line
             if kids:

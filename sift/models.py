@@ -36,6 +36,7 @@ class NodeKind(StrEnum):
     ENUM = "enum"
     TRAIT = "trait"
     TYPE = "type"  # a named type alias (TypeScript's ``type X = …``)
+    VARIABLE = "variable"  # a documented binding a module exports that is no function literal (``export const x = …``)
     FUNCTION = "function"
     METHOD = "method"
     DOCUMENT = "document"
@@ -55,7 +56,7 @@ CONTAINER_KINDS = frozenset(
 )
 CALLABLE_KINDS = frozenset({NodeKind.FUNCTION, NodeKind.METHOD})
 #: Node kinds that are code definitions (what a function chunk or a code hit can be about).
-CODE_KINDS = CONTAINER_KINDS | CALLABLE_KINDS
+CODE_KINDS = CONTAINER_KINDS | CALLABLE_KINDS | {NodeKind.VARIABLE}
 
 
 @dataclass(slots=True)

@@ -53,6 +53,7 @@ _WRAPPERS = frozenset(
     {"decorated_definition", "export_statement", "lexical_declaration", "variable_declaration", "template_declaration",
      "expression_statement", "ambient_declaration"}
 )  # fmt: skip
+_FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function", "generator_function"})
 # TypeScript declarations without a body: an overload, a ``declare function`` or an interface's method.
 _SIGNATURES = frozenset({"function_signature", "method_signature"})
 # JavaScript owners that are the module itself (``exports.f = …``, ``module.exports = {…}``), not an object.
@@ -127,7 +128,7 @@ def _signature(src: bytes, d: Definition, language: str) -> str:
     if language == "ruby":
         raw = raw.split("\n", 1)[0]
     text = " ".join(raw.split()).removesuffix("{").rstrip().removesuffix(";")
-    if node.type == "type_alias_declaration":  # ``type Options = {`` names the type; its members follow
+    if node.type == "type_alias_declaration" or d.kind == "variable":  # ``type Options = {``: its members follow
         text = text.removesuffix("=").rstrip()
     return ("type " + text if node.type == "type_spec" else text)[:_MAX_SIGNATURE]
 
@@ -173,6 +174,9 @@ class CodeParser:
                     defs.append(d)
         lines = text.split("\n") if language != "python" else []
         markers = line_comment_markers(language)
+        # An exported binding that is no function is a definition only when a doc comment says what it is for;
+        # otherwise it stays part of the module's code (``export const VERSION = "1.0"``).
+        defs = [d for d in defs if d.kind != "variable" or comment_above(lines, d.outer.start_point.row, markers)]
         file_node = ParsedNode(
             index=0,
             kind=NodeKind.FILE,
@@ -198,6 +202,8 @@ def _make_def(caps: dict[str, list[Node]], seen: set[int], path: str) -> Definit
     node = caps[key][0]
     if node.id in seen:
         return None
+    if key == "definition.variable" and caps["value"][0].type in _FUNCTION_VALUES:
+        return None  # ``export const f = () => …`` is a function, which a pattern of its own finds
     seen.add(node.id)
     name_node = caps["name"][0]
     name = node_text(name_node)

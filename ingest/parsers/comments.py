@@ -18,10 +18,22 @@ def clean_comment(lines: list[str]) -> str | None:
     return text or None
 
 
+# Comments addressed to tools, not readers: bundler annotations (``/*#__PURE__*/``), linter, formatter, coverage
+# and type-checker switches.
+_DIRECTIVE = re.compile(
+    r"^(?:[#@]__[A-Z_]+__|eslint[- ]|jshint\b|prettier-ignore|istanbul ignore|c8 ignore|v8 ignore"
+    r"|@ts-(?:ignore|expect-error|nocheck|check)|tslint:|noqa\b|pragma:|type: ?ignore|fmt: ?(?:off|on|skip)|rubocop:)"
+)
+
+
 def comment_above(lines: list[str], row: int, markers: tuple[str, ...]) -> str | None:
-    """The comment block ending on the line just above 0-based ``row`` (no blank line in between)."""
+    """The comment block ending on the line just above 0-based ``row`` (no blank line in between); None when
+    there is none or it only holds directives to tools (``/*#__PURE__*/``, ``// eslint-disable-next-line``)."""
     first = comment_start(lines, row, markers)
-    return clean_comment(lines[max(first, 0) : row]) if first < row else None
+    text = clean_comment(lines[max(first, 0) : row]) if first < row else None
+    if text is not None and all(_DIRECTIVE.match(ln.strip()) for ln in text.splitlines() if ln.strip()):
+        return None
+    return text
 
 
 def line_comment_markers(language: str) -> tuple[str, ...]:

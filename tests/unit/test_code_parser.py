@@ -132,6 +132,20 @@ class Reader {
 }
 """
 
+# Exported bindings: one with a doc comment is a definition (an object's functions are its methods), one without
+# stays module code, and a function value is a function.
+EXPORTED_BINDINGS = """/** Parses the text. */
+export const parse = parser.parse.bind(parser)
+/** Helpers. */
+export const helpers = {
+  /** Adds. */
+  add(a, b) { return a + b },
+}
+export const VERSION = "1.0"
+/** Makes one. */
+export const make = () => 1
+"""
+
 JAVA = """
 package demo;
 
@@ -303,6 +317,16 @@ OUTLINES = [
             ("class", "Reader", 14, 19, 1),
             ("method", "Reader.read", 15, 17, 2),
             ("method", "Reader.close", 18, 18, 2),
+        ],
+    ),
+    (
+        "javascript",
+        EXPORTED_BINDINGS,
+        [
+            ("variable", "parse", 2, 2, 1),
+            ("variable", "helpers", 4, 7, 1),
+            ("method", "helpers.add", 6, 6, 2),
+            ("function", "make", 10, 10, 1),
         ],
     ),
     (
@@ -556,6 +580,10 @@ def test_module_stem_table(path: str, stem: str) -> None:
         ("ruby", "# Says hi.\ndef hi\nend\n", "Says hi."),
         ("typescript", "// Not attached.\n\nfunction f() {}\n", None),
         ("typescript", "/** Exported. */\nexport function f() {}\n", "Exported."),
+        # directives to tools are no documentation
+        ("typescript", "/*#__PURE__*/\nexport function f() {}\n", None),
+        ("javascript", "// eslint-disable-next-line no-unused-vars\nfunction f() {}\n", None),
+        ("javascript", "/** Adds. */\n// eslint-disable-next-line\nfunction f() {}\n", "Adds.\neslint-disable-next-line"),
     ],
 )
 def test_code_parser_comment_docstring(

@@ -7,6 +7,8 @@
 (pair key: (property_identifier) @name value: [(arrow_function) (function_expression)]) @definition.function
 (field_definition property: (_) @name value: [(arrow_function) (function_expression)]) @definition.function
 
+(export_statement declaration: (lexical_declaration (variable_declarator name: (identifier) @name value: (_) @value) @definition.variable))
+
 (call_expression function: (_) @callee) @call
 (new_expression constructor: (_) @callee) @call
 

@@ -14,6 +14,8 @@
 (pair key: (property_identifier) @name value: [(arrow_function) (function_expression)]) @definition.function
 (public_field_definition name: (_) @name value: [(arrow_function) (function_expression)]) @definition.function
 
+(export_statement declaration: (lexical_declaration (variable_declarator name: (identifier) @name value: (_) @value) @definition.variable))
+
 (call_expression function: (_) @callee) @call
 (new_expression constructor: (_) @callee) @call
 
