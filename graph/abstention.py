@@ -62,9 +62,29 @@ def _spelled_apart(word: str, texts: Sequence[str]) -> bool:
     return any(pattern.search(t) for t in texts)
 
 
+# The languages a source file is written in, by extension, as a question names them: TypeScript is JavaScript too.
+_LANGUAGES = {
+    ".py": ("Python",), ".pyi": ("Python",), ".js": ("JavaScript",), ".mjs": ("JavaScript",), ".cjs": ("JavaScript",),
+    ".jsx": ("JavaScript",), ".ts": ("TypeScript", "JavaScript"), ".tsx": ("TypeScript", "JavaScript"),
+    ".mts": ("TypeScript", "JavaScript"), ".cts": ("TypeScript", "JavaScript"), ".go": ("Go", "golang"),
+    ".rs": ("Rust",), ".rb": ("Ruby",), ".java": ("Java",), ".kt": ("Kotlin",),
+}
+
+
+def language_terms(question: str, evidence: Sequence[Evidence]) -> frozenset[str]:
+    """The terms of the question's names for the languages the evidence's source files are written in. A
+    question may name the language of the code it asks about ("the JavaScript proxy", "TypeScript complains")
+    where the sources never write it: that is no absent topic."""
+    names = {name for e in evidence for name in _LANGUAGES.get("." + e.path.rsplit(".", 1)[-1], ())}
+    said = [n for n in names if re.search(rf"(?<![\w.]){n}(?!\w)", question, re.I)]
+    return frozenset(t for name in said for t in tokenize(name))
+
+
 def _absent(tokens: Sequence[str], idf: Mapping[str, float], evidence: Sequence[Evidence], question: str) -> list[str]:
-    """``absent_terms``, less the question's compound words that the evidence writes apart."""
-    missing = absent_terms(tokens, idf, evidence)
+    """``absent_terms``, less the question's compound words that the evidence writes apart and the names of the
+    evidence's own languages."""
+    own = language_terms(question, evidence)
+    missing = [t for t in absent_terms(tokens, idf, evidence) if t not in own]
     if not missing:
         return missing
     texts = [f"{e.name} {e.text}" for e in evidence]
@@ -78,8 +98,9 @@ def _unnamed(plan: Plan, chosen: Sequence[Evidence], idf: Mapping[str, float]) -
     ceiling = idf.get(CEILING_KEY)
     if ceiling is None:
         return False
+    own = language_terms(plan.standalone, chosen)
     rare = [w for w in named_words(plan.standalone)
-            if tokenize(w) and idf.get(tokenize(w)[0], 0.0) >= ceiling - RARE_DF_IDF]
+            if tokenize(w) and idf.get(tokenize(w)[0], 0.0) >= ceiling - RARE_DF_IDF and tokenize(w)[0] not in own]
     if not rare:
         return False
     texts = [f"{e.path} {e.name} {e.text}" for e in chosen]

@@ -9,6 +9,7 @@ from sift.graph.abstention import (
     ABSENT_TERMS,
     Signals,
     decide,
+    language_terms,
     not_found,
     not_found_reason,
     signals,
@@ -27,6 +28,8 @@ CSV = ev(1, "export rows to csv files")
 MENTIONS = ev(2, "export rows; parquet and avro are planned")
 WRITER = ev(3, "export and write rows")
 LISTED = [ev(n, "export and write rows", (MODULE_CHANNEL,)) for n in (4, 5, 6)]
+TS = Evidence(id=8, path="src/export.ts", start_line=1, end_line=2, kind="function", name="exportRows", score=1.0,
+              text="export rows")
 IDF = {CEILING_KEY: 9.0, "export": 2.0, "file": 1.0, "write": 1.0, "support": 1.0}
 
 
@@ -51,6 +54,12 @@ IDF = {CEILING_KEY: 9.0, "export": 2.0, "file": 1.0, "write": 1.0, "support": 1.
     # a named thing that is common in the corpus is no reason to abstain
     ("Does export support Parquet?", [MENTIONS, CSV], [CSV], {**IDF, "parquet": 3.0}, None),
     ("How do I export rows to csv files?", [CSV], [CSV], {}, None),  # no idf: nothing is rare
+    # the language the cited code is written in is no absent topic, though the sources never name it...
+    ("Does export support Python files?", [CSV], [CSV], {**IDF, "python": 8.0}, None),
+    ("Where is the JavaScript export?", [TS], [TS], {**IDF, "javascript": 8.0, "java": 8.0, "script": 8.0}, None),
+    # ...but another language is
+    ("Does export support Ruby files?", [CSV], [CSV], {**IDF, "ruby": 8.0}, "absent-terms"),
+    ("Where is the Python export?", [TS], [TS], {**IDF, "python": 8.0}, "absent-terms"),
 ])
 def test_reasons_with_two_absent_terms(question: str, evidence: list[Evidence], chosen: list[Evidence],
                                        idf: dict[str, float], expected: str | None) -> None:
@@ -75,6 +84,18 @@ def test_not_found_reason_with_the_fitted_threshold(question: str, evidence: lis
                                                     chosen: list[Evidence], expected: str | None) -> None:
     assert ABSENT_TERMS == 4
     assert not_found_reason(Plan(standalone=question), evidence, chosen, RARE) == expected
+
+
+@pytest.mark.parametrize(("question", "path", "expected"), [
+    ("Where is the JavaScript proxy made?", "src/proxy.ts", {"javascript", "java", "script"}),
+    ("Why does TypeScript complain?", "src/proxy.ts", {"typescript", "type", "script"}),
+    ("Why does TypeScript complain?", "lib/proxy.js", set()),  # JavaScript is no TypeScript
+    ("Which Python versions work?", "pkg/m.py", {"python"}),
+    ("What type is it?", "src/proxy.ts", set()),  # only a language the question names
+])
+def test_language_terms(question: str, path: str, expected: set[str]) -> None:
+    e = Evidence(id=1, path=path, start_line=1, end_line=1, kind="function", name="f", score=1.0, text="")
+    assert language_terms(question, [e]) == expected
 
 
 def test_signals_of_a_draft() -> None:
