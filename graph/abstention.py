@@ -15,6 +15,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from sift.graph.code_excerpts import fence_language
 from sift.graph.state import NOT_FOUND, Draft, Evidence, Plan
 from sift.graph.support import is_listing
 from sift.graph.terms import CEILING_KEY, coverage, has_term, named_words, query_tokens
@@ -62,12 +63,11 @@ def _spelled_apart(word: str, texts: Sequence[str]) -> bool:
     return any(pattern.search(t) for t in texts)
 
 
-# The languages a source file is written in, by extension, as a question names them: TypeScript is JavaScript too.
-_LANGUAGES = {
-    ".py": ("Python",), ".pyi": ("Python",), ".js": ("JavaScript",), ".mjs": ("JavaScript",), ".cjs": ("JavaScript",),
-    ".jsx": ("JavaScript",), ".ts": ("TypeScript", "JavaScript"), ".tsx": ("TypeScript", "JavaScript"),
-    ".mts": ("TypeScript", "JavaScript"), ".cts": ("TypeScript", "JavaScript"), ".go": ("Go", "golang"),
-    ".rs": ("Rust",), ".rb": ("Ruby",), ".java": ("Java",), ".kt": ("Kotlin",),
+# How a question names the language of a fenced block (``fence_language``): TypeScript is JavaScript too.
+_LANGUAGE_NAMES = {
+    "python": ("Python",), "javascript": ("JavaScript",), "jsx": ("JavaScript",), "typescript": ("TypeScript", "JavaScript"),
+    "tsx": ("TypeScript", "JavaScript"), "go": ("Go", "golang"), "rust": ("Rust",), "ruby": ("Ruby",), "java": ("Java",),
+    "kotlin": ("Kotlin",),
 }
 
 
@@ -75,7 +75,7 @@ def language_terms(question: str, evidence: Sequence[Evidence]) -> frozenset[str
     """The terms of the question's names for the languages the evidence's source files are written in. A
     question may name the language of the code it asks about ("the JavaScript proxy", "TypeScript complains")
     where the sources never write it: that is no absent topic."""
-    names = {name for e in evidence for name in _LANGUAGES.get("." + e.path.rsplit(".", 1)[-1], ())}
+    names = {name for e in evidence for name in _LANGUAGE_NAMES.get(fence_language(e.path), ())}
     said = [n for n in names if re.search(rf"(?<![\w.]){n}(?!\w)", question, re.I)]
     return frozenset(t for name in said for t in tokenize(name))
 

@@ -56,7 +56,7 @@ def body_lines(evidence: Evidence, after_header: bool = True, fenced: bool = Fal
     out = []
     in_doc: str | None = None
     lines = split_lines(evidence.text)
-    header = _header_end(lines, _lang(evidence.path)) if after_header else -1
+    header = _header_end(lines, fence_language(evidence.path)) if after_header else -1
     for offset, line in enumerate(lines):
         stripped = line.strip()
         if in_doc is not None:
@@ -100,7 +100,7 @@ def signature(e: Evidence) -> str:
     if e.part is not None and e.part > 1:
         return ""  # a later part of a long definition starts mid-body: its first line is no signature
     lines = split_lines(e.text)
-    first = definition_start(lines, _lang(e.path))
+    first = definition_start(lines, fence_language(e.path))
     head: list[str] = []
     for line in lines[first:first + 12]:
         stripped = line.strip()
@@ -114,11 +114,12 @@ def signature(e: Evidence) -> str:
 
 
 _LANGS = {".py": "python", ".pyi": "python", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript",
-          ".ts": "typescript", ".tsx": "tsx", ".jsx": "jsx", ".go": "go", ".rs": "rust", ".java": "java",
-          ".rb": "ruby", ".c": "c", ".h": "c", ".cpp": "cpp", ".sh": "bash"}
+          ".ts": "typescript", ".mts": "typescript", ".cts": "typescript", ".tsx": "tsx", ".jsx": "jsx", ".go": "go",
+          ".rs": "rust", ".java": "java", ".kt": "kotlin", ".rb": "ruby", ".c": "c", ".h": "c", ".cpp": "cpp",
+          ".sh": "bash"}
 
 
-def _lang(path: str) -> str:
+def fence_language(path: str) -> str:
     """The fence language of a file, by its extension ("" when unknown)."""
     return _LANGS.get("." + path.rsplit(".", 1)[-1], "") if "." in path else ""
 
@@ -185,7 +186,7 @@ def code_block(e: Evidence, shown: Sequence[tuple[int, str]], header: bool = Tru
     A definition whose chunk opens with its doc comment (JSDoc ``/** … */``, ``///``) is shown from the
     definition itself: the answer states the docstring in words, and the citation still covers the comment."""
     lines = split_lines(e.text)
-    lang = _lang(e.path)
+    lang = fence_language(e.path)
     first = definition_start(lines, lang) if header and e.docstring and (e.part is None or e.part <= 1) else 0
     end = _header_end(lines, lang) if header and (e.part is None or e.part <= 1) else -1
     start = next((i for i in range(first, len(lines)) if lines[i].strip() and not lines[i].strip().startswith("@")),
