@@ -31,6 +31,14 @@ CITED_COVERAGE = 0.4  # below this, cited evidence missing ABSENT_TERMS rare que
 ABSENT_TERMS = 4
 RARE_DF_IDF = 1.7  # idf within this of an absent term's: the term is in at most ~2 chunks
 ABSENT_FROM_CORPUS = "absent-from-corpus"  # the not-found note that ends the search
+# The reasons that read only the question's words: a newcomer's question may share few of them with a passage
+# that answers it in the project's own words.
+LEXICAL_REASONS = frozenset({"absent-terms", ABSENT_FROM_CORPUS, "weak-evidence"})
+# The local model's cosine between the question and the first evidence item (``first_passage``) at which a
+# lexical not-found gives way to an uncertain answer from that item: chosen by scripts/fit_abstention.py with
+# ABSENT_TERMS (None: never). It is a cosine of the local model; another embedder's scale differs.
+MEANING_FLOOR: float | None = 0.55
+PASSAGE_CHARS = 1000  # of the first evidence item, compared with the question (about the model's 256 tokens)
 
 
 def absent_terms(tokens: Sequence[str], idf: Mapping[str, float], evidence: Sequence[Evidence]) -> list[str]:
@@ -164,6 +172,20 @@ def decide(found: Signals | None, absent_terms: int = ABSENT_TERMS) -> str | Non
         # passing and the evidence worth citing not at all: the project does not cover it.
         return "absent-terms"
     return None
+
+
+def first_passage(evidence: Sequence[Evidence]) -> str:
+    """The text of the first evidence item that ``near_in_meaning`` compares with the question."""
+    return f"{evidence[0].name}\n{evidence[0].text}"[:PASSAGE_CHARS] if evidence else ""
+
+
+def near_in_meaning(found: Signals | None, similarity: float | None, absent_terms: int = ABSENT_TERMS,
+                    floor: float | None = MEANING_FLOOR) -> bool:
+    """A not-found for lexical reasons only (no named thing of the question missing) that the first evidence
+    item's closeness in meaning overrides: ``similarity`` (its cosine to the question) at least ``floor``."""
+    if found is None or found.unnamed or floor is None or similarity is None or similarity < floor:
+        return False
+    return decide(found, absent_terms) in LEXICAL_REASONS
 
 
 def not_found_reason(plan: Plan, evidence: Sequence[Evidence], chosen: Sequence[Evidence],

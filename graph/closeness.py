@@ -37,9 +37,9 @@ def sentence_score(terms: int, cosine: float, weight: float = MEANING_WEIGHT) ->
     return terms + weight * cosine
 
 
-def closeness(embedder: Embedder | None, question: str) -> Closeness | None:
-    """The cosine of texts to ``question`` under ``embedder`` (its document side, no query adapter: both are
-    passages of prose), cached for one answer; None without an embedder."""
+def closeness(embedder: Embedder | None, question: str, max_chars: int = MAX_CHARS) -> Closeness | None:
+    """The cosine of texts (their first ``max_chars``) to ``question`` under ``embedder`` (its document side, no
+    query adapter: both are passages of prose), cached for one answer; None without an embedder."""
     if embedder is None or not question.strip():
         return None
     import numpy as np
@@ -50,7 +50,7 @@ def closeness(embedder: Embedder | None, question: str) -> Closeness | None:
     def near(texts: Sequence[str]) -> list[float]:
         new = [t for t in dict.fromkeys(texts) if t not in seen][:max(0, MAX_TEXTS - len(seen))]
         if new:
-            vectors = np.asarray(embedder.embed_documents([t[:MAX_CHARS] for t in new]), dtype=np.float32)
+            vectors = np.asarray(embedder.embed_documents([t[:max_chars] for t in new]), dtype=np.float32)
             seen.update(zip(new, (vectors @ asked).tolist(), strict=True))
         return [seen.get(t, 0.0) for t in texts]
 

@@ -61,11 +61,12 @@ class AskContext:
             raise RuntimeError("no chat model is configured: set SIFT_LLM_BASE_URL and SIFT_LLM_MODEL")
         return self.chat_model
 
-    def closeness(self, question: str) -> Closeness | None:
-        """How close texts are in meaning to ``question``, for the writer's choice of what to quote: the local
-        model's (the searcher's own embedder); None with a remote embedder, whose every call is a request."""
+    def closeness(self, question: str, max_chars: int | None = None) -> Closeness | None:
+        """How close texts (their first ``max_chars``, by default a sentence's) are in meaning to ``question``:
+        the local model's (the searcher's own embedder); None with a remote embedder, whose every call is a
+        request."""
         if self.settings.embed_base_url:
             return None
-        from sift.graph.closeness import closeness
+        from sift.graph.closeness import MAX_CHARS, closeness
 
-        return closeness(self.searcher.embedder, question)
+        return closeness(self.searcher.embedder, question, max_chars or MAX_CHARS)

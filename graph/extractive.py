@@ -24,14 +24,20 @@ def chit_chat(question: str, kb: str) -> Draft:
                       "cites the exact files and lines it comes from.", mode="extractive")
 
 
-def write_extractive(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, float], kb: str = "") -> Draft:
-    """Compose a cited answer from the evidence, or an explicit not-found."""
+def write_extractive(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, float], kb: str = "",
+                     near: bool = False) -> Draft:
+    """Compose a cited answer from the evidence, or an explicit not-found. With ``near`` (the first evidence item
+    is close in meaning to the question, ``abstention.near_in_meaning``) it answers without the lexical
+    abstention, from the first item when no item shares enough of the question's words."""
     if not plan.need_retrieval:
         return chit_chat(plan.standalone, kb)
     chosen = select_evidence(plan, evidence, idf)
-    reason = not_found_reason(plan, evidence, chosen, idf)
-    if reason is not None:
-        return not_found(reason, evidence)
+    if near and evidence:
+        chosen = chosen or [evidence[0]]
+    else:
+        reason = not_found_reason(plan, evidence, chosen, idf)
+        if reason is not None:
+            return not_found(reason, evidence)
     sentences, chosen = answer_sentences(plan, chosen, evidence, query_tokens(plan, idf), idf)
     citations = [Citation(evidence_id=e.id, path=e.path, start_line=e.start_line, end_line=e.end_line,
                           snippet=e.text[:400]) for e in chosen]

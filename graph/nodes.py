@@ -17,7 +17,14 @@ from sift.db import visible_in
 from sift.db.tables import File
 from sift.errors import SiftError
 from sift.graph import llm
-from sift.graph.abstention import ABSENT_FROM_CORPUS
+from sift.graph.abstention import (
+    ABSENT_FROM_CORPUS,
+    LEXICAL_REASONS,
+    PASSAGE_CHARS,
+    first_passage,
+    near_in_meaning,
+)
+from sift.graph.abstention import signals as abstention_signals
 from sift.graph.candidates import hedged, with_candidates
 from sift.graph.checker import FileFacts, check_draft, cited_ids, strip_unsupported
 from sift.graph.confidence import TOP_RANKS, ConfidenceModel, assess, no_retrieval, signals, top_channels
@@ -48,9 +55,10 @@ from sift.graph.state import (
     FileCitation,
     Plan,
     RetrieveTask,
+    Verdict,
     reset,
 )
-from sift.graph.support import MODULE_CHANNEL, list_anchor, module_listing
+from sift.graph.support import MODULE_CHANNEL, list_anchor, module_listing, select_evidence
 from sift.text import split_lines
 
 log = logging.getLogger(__name__)
@@ -208,7 +216,9 @@ async def fallback(state: AskState) -> dict[str, Any]:
 
 
 async def summarize(state: AskState, runtime: Runtime[AskContext]) -> dict[str, Any]:
-    """Forced final answer, tools withdrawn: only the checked parts survive; otherwise an honest not-found."""
+    """Forced final answer, tools withdrawn: only the checked parts survive. Without a chat model, a not-found on
+    the question's words alone whose first evidence item is close to it in meaning becomes an uncertain answer
+    from that item (``near_answer``). Otherwise an honest not-found."""
     ctx = runtime.context
     draft, verdict = state.get("draft"), state.get("verdict")
     evidence = state.get("evidence") or []
@@ -219,6 +229,10 @@ async def summarize(state: AskState, runtime: Runtime[AskContext]) -> dict[str, 
                                             sorted({e.path for e in evidence}))
             v = check_draft(forced, evidence, facts, state["plan"].k_citations)
             draft, verdict = forced, v
+    elif draft is not None and draft.not_found and state["plan"].need_retrieval and evidence:
+        near = await asyncio.to_thread(near_answer, ctx, state, draft)
+        if near is not None:
+            return finish(state, near[0], near[1].citations, grounded=True, model=ctx.confidence)
     text, citations = NOT_FOUND, []
     if draft is not None and verdict is not None and verdict.valid and not draft.not_found:
         kept = strip_unsupported(draft.text, verdict.valid)
@@ -231,6 +245,27 @@ async def summarize(state: AskState, runtime: Runtime[AskContext]) -> dict[str, 
         text = text if text.startswith(NOT_FOUND) else NOT_FOUND
     base = draft or Draft(text=text)
     return finish(state, base.model_copy(update={"text": text}), citations, grounded=False, model=ctx.confidence)
+
+
+def near_answer(ctx: AskContext, state: AskState, draft: Draft) -> tuple[Draft, Verdict] | None:
+    """For a not-found of the extractive writer on the question's words alone: when the first evidence item is
+    close in meaning to the question (``abstention.near_in_meaning``), the answer written from it, with its
+    confidence (never high) and the candidates, once its citations check; else None."""
+    plan, evidence, idf = state["plan"], state.get("evidence") or [], state.get("idf") or {}
+    if draft.note not in LEXICAL_REASONS:
+        return None
+    near = ctx.closeness(plan.standalone, PASSAGE_CHARS)
+    if near is None:
+        return None
+    found = abstention_signals(plan, evidence, select_evidence(plan, evidence, idf), idf)
+    if not near_in_meaning(found, near([first_passage(evidence)])[0]):
+        return None
+    written = assessed(ctx.confidence, state, write_extractive(plan, evidence, idf, state["kb"], near=True), ctx)
+    if written.confidence is not None and written.confidence.level == "high":
+        written = written.model_copy(update={"confidence": written.confidence.model_copy(update={"level": "medium"})})
+    facts = file_facts(ctx, state["kb"], state.get("tenant") or "default", sorted({e.path for e in evidence}))
+    verdict = check_draft(written, evidence, facts, plan.k_citations)
+    return (written, verdict) if verdict.ok and not written.not_found else None
 
 
 def _cited(draft: Draft) -> list[int]:

@@ -1,17 +1,21 @@
-"""Choose ``graph.abstention.ABSENT_TERMS`` (how many rare question words the evidence must lack to be no answer)
-and ``graph.support.AGREED_COVERAGE`` (the coverage that suffices when every search channel agrees on the first item).
+"""Choose ``graph.abstention.ABSENT_TERMS`` (how many rare question words the evidence must lack to be no answer),
+``graph.support.AGREED_COVERAGE`` (the coverage that suffices when every search channel agrees on the first item)
+and ``graph.abstention.MEANING_FLOOR`` (the cosine to the question at which the first evidence item overrides a
+not-found on the question's words alone).
 
     python scripts/fit_abstention.py           # ask the fitting sets, replay the decision, print the table and choice
     python scripts/fit_abstention.py --check   # also fail unless the committed constants are the choice
 
 For each candidate ``AGREED_COVERAGE`` (``MIN_COVERAGE`` switches it off) it asks every question of the dev, dev2
 and spent test sets (never the test sets) through the graph, as ``bench/answer.py`` does, and records the measures
-(``abstention.signals``) of each question's last draft. Then, for each candidate count, it replays
-``abstention.decide`` on those measures and counts the negatives answered "not found" and the answerable questions
-turned away. The choice maximises the balanced accuracy of the two (the share of negatives caught plus the share
-of answerable questions answered, halved); a tie keeps the more cautious pair: the higher floor, then the smaller
-count. The replay holds the graph's path fixed: a draft that abstains may send the graph to another
-retrieval round, which the replay does not follow, so ``bench/answer.py`` is the figure to quote afterwards.
+(``abstention.signals``) of each question's last draft and its first evidence item's cosine to the question under
+the local model. Then, for each candidate count and meaning floor, it replays ``abstention.decide`` and
+``abstention.near_in_meaning`` on those measures and counts the negatives answered "not found" and the answerable
+questions turned away. The choice maximises the balanced accuracy of the two (the share of negatives caught plus
+the share of answerable questions answered, halved); a tie keeps the more cautious choice: the higher coverage
+floor, then the smaller count, then the higher meaning floor. The replay holds the graph's path fixed: a draft
+that abstains may send the graph to another retrieval round, which the replay does not follow, so
+``bench/answer.py`` is the figure to quote afterwards.
 """
 
 from __future__ import annotations
@@ -32,18 +36,25 @@ import sift.graph.extractive as extractive  # noqa: E402
 from sift.graph import abstention, support  # noqa: E402
 
 CANDIDATES = (2, 3, 4, 5, 6)
+MEANING_FLOORS = (None, 0.7, 0.65, 0.6, 0.55, 0.5)  # candidate MEANING_FLOOR values; None never overrides
 FLOORS = (support.MIN_COVERAGE, 0.26, 0.22, 0.18)  # candidate AGREED_COVERAGE values, the first switches it off
 
 
 def record(floor: float) -> dict[str, Any]:
     """Ask the fitting sets with ``AGREED_COVERAGE`` at ``floor`` and the writer's abstention measured: the last
     draft's signals per question."""
+    from sift.embed import make_embedder
+    from sift.graph.closeness import closeness
+
+    embedder = make_embedder(bench.Settings(data_dir=bench.DATA))
     seen: dict[str, Any] = {}
     real, committed = extractive.not_found_reason, support.AGREED_COVERAGE
     support.AGREED_COVERAGE = floor
 
     def measured(plan: Any, evidence: Any, chosen: Any, idf: Any) -> str | None:
-        seen[plan.standalone] = abstention.signals(plan, evidence, chosen, idf)
+        near = closeness(embedder, plan.standalone, abstention.PASSAGE_CHARS)
+        similarity = near([abstention.first_passage(evidence)])[0] if near and evidence else None
+        seen[plan.standalone] = (abstention.signals(plan, evidence, chosen, idf), similarity)
         return real(plan, evidence, chosen, idf)
 
     extractive.not_found_reason = measured  # type: ignore[assignment]
@@ -57,16 +68,26 @@ def record(floor: float) -> dict[str, Any]:
 
 
 def table(rows: list[dict[str, Any]], found: dict[str, Any], floor: float) -> list[dict[str, Any]]:
-    """For each candidate count: negatives caught, answerable turned away, and their balanced accuracy."""
+    """For each candidate count and meaning floor: negatives caught, answerable turned away, and their balanced
+    accuracy."""
     negatives = [r for r in rows if r["negative"]]
     answerable = [r for r in rows if not r["negative"]]
+
+    def abstains(row: dict[str, Any], k: int, meaning: float | None) -> bool:
+        signals, similarity = found[row["id"]] or (None, None)
+        if abstention.decide(signals, k) is None:
+            return False
+        return not abstention.near_in_meaning(signals, similarity, k, meaning)
+
     out = []
     for k in CANDIDATES:
-        caught = sum(abstention.decide(found[r["id"]], k) is not None for r in negatives)
-        turned = sum(abstention.decide(found[r["id"]], k) is not None for r in answerable)
-        balanced = (caught / max(len(negatives), 1) + 1 - turned / max(len(answerable), 1)) / 2
-        out.append({"agreed_coverage": floor, "absent_terms": k, "negatives_caught": caught, "negatives": len(negatives),
-                    "answerable_turned_away": turned, "answerable": len(answerable), "balanced": round(balanced, 4)})
+        for meaning in MEANING_FLOORS:
+            caught = sum(abstains(r, k, meaning) for r in negatives)
+            turned = sum(abstains(r, k, meaning) for r in answerable)
+            balanced = (caught / max(len(negatives), 1) + 1 - turned / max(len(answerable), 1)) / 2
+            out.append({"agreed_coverage": floor, "absent_terms": k, "meaning_floor": meaning,
+                        "negatives_caught": caught, "negatives": len(negatives), "answerable_turned_away": turned,
+                        "answerable": len(answerable), "balanced": round(balanced, 4)})
     return out
 
 
@@ -80,14 +101,22 @@ def main() -> int:
         got = record(floor)
         rows += table(got["rows"], got["signals"], floor)
     for row in rows:
-        print(f"agreed_coverage {row['agreed_coverage']:.2f} absent_terms {row['absent_terms']}: "
-              f"negatives caught {row['negatives_caught']}/{row['negatives']}, "
+        meaning = "off " if row["meaning_floor"] is None else f"{row['meaning_floor']:.2f}"
+        print(f"agreed_coverage {row['agreed_coverage']:.2f} absent_terms {row['absent_terms']} "
+              f"meaning_floor {meaning}: negatives caught {row['negatives_caught']}/{row['negatives']}, "
               f"answerable turned away {row['answerable_turned_away']}/{row['answerable']}, "
               f"balanced accuracy {row['balanced']:.4f}")
-    best = max(rows, key=lambda r: (r["balanced"], r["agreed_coverage"], -r["absent_terms"]))
-    print(f"chosen: AGREED_COVERAGE = {best['agreed_coverage']}, ABSENT_TERMS = {best['absent_terms']} "
-          f"(committed: {support.AGREED_COVERAGE}, {abstention.ABSENT_TERMS})")
-    same = (best["agreed_coverage"], best["absent_terms"]) == (support.AGREED_COVERAGE, abstention.ABSENT_TERMS)
+
+    def cautious(row: dict[str, Any]) -> tuple[float, float, float, float]:
+        meaning = 2.0 if row["meaning_floor"] is None else row["meaning_floor"]
+        return row["balanced"], row["agreed_coverage"], -row["absent_terms"], meaning
+
+    best = max(rows, key=cautious)
+    chosen = (best["agreed_coverage"], best["absent_terms"], best["meaning_floor"])
+    committed = (support.AGREED_COVERAGE, abstention.ABSENT_TERMS, abstention.MEANING_FLOOR)
+    print(f"chosen: AGREED_COVERAGE = {chosen[0]}, ABSENT_TERMS = {chosen[1]}, MEANING_FLOOR = {chosen[2]} "
+          f"(committed: {committed[0]}, {committed[1]}, {committed[2]})")
+    same = chosen == committed
     return 1 if args.check and not same else 0
 
 

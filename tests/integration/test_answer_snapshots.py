@@ -11,8 +11,9 @@ To accept changed answers, regenerate the files and read every diff before commi
     SIFT_UPDATE_SNAPSHOTS=1 .venv/bin/python -m pytest tests/integration/test_answer_snapshots.py -n 0
 
 The questions cover each question type the planner knows (locate, explain, doc, list, follow-up, chit-chat), docs
-and code that agree, docstring field lists (reST, JSDoc), an uncertain answer with candidate places, and a
-"not found".
+and code that agree, docstring field lists (reST, JSDoc), an uncertain answer with candidate places, a
+"not found", and a question in words the sources never use that is answered, uncertainly, from a place close
+to it in meaning.
 """
 
 from __future__ import annotations
@@ -57,6 +58,8 @@ CASES = [
     Case("jsdoc-format-duration", "What does formatDuration return?"),
     Case("locate-vague-words", "Which function shows wait times?"),
     Case("not-found", "How do I export the limiter's metrics to Prometheus?"),
+    # in words the sources never use, but the first place found says the same: uncertain, not "not found"
+    Case("near-in-meaning", "Does the in-memory bucket state vanish when the interpreter quits?"),
     Case("chit-chat", "hello"),
 ]
 

@@ -7,9 +7,12 @@ import pytest
 from sift.graph.abstention import (
     ABSENT_FROM_CORPUS,
     ABSENT_TERMS,
+    PASSAGE_CHARS,
     Signals,
     decide,
+    first_passage,
     language_terms,
+    near_in_meaning,
     not_found,
     not_found_reason,
     signals,
@@ -133,3 +136,33 @@ def test_not_found_names_the_closest_matches() -> None:
     assert draft.not_found and draft.note == "weak-evidence" and not draft.citations
     assert draft.text == (f"{NOT_FOUND} The closest matches (pkg/m1.py:1, pkg/m2.py:2, pkg/m3.py:3) do not cover "
                           "the question.")
+
+
+WEAK = Signals(missing=1, best=0.1, chosen=False, corpus_absent=False)  # "weak-evidence"
+CORPUS_ABSENT = Signals(missing=1, best=0.1, chosen=False, corpus_absent=True)
+FEW_WORDS = Signals(missing=4, best=0.2, chosen=True, corpus_absent=False)  # "absent-terms", lexical
+UNNAMED = Signals(missing=0, best=0.9, chosen=True, corpus_absent=False, unnamed=True)
+
+
+@pytest.mark.parametrize(("found", "similarity", "floor", "expected"), [
+    (WEAK, 0.61, 0.6, True),
+    (CORPUS_ABSENT, 0.6, 0.6, True),  # the floor itself is close enough
+    (FEW_WORDS, 0.7, 0.6, True),
+    (FEW_WORDS, 0.59, 0.6, False),  # not close enough in meaning
+    (FEW_WORDS, 0.9, None, False),  # switched off
+    (FEW_WORDS, None, 0.6, False),  # no local model to measure it
+    (UNNAMED, 0.9, 0.6, False),  # a named thing the evidence never mentions is no matter of wording
+    (None, 0.9, 0.6, False),  # no evidence at all
+    (Signals(missing=0, best=0.9, chosen=True, corpus_absent=False), 0.9, 0.6, False),  # nothing to override
+])
+def test_near_in_meaning_table(found: Signals | None, similarity: float | None, floor: float | None,
+                               expected: bool) -> None:
+    assert near_in_meaning(found, similarity, 4, floor) is expected
+
+
+def test_first_passage_is_the_first_items_name_and_text() -> None:
+    assert first_passage([]) == ""
+    assert first_passage([CSV, WRITER]) == "f1\nexport rows to csv files"
+    long = ev(9, "word " * 1000)
+    assert len(first_passage([long])) == PASSAGE_CHARS
+

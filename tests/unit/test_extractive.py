@@ -143,6 +143,15 @@ def test_weak_evidence_and_a_word_the_corpus_lacks_end_the_search() -> None:
     assert draft.not_found and draft.note != ABSENT_FROM_CORPUS
 
 
+def test_near_in_meaning_answers_from_the_first_item_without_the_lexical_abstention() -> None:
+    e = ev(1, "src/pkg/fields.py", "Number", 'class Number(Field):\n    """Base class for number fields."""', 0.07)
+    plan = plan_question("Is there a built-in field type for phone numbers?", "kb")
+    idf = {"\x00absent": 8.5, "phone": 8.5, "built": 6.5, "field": 0.4, "type": 2.1, "number": 3.6}
+    draft = write_extractive(plan, [e], idf, near=True)
+    assert not draft.not_found and [c.evidence_id for c in draft.citations] == [1] and "[1]" in draft.text
+    assert write_extractive(plan, [], idf, near=True).not_found  # nothing to answer from
+
+
 def test_a_prefixed_question_word_is_met_by_its_plain_form() -> None:
     from sift.graph.abstention import absent_terms
     from sift.graph.terms import coverage
