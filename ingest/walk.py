@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pathspec
 
+from sift.ingest.packages import is_package_output
+
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_FILE_BYTES = 1024 * 1024
@@ -293,7 +295,8 @@ class _Walker:
         if name in VCS_DIRS or _is_ignored(rules, rel, is_dir=True):
             return SKIP_IGNORED
         if name in VENDORED_DIRS or name.endswith(".egg-info"):
-            return SKIP_VENDORED
+            # A published package's dist/ that its package.json points into, with no sources beside it, is its code.
+            return None if is_package_output(name, os.path.dirname(entry.abs_path), sibling_names) else SKIP_VENDORED
         if name == "target" and not sibling_names.isdisjoint(BUILD_TARGET_MARKERS):
             return SKIP_VENDORED
         if os.path.exists(os.path.join(entry.abs_path, "pyvenv.cfg")):

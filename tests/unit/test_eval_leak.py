@@ -37,8 +37,9 @@ FORMATS = {"markdown"}
 NGRAM = 5
 # Words a question shares with what sift itself is: the spec its REST API publishes, the library its encoder runs on,
 # the languages its parsers read, the databases its SQL is written for, the DocQL function for a document's headings,
-# the code host its docs name.
-OWN_TERMS = {"OpenAPI", "NumPy", "JavaScript", "TypeScript", "php", "PostgreSQL", "MySQL", "toc", "GitHub"}
+# the code host its docs name, the npm manifest its walker reads (for a published package's entry points).
+OWN_TERMS = {"OpenAPI", "NumPy", "JavaScript", "TypeScript", "php", "PostgreSQL", "MySQL", "toc", "GitHub",
+             "package.json"}
 
 
 @dataclass

@@ -145,6 +145,30 @@ WALK_CASES = [
         id="malformed-gitignore-lines-dropped",
     ),
     pytest.param({}, [], {}, id="empty-repo"),
+    pytest.param(
+        {
+            "package.json": '{"main": "./dist/index.js", "types": "dist/index.d.ts"}',
+            "dist/index.js": "x",
+            "dist/index.d.ts": "x",
+            "dist/index.min.js": "x",
+            "build/out.js": "x",
+        },
+        ["dist/index.d.ts", "dist/index.js", "package.json"],
+        {"build/": "vendored", "dist/index.min.js": "vendored"},
+        id="a-published-package-whose-entry-points-are-in-dist",
+    ),
+    pytest.param(
+        {
+            "package.json": '{"main": "./dist/index.js"}',
+            "dist/index.js": "x",
+            "src/index.ts": "x",
+            "py/setup.py": "x",
+            "py/build/lib/m.py": "x",
+        },
+        ["package.json", "py/setup.py", "src/index.ts"],
+        {"dist/": "vendored", "py/build/": "vendored"},
+        id="dist-beside-its-sources-and-a-python-build-stay-skipped",
+    ),
 ]
 
 

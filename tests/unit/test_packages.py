@@ -1,0 +1,79 @@
+"""When a published package's dist/ is its code: the manifest's entry points, read from real files."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sift.ingest.packages import MAX_MANIFEST_BYTES, entry_points, is_package_output, points_into
+
+
+@pytest.mark.parametrize(("manifest", "expected"), [
+    ({"main": "dist/index.js"}, ["dist/index.js"]),
+    ({"name": "x", "version": "1.0.0"}, []),
+    ({"exports": {".": {"import": "./dist/a.mjs", "require": ["./dist/a.cjs"]}, "./pkg": "./package.json"}},
+     ["./dist/a.mjs", "./dist/a.cjs", "./package.json"]),
+    ({"bin": {"tool": "dist/cli.js"}, "browser": {"./fs.js": False}}, ["dist/cli.js"]),
+    ({"main": 3, "types": None}, []),  # not strings
+    ([], []),  # not an object
+    ("dist/index.js", []),
+])
+def test_entry_points_table(manifest: Any, expected: list[str]) -> None:
+    assert entry_points(manifest) == expected
+
+
+@pytest.mark.parametrize(("paths", "folder", "expected"), [
+    (["./dist/index.js"], "dist", True),
+    (["dist"], "dist", True),
+    (["distribution/index.js", "dist.js"], "dist", False),
+    (["./lib/../dist/x.js"], "dist", True),
+    (["../dist/x.js", "/dist/x.js"], "dist", False),  # outside the package, or absolute
+    (["build\\\\out.js"], "build", True),
+    ([], "dist", False),
+])
+def test_points_into_table(paths: list[str], folder: str, expected: bool) -> None:
+    assert points_into(paths, folder) is expected
+
+
+def _package(tmp_path: Path, manifest: str | bytes, *dirs: str) -> set[str]:
+    data = manifest.encode() if isinstance(manifest, str) else manifest
+    (tmp_path / "package.json").write_bytes(data)
+    for d in dirs:
+        (tmp_path / d).mkdir()
+    return {p.name for p in tmp_path.iterdir()}
+
+
+def test_dist_named_by_the_manifest_with_no_sources_beside_it_is_the_code(tmp_path: Path) -> None:
+    names = _package(tmp_path, json.dumps({"main": "./dist/index.js"}), "dist")
+    assert is_package_output("dist", str(tmp_path), names)
+    assert not is_package_output("node_modules", str(tmp_path), names)  # only build-output folders
+
+
+@pytest.mark.parametrize(("manifest", "dirs"), [
+    (json.dumps({"main": "./dist/index.js"}), ("dist", "src")),  # the sources are beside it
+    (json.dumps({"main": "./dist/index.js"}), ("dist", "lib")),
+    (json.dumps({"main": "index.js"}), ("dist",)),  # the entry point is elsewhere
+    ("{not json", ("dist",)),
+    (b"\xff\xfe not utf-8", ("dist",)),
+    ("[" * 100_000 + "]" * 100_000, ("dist",)),  # nesting too deep for the parser
+])
+def test_dist_stays_skipped(tmp_path: Path, manifest: str | bytes, dirs: tuple[str, ...]) -> None:
+    assert not is_package_output("dist", str(tmp_path), _package(tmp_path, manifest, *dirs))
+
+
+def test_a_manifest_that_is_a_symlink_or_too_large_is_not_read(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.json"
+    outside.write_text(json.dumps({"main": "dist/index.js"}))
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "dist").mkdir()
+    os.symlink(outside, pkg / "package.json")
+    assert not is_package_output("dist", str(pkg), {"package.json", "dist"})
+    big = json.dumps({"main": "dist/index.js", "pad": "x" * MAX_MANIFEST_BYTES})
+    (pkg / "package.json").unlink()
+    (pkg / "package.json").write_text(big)
+    assert not is_package_output("dist", str(pkg), {"package.json", "dist"})
