@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import pytest
 
 from sift.graph.candidates import gist
-from sift.graph.closeness import MAX_TEXTS, closeness, sentence_score
+from sift.graph.closeness import MAX_CHARS, MAX_TEXTS, closeness, sentence_score
 from sift.graph.excerpts import doc_sentences
 from sift.graph.state import Evidence
 
@@ -90,3 +90,19 @@ def test_the_local_model_puts_the_answering_sentence_first(local_embedder) -> No
     pool, timeout = near(["Requests are sent with a connection pool.",
                           "The timeout defaults to 30 seconds, after which the request fails."])
     assert timeout > pool + 0.1
+
+
+def test_closeness_compares_the_first_max_chars_of_a_text() -> None:
+    seen: list[str] = []
+
+    class Recording(Counting):
+        def embed_documents(self, texts: list[str]):
+            seen.extend(texts)
+            return super().embed_documents(texts)
+
+    near = closeness(Recording(), "apples", max_chars=5)  # type: ignore[arg-type]
+    assert near is not None and near(["a pear tree", "b"]) == [1.0, 0.0]
+    assert seen == ["apples", "a pea", "b"]
+    default = closeness(Recording(), "apples")  # type: ignore[arg-type]
+    assert default is not None and default(["a" * (MAX_CHARS + 50)]) == [1.0]
+    assert len(seen[-1]) == MAX_CHARS
