@@ -23,7 +23,14 @@ from pathlib import Path
 
 import pathspec
 
-from sift.ingest.packages import is_package_output
+from sift.ingest.generated import (
+    BINARY_EXTENSIONS,
+    BUILD_TARGET_MARKERS,
+    LOCK_FILES,
+    MINIFIED_SUFFIXES,
+    VENDORED_DIRS,
+    package_output,
+)
 
 log = logging.getLogger(__name__)
 
@@ -41,70 +48,6 @@ SKIP_SYMLINK_OUTSIDE = "symlink_outside"
 SKIP_UNREADABLE = "unreadable"
 
 VCS_DIRS = frozenset({".git", ".hg", ".svn"})
-
-# Dependency trees, build output, caches and virtualenvs: generated, not authored in the repository.
-VENDORED_DIRS = frozenset(
-    {
-        "node_modules",
-        "bower_components",
-        "vendor",
-        "third_party",
-        "dist",
-        "build",
-        ".venv",
-        "venv",
-        "__pycache__",
-        ".tox",
-        ".nox",
-        ".mypy_cache",
-        ".pytest_cache",
-        ".ruff_cache",
-        ".eggs",
-        "site-packages",
-        "coverage",
-        "htmlcov",
-        ".next",
-        ".nuxt",
-    }
-)
-# `target` is only build output when it sits beside a Cargo or Maven project file.
-BUILD_TARGET_MARKERS = frozenset({"Cargo.toml", "pom.xml"})
-
-LOCK_FILES = frozenset(
-    {
-        "package-lock.json",
-        "npm-shrinkwrap.json",
-        "yarn.lock",
-        "pnpm-lock.yaml",
-        "poetry.lock",
-        "uv.lock",
-        "pdm.lock",
-        "Pipfile.lock",
-        "Cargo.lock",
-        "Gemfile.lock",
-        "composer.lock",
-        "go.sum",
-    }
-)
-MINIFIED_SUFFIXES = (".min.js", ".min.css", ".map")
-
-BINARY_EXTENSIONS = frozenset(
-    {
-        # images
-        ".png", ".jpg", ".jpeg", ".gif", ".bmp", ".ico", ".icns", ".webp", ".tif", ".tiff", ".psd", ".avif",
-        # archives and packages
-        ".zip", ".tar", ".gz", ".tgz", ".bz2", ".xz", ".zst", ".7z", ".rar", ".jar", ".war", ".whl", ".egg",
-        # compiled objects
-        ".so", ".dylib", ".dll", ".exe", ".o", ".a", ".lib", ".obj", ".class", ".pyc", ".pyo", ".pyd", ".wasm",
-        ".bin",
-        # media and fonts
-        ".mp3", ".mp4", ".wav", ".ogg", ".flac", ".avi", ".mov", ".webm", ".mkv",
-        ".ttf", ".otf", ".woff", ".woff2", ".eot",
-        # office documents, databases, serialized data and model weights
-        ".pdf", ".doc", ".docx", ".xls", ".xlsx", ".ppt", ".pptx", ".sqlite", ".sqlite3", ".db",
-        ".npy", ".npz", ".pkl", ".pickle", ".parquet", ".h5", ".pt", ".onnx", ".safetensors",
-    }
-)  # fmt: skip
 
 _IgnoreRules = tuple[tuple[str, pathspec.GitIgnoreSpec], ...]
 
@@ -194,6 +137,7 @@ class _Walker:
         self.root_real = str(root)
         self.max_file_bytes = max_file_bytes
         self.stats = stats
+        self.package_builds: dict[str, str] = {}  # a kept package output folder → the one build kept in it
 
     def run(self) -> Iterator[WalkedFile]:
         rules: _IgnoreRules = ()
@@ -294,9 +238,16 @@ class _Walker:
         name = entry.name
         if name in VCS_DIRS or _is_ignored(rules, rel, is_dir=True):
             return SKIP_IGNORED
+        parent = os.path.dirname(entry.abs_path)
+        if self.package_builds.get(parent, name) != name:
+            return SKIP_VENDORED  # another build of a kept package output (dist/cjs beside the kept dist/esm)
         if name in VENDORED_DIRS or name.endswith(".egg-info"):
             # A published package's dist/ that its package.json points into, with no sources beside it, is its code.
-            return None if is_package_output(name, os.path.dirname(entry.abs_path), sibling_names) else SKIP_VENDORED
+            part = package_output(name, parent, sibling_names)
+            if part is None:
+                return SKIP_VENDORED
+            if part:
+                self.package_builds[entry.abs_path] = part
         if name == "target" and not sibling_names.isdisjoint(BUILD_TARGET_MARKERS):
             return SKIP_VENDORED
         if os.path.exists(os.path.join(entry.abs_path, "pyvenv.cfg")):

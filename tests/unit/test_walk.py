@@ -159,6 +159,20 @@ WALK_CASES = [
     ),
     pytest.param(
         {
+            "package.json": '{"main": "./dist/cjs/index.js", "module": "./dist/esm/index.js"}',
+            "dist/cjs/index.js": "x",
+            "dist/esm/index.js": "x",
+            "dist/esm/index.d.ts": "x",
+            "dist/esm/cjs/odd.js": "x",  # a folder of the kept build keeps its name
+            "dist/esm-browser/index.js": "x",
+            "dist/bin/uuid": "x",
+        },
+        ["dist/esm/cjs/odd.js", "dist/esm/index.d.ts", "dist/esm/index.js", "package.json"],
+        {"dist/bin/": "vendored", "dist/cjs/": "vendored", "dist/esm-browser/": "vendored"},
+        id="a-published-package-built-several-times-keeps-the-build-its-first-entry-point-names",
+    ),
+    pytest.param(
+        {
             "package.json": '{"main": "./dist/index.js"}',
             "dist/index.js": "x",
             "src/index.ts": "x",

@@ -1,4 +1,5 @@
-"""When a published package's dist/ is its code: the manifest's entry points, read from real files."""
+"""When a published package's dist/ is its code (``ingest/generated.py``): the manifest's entry points, read from
+real files."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from sift.ingest.packages import MAX_MANIFEST_BYTES, entry_points, is_package_output, points_into
+from sift.ingest.generated import MAX_MANIFEST_BYTES, entry_points, output_part, package_output
 
 
 @pytest.mark.parametrize(("manifest", "expected"), [
@@ -18,6 +19,8 @@ from sift.ingest.packages import MAX_MANIFEST_BYTES, entry_points, is_package_ou
     ({"exports": {".": {"import": "./dist/a.mjs", "require": ["./dist/a.cjs"]}, "./pkg": "./package.json"}},
      ["./dist/a.mjs", "./dist/a.cjs", "./package.json"]),
     ({"bin": {"tool": "dist/cli.js"}, "browser": {"./fs.js": False}}, ["dist/cli.js"]),
+    ({"main": "dist/cjs/index.js", "module": "dist/esm/index.js", "types": "dist/types/index.d.ts"},
+     ["dist/types/index.d.ts", "dist/esm/index.js", "dist/cjs/index.js"]),  # declarations, then modules
     ({"main": 3, "types": None}, []),  # not strings
     ([], []),  # not an object
     ("dist/index.js", []),
@@ -27,16 +30,18 @@ def test_entry_points_table(manifest: Any, expected: list[str]) -> None:
 
 
 @pytest.mark.parametrize(("paths", "folder", "expected"), [
-    (["./dist/index.js"], "dist", True),
-    (["dist"], "dist", True),
-    (["distribution/index.js", "dist.js"], "dist", False),
-    (["./lib/../dist/x.js"], "dist", True),
-    (["../dist/x.js", "/dist/x.js"], "dist", False),  # outside the package, or absolute
-    (["build\\\\out.js"], "build", True),
-    ([], "dist", False),
+    (["./dist/index.js"], "dist", ""),  # directly in the folder: all of it
+    (["dist"], "dist", ""),
+    (["./dist/esm/index.js", "./dist/cjs/index.js"], "dist", "esm"),  # the first entry point's build
+    (["index.js", "build/es/x.js"], "build", "es"),
+    (["distribution/index.js", "dist.js"], "dist", None),
+    (["./lib/../dist/x.js"], "dist", ""),
+    (["../dist/x.js", "/dist/x.js"], "dist", None),  # outside the package, or absolute
+    (["build\\out.js"], "build", ""),
+    ([], "dist", None),
 ])
-def test_points_into_table(paths: list[str], folder: str, expected: bool) -> None:
-    assert points_into(paths, folder) is expected
+def test_output_part_table(paths: list[str], folder: str, expected: str | None) -> None:
+    assert output_part(paths, folder) == expected
 
 
 def _package(tmp_path: Path, manifest: str | bytes, *dirs: str) -> set[str]:
@@ -49,8 +54,8 @@ def _package(tmp_path: Path, manifest: str | bytes, *dirs: str) -> set[str]:
 
 def test_dist_named_by_the_manifest_with_no_sources_beside_it_is_the_code(tmp_path: Path) -> None:
     names = _package(tmp_path, json.dumps({"main": "./dist/index.js"}), "dist")
-    assert is_package_output("dist", str(tmp_path), names)
-    assert not is_package_output("node_modules", str(tmp_path), names)  # only build-output folders
+    assert package_output("dist", str(tmp_path), names) == ""
+    assert package_output("node_modules", str(tmp_path), names) is None  # only build-output folders
 
 
 @pytest.mark.parametrize(("manifest", "dirs"), [
@@ -62,7 +67,7 @@ def test_dist_named_by_the_manifest_with_no_sources_beside_it_is_the_code(tmp_pa
     ("[" * 100_000 + "]" * 100_000, ("dist",)),  # nesting too deep for the parser
 ])
 def test_dist_stays_skipped(tmp_path: Path, manifest: str | bytes, dirs: tuple[str, ...]) -> None:
-    assert not is_package_output("dist", str(tmp_path), _package(tmp_path, manifest, *dirs))
+    assert package_output("dist", str(tmp_path), _package(tmp_path, manifest, *dirs)) is None
 
 
 def test_a_manifest_that_is_a_symlink_or_too_large_is_not_read(tmp_path: Path) -> None:
@@ -72,8 +77,8 @@ def test_a_manifest_that_is_a_symlink_or_too_large_is_not_read(tmp_path: Path) -
     pkg.mkdir()
     (pkg / "dist").mkdir()
     os.symlink(outside, pkg / "package.json")
-    assert not is_package_output("dist", str(pkg), {"package.json", "dist"})
+    assert package_output("dist", str(pkg), {"package.json", "dist"}) is None
     big = json.dumps({"main": "dist/index.js", "pad": "x" * MAX_MANIFEST_BYTES})
     (pkg / "package.json").unlink()
     (pkg / "package.json").write_text(big)
-    assert not is_package_output("dist", str(pkg), {"package.json", "dist"})
+    assert package_output("dist", str(pkg), {"package.json", "dist"}) is None
