@@ -39,6 +39,7 @@ LEXICAL_REASONS = frozenset({"absent-terms", ABSENT_FROM_CORPUS, "weak-evidence"
 # ABSENT_TERMS (None: never). It is a cosine of the local model; another embedder's scale differs.
 MEANING_FLOOR: float | None = 0.55
 PASSAGE_CHARS = 1000  # of the first evidence item, compared with the question (about the model's 256 tokens)
+NEAR_IN_MEANING = "near-in-meaning"  # the note of an answer written because of ``near_in_meaning``
 
 
 def absent_terms(tokens: Sequence[str], idf: Mapping[str, float], evidence: Sequence[Evidence]) -> list[str]:

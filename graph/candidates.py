@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from sift.graph.abstention import NEAR_IN_MEANING
 from sift.graph.checker import cited_ids
 from sift.graph.closeness import Closeness
 from sift.graph.code_excerpts import body_lines, key_lines
@@ -27,7 +28,11 @@ from sift.text import line_span
 from sift.text import shown as escaped
 from sift.tokenize import tokenize
 
-UNCERTAIN = "This answer is uncertain: no single place in the sources clearly answers the question."
+UNCERTAIN_OPENING = "This answer is uncertain:"
+UNCERTAIN = f"{UNCERTAIN_OPENING} no single place in the sources clearly answers the question."
+# An answer the sources' words alone would not give (``abstention.near_in_meaning``) says why it is uncertain.
+IN_OTHER_WORDS = (f"{UNCERTAIN_OPENING} the sources do not say it in the question's words, so it rests on the "
+                  "place closest to the question in meaning.")
 MIN_WORD = 3  # shorter question words ("s" of "class's", "do") say nothing about why a place may be the one
 MAX_CANDIDATES = 3
 MAX_WORDS = 3
@@ -38,9 +43,9 @@ _CHANNEL_WORDS = {"bm25": "keywords", "vector": "meaning", "smart": "name", "doc
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def hedged(text: str) -> str:
+def hedged(text: str, opening: str = UNCERTAIN) -> str:
     """``text`` opened by the sentence that says it is uncertain (once)."""
-    return text if text.startswith(UNCERTAIN) else f"{UNCERTAIN} {text}".strip()
+    return text if text.startswith(UNCERTAIN_OPENING) else f"{opening} {text}".strip()
 
 
 def shared_words(question: str, e: Evidence, tokens: Sequence[str], idf: Mapping[str, float],
@@ -196,17 +201,18 @@ def with_candidates(draft: Draft, plan: Plan, evidence: Sequence[Evidence], idf:
     by_id = {e.id: e for e in evidence}
     cited = [i for i in dict.fromkeys([*cited_ids(draft.text), *(c.evidence_id for c in draft.citations)])
              if i in by_id]
+    opening = IN_OTHER_WORDS if draft.note == NEAR_IN_MEANING else UNCERTAIN
     if plan.question_type == "list" and len(cited) >= 2:
         # The answer already enumerates several places; other candidates would read as items of the list.
-        return draft.model_copy(update={"text": hedged(draft.text)})
+        return draft.model_copy(update={"text": hedged(draft.text, opening)})
     chosen = pick(by_id[cited[0]] if cited else None, places(plan, evidence, idf))
     if not chosen:
-        return draft.model_copy(update={"text": hedged(draft.text)})
+        return draft.model_copy(update={"text": hedged(draft.text, opening)})
     tokens = query_tokens(plan, idf)
     # The first candidate's answer follows in full; the others say in a line what they hold.
     lines = [candidate_line(plan.standalone, e, tokens, idf, what=n > 0, near=near) for n, e in enumerate(chosen)]
     intro = "The strongest candidates:" if len(chosen) > 1 else "The strongest candidate:"
-    text = f"{UNCERTAIN} {intro}\n" + "\n".join(lines) + f"\n\nThe first in more detail: {draft.text}"
+    text = f"{opening} {intro}\n" + "\n".join(lines) + f"\n\nThe first in more detail: {draft.text}"
     have = {c.evidence_id for c in draft.citations}
     extra = [Citation(evidence_id=e.id, path=e.path, start_line=e.start_line, end_line=e.end_line,
                       snippet=e.text[:400]) for e in chosen if e.id not in have]

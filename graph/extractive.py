@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from sift.graph.abstention import not_found, not_found_reason
+from sift.graph.abstention import NEAR_IN_MEANING, not_found, not_found_reason
 from sift.graph.prose import answer_sentences, compose
 from sift.graph.state import Citation, Draft, Evidence, Plan
 from sift.graph.support import select_evidence
@@ -41,4 +41,5 @@ def write_extractive(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str,
     sentences, chosen = answer_sentences(plan, chosen, evidence, query_tokens(plan, idf), idf)
     citations = [Citation(evidence_id=e.id, path=e.path, start_line=e.start_line, end_line=e.end_line,
                           snippet=e.text[:400]) for e in chosen]
-    return Draft(text=compose(sentences), citations=citations, mode="extractive")
+    return Draft(text=compose(sentences), citations=citations, mode="extractive",
+                 note=NEAR_IN_MEANING if near else None)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from sift.graph.abstention import NEAR_IN_MEANING
 from sift.graph.candidates import (
+    IN_OTHER_WORDS,
     UNCERTAIN,
     api_names,
     candidate_line,
@@ -180,6 +182,16 @@ def test_with_candidates_cites_every_candidate() -> None:
     assert 2 <= len(lines) <= 3 and lines[0].startswith("- Session's `send` in net/session.py:1-10 [1]")
     assert out.text.endswith("The first in more detail: " + draft.text)
     assert {c.evidence_id for c in out.citations} == set(cited_ids(out.text))
+
+
+def test_an_answer_near_in_meaning_says_why_it_is_uncertain() -> None:
+    plan = Plan(standalone="Where does the call give up waiting?")
+    draft = Draft(text="`send` is defined in net/session.py [1].", note=NEAR_IN_MEANING,
+                  citations=[Citation(evidence_id=1, path=SESSION.path, start_line=1, end_line=10)])
+    out = with_candidates(draft, plan, [SESSION, DOC, FILE], {})
+    assert out.text.startswith(IN_OTHER_WORDS + " The strongest candidates:\n- ") and UNCERTAIN not in out.text
+    assert hedged(out.text) == out.text  # the final answer does not open twice
+    assert with_candidates(draft, plan, [], {}).text == f"{IN_OTHER_WORDS} {draft.text}"
 
 
 def test_with_candidates_without_evidence_only_says_uncertain() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sift.graph.abstention import ABSENT_FROM_CORPUS
+from sift.graph.abstention import ABSENT_FROM_CORPUS, NEAR_IN_MEANING
 from sift.graph.checker import FileFacts, check_draft
 from sift.graph.excerpts import quotable
 from sift.graph.extractive import write_extractive
@@ -149,6 +149,7 @@ def test_near_in_meaning_answers_from_the_first_item_without_the_lexical_abstent
     idf = {"\x00absent": 8.5, "phone": 8.5, "built": 6.5, "field": 0.4, "type": 2.1, "number": 3.6}
     draft = write_extractive(plan, [e], idf, near=True)
     assert not draft.not_found and [c.evidence_id for c in draft.citations] == [1] and "[1]" in draft.text
+    assert draft.note == NEAR_IN_MEANING  # the candidates' opening says why it is uncertain
     assert write_extractive(plan, [], idf, near=True).not_found  # nothing to answer from
 
 
