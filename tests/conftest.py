@@ -49,6 +49,12 @@ def axios_src() -> Path:
 
 
 @pytest.fixture(scope="session")
+def uuid_src() -> Path:
+    """The uuid npm package, unpacked: no sources, only builds under dist/ that package.json points into."""
+    return fetch_npm("uuid")
+
+
+@pytest.fixture(scope="session")
 def apscheduler_src() -> Path:
     """The APScheduler sdist, unpacked (Python with reST docs; a second test-set project)."""
     return fetch_sdist("apscheduler")

@@ -47,6 +47,8 @@ NPM_PACKAGES = {
     "jsonwebtoken": ("9.0.3", "d9af2628a7a4dda25acf1e19c7ecc2468e1e9e8d4619fe2cae829e89d96f6b82"),
     "ejs": ("7.0.2", "1e77def2bb9a66761aded08e3354b02d92f1b15e791596fd74992fd7bef34adf"),
     "immer": ("11.2.10", "f8184e2750790534d2faf01137b39133586ef2c14fa504ee82409568dbb0b32d"),
+    # Not an eval project: a package published as dist/ builds only (cjs, esm and their browser variants).
+    "uuid": ("11.1.0", "ec2013a661d5d449a872f259453bd59f1e0f30b60c57048949405b71914a1dc7"),
 }
 
 _SEPARATORS = re.compile(r"[-_.]+")

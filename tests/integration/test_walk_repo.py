@@ -1,4 +1,4 @@
-"""Walk a real repository (the attrs sdist) and check what comes out."""
+"""Walk real repositories (the attrs sdist, a published npm package) and check what comes out."""
 
 from __future__ import annotations
 
@@ -31,3 +31,15 @@ def test_walk_attrs_sdist_yields_package_sources(attrs_src: Path) -> None:
     assert init.content_hash == hashlib.sha256(raw).hexdigest()
     assert "def " in init.text or "import" in init.text
     assert init.abs_path.read_bytes() == raw
+
+
+def test_walk_a_published_npm_package_keeps_the_build_its_entry_point_names(uuid_src: Path) -> None:
+    stats = WalkStats()
+    paths = [f.path for f in walk(uuid_src, stats=stats)]
+    assert {"README.md", "package.json", "dist/esm/index.js", "dist/esm/index.d.ts", "dist/esm/v4.js",
+            "dist/esm/validate.d.ts"} <= set(paths)
+    # package.json's "module" names dist/esm: the other builds of the same modules are left out
+    assert not [p for p in paths if p.startswith("dist/") and not p.startswith("dist/esm/")]
+    assert dict(stats.skipped_paths) == {"dist/cjs/": "vendored", "dist/cjs-browser/": "vendored",
+                                         "dist/esm-browser/": "vendored"}
+
