@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -40,13 +41,20 @@ MEANING_FLOORS = (None, 0.7, 0.65, 0.6, 0.55, 0.5)  # candidate MEANING_FLOOR va
 FLOORS = (support.MIN_COVERAGE, 0.26, 0.22, 0.18)  # candidate AGREED_COVERAGE values, the first switches it off
 
 
+@cache
+def _embedder() -> Any:
+    """The local model, loaded once for every recording."""
+    from sift.embed import make_embedder
+
+    return make_embedder(bench.Settings(data_dir=bench.DATA))
+
+
 def record(floor: float) -> dict[str, Any]:
     """Ask the fitting sets with ``AGREED_COVERAGE`` at ``floor`` and the writer's abstention measured: the last
     draft's signals per question."""
-    from sift.embed import make_embedder
     from sift.graph.closeness import closeness
 
-    embedder = make_embedder(bench.Settings(data_dir=bench.DATA))
+    embedder = _embedder()
     seen: dict[str, Any] = {}
     real, committed = extractive.not_found_reason, support.AGREED_COVERAGE
     support.AGREED_COVERAGE = floor
