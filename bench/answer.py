@@ -95,7 +95,9 @@ def _overlaps_gold(item: Any, q: Any) -> bool:
 def _dump_row(q: Any, answer: Any, latency_ms: float) -> dict[str, Any]:
     """What one question's answer looked like, for error analysis."""
     return {
-        "id": q.id, "query": q.query, "latency_ms": round(latency_ms, 1), "rounds": answer.rounds, "answer_contains": q.answer_contains, "text": answer.text,
+        "id": q.id, "query": q.query, "latency_ms": round(latency_ms, 1), "rounds": answer.rounds,
+        "answer_contains": q.answer_contains, "text": answer.text, "grounded": answer.grounded,
+        "hit": m.answer_hit(answer.text, q.answer_contains, answer.citations, q.gold_spans),
         "confidence": answer.confidence, "confidence_score": answer.confidence_score,
         "confidence_signals": answer.confidence_signals,
         "plan": {k: getattr(answer.plan, k, None) for k in ("question_type", "identifiers", "strategy")},

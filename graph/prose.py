@@ -109,10 +109,20 @@ def _and(items: Iterable[str]) -> str:
     return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
+_FUNCTION_HEAD = re.compile(r"(?:export\s+)?(?:default\s+)?(?:async\s+)?(?:def|function)\b")
+
+
+def sibling_list(plan: Plan, chosen: Sequence[Evidence]) -> bool:
+    """A list question answered by several definitions of one file (siblings): listed like a module's."""
+    return plan.question_type == "list" and len({e.symbol for e in chosen}) >= 2 and len({e.path for e in chosen}) == 1 \
+        and all(e.kind in CODE_KINDS and not e.module_code for e in chosen)
+
+
 def _listing_sentences(items: Sequence[Evidence]) -> list[str]:
     """A module's definitions as a list, one item a line: its name, lines and docstring summary, cited."""
-    classes = all(signature(e).startswith("class ") for e in items)
-    noun = "classes" if classes else "definitions"
+    heads = [signature(e) for e in items]
+    noun = "classes" if all(h.startswith("class ") for h in heads) else "functions" if all(
+        _FUNCTION_HEAD.match(h) for h in heads) else "definitions"
     out = [f"{items[0].path} defines {len(items)} {noun}:"]
     for e in items:
         doc = summary(e.docstring)
@@ -236,7 +246,7 @@ def answer_sentences(plan: Plan, chosen: list[Evidence], evidence: Sequence[Evid
                      tokens: Sequence[str], idf: Mapping[str, float] | None = None) -> tuple[list[str], list[Evidence]]:
     """The answer's cited sentences about the chosen evidence, and the evidence they cite, in order of use
     (``idf`` weighs the question's terms when choosing a definition's lines)."""
-    listing = is_listing(chosen)
+    listing = is_listing(chosen) or sibling_list(plan, chosen)
     sentences: list[str] = []
     if listing:
         sentences = _listing_sentences(chosen)

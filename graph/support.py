@@ -163,7 +163,7 @@ def select_evidence(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, 
         anchor = list_anchor(plan, evidence, idf)
         listed = module_listing(plan, anchor, evidence, idf) if anchor is not None else []
     if len(listed) >= 2:
-        return listed
+        return sorted([*listed, *between(listed, evidence, MAX_MODULE_ITEMS - len(listed))], key=lambda e: e.start_line)
     derived = [(sc, e) for sc, e in ranked if e is not primary and _derives_from(e, primary)]
     if derived:  # "which parsers are there": the subclasses of the base class are the answer
         return [e for _, e in derived[:MAX_LIST_ITEMS]]
@@ -174,7 +174,26 @@ def select_evidence(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, 
         if sc >= LIST_SHARE * top_score and _siblings(primary, e) and last_name(e) not in names:
             chosen.append(e)
             names.add(last_name(e))
-    return chosen
+    return chosen + between(chosen, evidence, MAX_LIST_ITEMS - len(chosen))
+
+
+def between(chosen: Sequence[Evidence], evidence: Sequence[Evidence], limit: int) -> list[Evidence]:
+    """Definitions that lie between two chosen siblings of one file, as their sibling: the items of an
+    enumeration sit together in their file, and one between two listed ones is listed too, though the question's
+    words may not name it. ``[]`` unless ``chosen`` are definitions of one file."""
+    code = [e for e in chosen if e.kind in CODE_KINDS and not e.module_code]
+    if len(code) < 2 or len(code) != len(chosen) or len({e.path for e in code}) != 1 or limit <= 0:
+        return []
+    lo, hi = min(e.end_line for e in code), max(e.start_line for e in code)
+    names = {last_name(e) for e in code}
+    found: list[Evidence] = []
+    for e in sorted(evidence, key=lambda e: e.start_line):
+        if e.path == code[0].path and lo < e.start_line and e.end_line < hi and _siblings(code[0], e) \
+                and not e.module_code and _plain_code(e) and not last_name(e).startswith("_") \
+                and last_name(e) not in names and len(found) < limit:
+            found.append(e)
+            names.add(last_name(e))
+    return found
 
 
 def whole_name(e: Evidence) -> tuple[str, bool]:

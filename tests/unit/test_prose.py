@@ -171,3 +171,28 @@ def test_a_run_of_sentences_quoting_one_source_is_cited_once() -> None:
     assert cited_once(["It says [1]:", "- one [1].", "- two [2].", "- three [2]."]) == [
         "It says [1]:", "- one.", "- two [2].", "- three."]
     assert compose(["A [1].", "B [1]!", "C [3]."]) == "A. B [1]! C [3]."
+
+
+def _defn(n: int, name: str, start: int, head: str = "def", path: str = "pkg/numbers.py") -> Evidence:
+    return ev(n, path, name, start=start, text=f'{head} {name}(v):\n    """Check {name}."""\n    return v',
+              docstring=f"Check {name}.")
+
+
+@pytest.mark.parametrize(("question_type", "chosen", "opening"), [
+    ("list", [_defn(1, "to_int", 10), _defn(2, "to_float", 20)], "pkg/numbers.py defines 2 functions:"),
+    ("list", [_defn(1, "Int", 10, "class"), _defn(2, "Float", 20, "class")], "pkg/numbers.py defines 2 classes:"),
+    ("list", [_defn(1, "to_int", 10), _defn(2, "Float", 20, "class")], "pkg/numbers.py defines 2 definitions:"),
+    ("explain", [_defn(1, "to_int", 10), _defn(2, "to_float", 20)], None),  # not a list question: each in full
+    ("list", [_defn(1, "to_int", 10), _defn(2, "to_float", 20, path="pkg/floats.py")], None),  # two files
+])
+def test_a_list_question_answered_by_siblings_lists_them(question_type: str, chosen: list[Evidence],
+                                                          opening: str | None) -> None:
+    sentences, cited = answer_sentences(Plan(standalone="Which checks are there?", question_type=question_type),
+                                        chosen, chosen, ["check"])
+    if opening is None:
+        assert not sentences[0].endswith(":")
+    else:
+        assert sentences[0] == opening
+        assert sentences[1:] == [f"- `{e.name}` (lines {e.start_line}-{e.end_line}) checks {e.name} [{e.id}]."
+                                 for e in chosen]
+    assert cited == chosen

@@ -10,6 +10,7 @@ from sift.graph.support import (
     AGREED_COVERAGE,
     MIN_COVERAGE,
     MODULE_CHANNEL,
+    between,
     coverage_floor,
     is_listing,
     last_name,
@@ -78,3 +79,27 @@ def test_agreed_first_item_is_cited_with_less_coverage() -> None:
     assert select_evidence(plan, [item], idf) == []
     agreed = item.model_copy(update={"top_in": ["bm25", "smart", "vector"]})
     assert select_evidence(plan, [agreed], idf) == [agreed]
+
+
+def _at(symbol: str, start: int, end: int, path: str = "pkg/m.py", kind: str = "function",
+        module_code: bool = False) -> Evidence:
+    return ev(symbol, path=path, kind=kind, module_code=module_code).model_copy(
+        update={"start_line": start, "end_line": end})
+
+
+_INT, _FLOAT, _STR = _at("to_int", 10, 20), _at("to_float", 22, 30), _at("to_str", 32, 40)
+
+
+@pytest.mark.parametrize(("chosen", "evidence", "limit", "expected"), [
+    ([_INT, _STR], [_INT, _STR, _FLOAT], 3, ["to_float"]),  # between two listed siblings: listed too
+    ([_INT, _FLOAT], [_INT, _FLOAT, _STR], 3, []),  # after the last one: nothing says it belongs
+    ([_INT, _STR], [_INT, _STR, _at("to_float", 22, 30, path="pkg/other.py")], 3, []),  # another file
+    ([_INT, _STR], [_INT, _STR, _at("Numbers.check", 22, 30)], 3, []),  # a method: not their sibling
+    ([_INT, _STR], [_INT, _STR, _at("m.py", 22, 30, module_code=True)], 3, []),  # module code is no item
+    ([_INT, _STR], [_INT, _STR, _at("_to_float", 22, 30)], 3, []),  # private plumbing
+    ([_INT, _STR], [_INT, _STR, _FLOAT], 0, []),  # the list is full
+    ([_INT, _at("Guide > Numbers", 1, 9, path="README.md", kind="doc")], [_FLOAT], 3, []),  # not one file's code
+    ([_INT], [_INT, _FLOAT], 3, []),  # one item is no enumeration
+])
+def test_between(chosen: list[Evidence], evidence: list[Evidence], limit: int, expected: list[str]) -> None:
+    assert [e.symbol for e in between(chosen, evidence, limit)] == expected
