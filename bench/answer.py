@@ -49,7 +49,6 @@ SPLIT_SETS = {"dev": sorted(SETS.glob("*.jsonl")),
                                                                              "test5")}}
 # What the fitting scripts (confidence, abstention) ask: the dev sets and the spent test sets, never the test sets.
 FIT_SETS = [path for split in ("dev", "dev2", "test", "test2", "test3") for path in SPLIT_SETS[split]]
-NPM_SOURCES = {"axios", "semver", "qs", "luxon", "yup", "jsonwebtoken", "ejs", "immer"}  # the rest are PyPI sdists (tests/sources.py pins both)
 
 
 def split_of(path: Path) -> str:
@@ -58,9 +57,9 @@ def split_of(path: Path) -> str:
 
 
 def _source(name: str) -> Path:
-    from tests.sources import fetch_npm, fetch_sdist
+    from tests.sources import NPM_PACKAGES, fetch_npm, fetch_sdist  # pins both; the rest are PyPI sdists
 
-    return fetch_npm(name) if name in NPM_SOURCES else fetch_sdist(name)
+    return fetch_npm(name) if name in NPM_PACKAGES else fetch_sdist(name)
 
 
 def ensure_kbs(settings: Settings, embedder: Any, names: set[str]) -> None:

@@ -1,7 +1,9 @@
 """What the walk counts as generated rather than authored, by name, and the one exception to it.
 
 Dependency trees, build output, caches and virtualenvs (``VENDORED_DIRS``), lock files, minified bundles and
-source maps are generated; binary extensions hold no text. The walker (``walk.py``) skips them.
+source maps are generated; binary extensions hold no text. The walker (``walk.py``) skips them. A minified bundle
+is known by its name (``.min.js``) or, for a script or stylesheet named like source (a package's ``plugin/utc.js``
+built as one line), by its text: ``minified``.
 
 The exception: a build-output folder (``dist``, ``build``) that is all the code a published package has. In a
 repository such a folder repeats the sources beside it. A package as published to npm often ships nothing else:
@@ -70,6 +72,20 @@ LOCK_FILES = frozenset(
     }
 )
 MINIFIED_SUFFIXES = (".min.js", ".min.css", ".map")
+MINIFIABLE = frozenset({".js", ".mjs", ".cjs", ".css"})
+# GitHub Linguist's test for a minified script or stylesheet: lines longer than this on average.
+MINIFIED_LINE = 110
+# Shorter files are kept whatever their lines: a one-line module (a regex, a re-export) is source, and a short
+# minified one costs little.
+MINIFIED_MIN_CHARS = 500
+
+
+def minified(name: str, text: str) -> bool:
+    """A script or stylesheet (by its extension) of at least ``MINIFIED_MIN_CHARS`` whose lines are longer than
+    ``MINIFIED_LINE`` characters on average: a minified bundle, whatever its name."""
+    if os.path.splitext(name)[1].lower() not in MINIFIABLE or len(text) < MINIFIED_MIN_CHARS:
+        return False
+    return len(text) / (text.count("\n") + 1) > MINIFIED_LINE
 
 BINARY_EXTENSIONS = frozenset(
     {
@@ -125,7 +141,7 @@ def _strings(value: Any) -> Iterator[str]:
 
 
 def output_part(paths: list[str], folder: str) -> str | None:
-    """Where in ``folder`` the first of ``paths`` (relative to the manifest: ``./dist/esm/index.js``) lies: the
+    """Where in ``folder`` the first of ``paths`` (relative to the manifest: ``./dist/esm/main.js``) lies: the
     subfolder holding it (``esm``), ``""`` for a file directly in ``folder`` or the folder itself, None when no
     path lies in ``folder``."""
     for path in paths:

@@ -29,6 +29,7 @@ from sift.ingest.generated import (
     LOCK_FILES,
     MINIFIED_SUFFIXES,
     VENDORED_DIRS,
+    minified,
     package_output,
 )
 
@@ -285,6 +286,9 @@ class _Walker:
         text = decode_text(data)
         if text is None:
             stats.skip(rel, SKIP_UNDECODABLE)
+            return None
+        if minified(entry.name, text):
+            stats.skip(rel, SKIP_VENDORED)
             return None
         stats.files_yielded += 1
         return WalkedFile(

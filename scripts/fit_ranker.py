@@ -14,7 +14,7 @@ Two kinds of questions are fitted (the model is ``bench/train/ranker_fit.py``):
   masked, not how a newcomer asks.
 - **Newcomer** questions, written by people from the projects' files: the dev sets, the second dev sets
   (``eval/sets/dev2``) and the three spent test sets (``eval/sets/README.md``; a spent set checks nothing any more,
-  so it is used like dev). About 380 with gold spans over fourteen projects. The test sets (``eval/sets/test4``,
+  so it is used like dev). About 480 with gold spans over eighteen projects. The test sets (``eval/sets/test4``,
   ``test5``) are never read here.
 
 Each project is ingested into ``bench/out/ranker`` exactly as ``sift ingest`` does, and recorded in

@@ -24,6 +24,7 @@ CACHE = Path(os.environ.get("SIFT_TEST_CACHE", Path(__file__).parent / ".cache")
 SDISTS = {
     "attrs": "25.3.0", "marshmallow": "3.26.1", "click": "8.1.7", "structlog": "26.1.0", "apscheduler": "3.11.3",
     "loguru": "0.7.3", "peewee": "4.5.3", "sqlparse": "0.6.1", "voluptuous": "0.16.0", "markdown": "3.11.3",
+    "cerberus": "1.3.8", "tabulate": "0.10.0",
 }
 # PyPI's simple API supplies each file's sha256; the test-set projects pin it here as well, so the archive their
 # frozen spans were checked against can never change under them.
@@ -35,6 +36,8 @@ SDIST_SHA256 = {
     "sqlparse-0.6.1": "ca722573f848ff2d30e40ea30f53a104b7dea7635ea9285891263eb2c58fb6e7",
     "voluptuous-0.16.0": "006535e22fed944aec17bef6e8725472476194743c87bd233e912eb463f8ff05",
     "markdown-3.11.3": "81eb91631dc97ad1efbc76019ef0f80fe90ca49ddf81546752d79989c3bfff3e",
+    "cerberus-1.3.8": "579554887ffd189226774b87570f4a76db75cf0efcbaffcacd5e98b8ee877f61",
+    "tabulate-0.10.0": "e2cfde8f79420f6deeffdeda9aaec3b6bc5abce947655d17ac662b126e48a60d",
 }
 # npm packages: name -> (version, sha256 of the registry tarball). The registry publishes only sha1 and sha512
 # (as `shasum`/`integrity`), so the sha256 is computed from the tarball and pinned here.
@@ -47,6 +50,8 @@ NPM_PACKAGES = {
     "jsonwebtoken": ("9.0.3", "d9af2628a7a4dda25acf1e19c7ecc2468e1e9e8d4619fe2cae829e89d96f6b82"),
     "ejs": ("7.0.2", "1e77def2bb9a66761aded08e3354b02d92f1b15e791596fd74992fd7bef34adf"),
     "immer": ("11.2.10", "f8184e2750790534d2faf01137b39133586ef2c14fa504ee82409568dbb0b32d"),
+    "mustache": ("4.2.0", "05ea84bf212d37d84fb201aa77a82b347a6f744a3fcaef750c88e58f889c357c"),
+    "dayjs": ("1.11.23", "7da0ff55ddb6d4050b91ea0a11a8e9d92c048305155039387373f20be080e594"),
     # Not an eval project: a package published as dist/ builds only (cjs, esm and their browser variants).
     "uuid": ("11.1.0", "ec2013a661d5d449a872f259453bd59f1e0f30b60c57048949405b71914a1dc7"),
 }

@@ -28,7 +28,8 @@ SUFFIXES = (".py", ".scm", ".json", ".toml", ".mako")
 # Eval projects, and the projects other evaluations use (requests, flask, commander).
 PROJECTS = (
     "attrs", "marshmallow", "click", "structlog", "axios", "apscheduler", "semver", "loguru", "qs", "peewee", "luxon",
-    "sqlparse", "yup", "voluptuous", "markdown", "jsonwebtoken", "ejs", "immer", "requests", "flask", "commander",
+    "sqlparse", "yup", "voluptuous", "markdown", "jsonwebtoken", "ejs", "immer", "cerberus", "tabulate", "mustache",
+    "dayjs", "requests", "flask", "commander",
 )
 # Project names that are also English words are matched only where they read as the project's code.
 ENGLISH = {"click", "requests", "flask", "commander"}
@@ -38,8 +39,10 @@ NGRAM = 5
 # Words a question shares with what sift itself is: the spec its REST API publishes, the library its encoder runs on,
 # the languages its parsers read, the databases its SQL is written for, the DocQL function for a document's headings,
 # the code host its docs name, the npm manifest its walker reads (for a published package's entry points).
+# The walker's names: its skip reason for binary files, and tox's environments among the folders it skips.
+# And the abbreviations of English prose ("e.g.", "i.e."), which look like dotted names.
 OWN_TERMS = {"OpenAPI", "NumPy", "JavaScript", "TypeScript", "php", "PostgreSQL", "MySQL", "toc", "GitHub",
-             "package.json"}
+             "package.json", "binary", "tox", "e.g", "i.e"}
 
 
 @dataclass

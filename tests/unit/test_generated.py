@@ -10,7 +10,14 @@ from typing import Any
 
 import pytest
 
-from sift.ingest.generated import MAX_MANIFEST_BYTES, entry_points, output_part, package_output
+from sift.ingest.generated import (
+    MAX_MANIFEST_BYTES,
+    MINIFIED_MIN_CHARS,
+    entry_points,
+    minified,
+    output_part,
+    package_output,
+)
 
 
 @pytest.mark.parametrize(("manifest", "expected"), [
@@ -82,3 +89,26 @@ def test_a_manifest_that_is_a_symlink_or_too_large_is_not_read(tmp_path: Path) -
     (pkg / "package.json").unlink()
     (pkg / "package.json").write_text(big)
     assert package_output("dist", str(pkg), {"package.json", "dist"}) is None
+
+
+_BUNDLE = "!function(t,e){" + "var a=t.x,b=e.y;" * 60 + "}(this);"  # one line of about a thousand characters
+_SOURCE = "\n".join(f"  const value{i} = compute(input, {i});" for i in range(40))
+
+
+@pytest.mark.parametrize(("name", "text", "expected"), [
+    ("plugin/utc.js", _BUNDLE, True),  # a bundle named like source
+    ("theme.css", "a{color:red}" * 100, True),
+    ("esm/index.mjs", _BUNDLE + "\n" + _SOURCE, False),  # one long line among many short ones
+    ("src/index.js", _SOURCE, False),
+    ("regex.js", "export default /^" + "[0-9a-f]" * 40 + "$/i;", False),  # one line, but short
+    ("data.json", _BUNDLE, False),  # not a script or stylesheet
+    ("core.py", _BUNDLE, False),
+    ("empty.js", "", False),
+])
+def test_minified(name: str, text: str, expected: bool) -> None:
+    assert minified(name, text) is expected
+
+
+def test_minified_needs_a_file_of_some_length() -> None:
+    line = "x" * (MINIFIED_MIN_CHARS - 1)
+    assert not minified("a.js", line) and minified("a.js", line + "x")

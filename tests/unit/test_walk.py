@@ -103,6 +103,7 @@ WALK_CASES = [
             "app.min.js": "x",
             "app.js.map": "x",
             "style.min.css": "x",
+            "plugin/utc.js": "!function(t){" + "t.utc=t.u;" * 100 + "}(this);",  # minified, named like source
             "package-lock.json": "{}",
             "uv.lock": "x",
         },
@@ -120,6 +121,7 @@ WALK_CASES = [
             "app.min.js": "vendored",
             "app.js.map": "vendored",
             "style.min.css": "vendored",
+            "plugin/utc.js": "vendored",
             "package-lock.json": "vendored",
             "uv.lock": "vendored",
         },
