@@ -172,7 +172,8 @@ def _nodes(engine: Engine, ids: Sequence[int]) -> dict[int, Any]:
         return {}
     with engine.connect() as conn:
         rows = conn.execute(select(Node.id, Node.kind, Node.name, Node.qualified_name, Node.signature,
-                                   Node.docstring).where(Node.id.in_(list(set(ids))))).all()
+                                   Node.docstring, Node.start_line, Node.end_line)
+                            .where(Node.id.in_(list(set(ids))))).all()
     return {r.id: r for r in rows}
 
 
@@ -184,6 +185,20 @@ def _callers(engine: Engine, kb_id: int, generation: int, name: str) -> list[dic
             .order_by(Ref.path, Ref.line).limit(MAX_CALLERS)
         ).all()
     return [{"path": r.path, "line": r.line, "caller": r.caller_name} for r in rows]
+
+
+WHOLE_SECTION_LINES = 40  # a documentation section this short is read whole, whichever of its chunks was found
+
+
+def whole_section(hit: Hit, node: Any) -> tuple[int, int]:
+    """The lines a hit's evidence covers: a doc chunk of a section (its heading ``node``) of fewer than
+    ``WHOLE_SECTION_LINES`` lines covers the whole section, so that what the section goes on to say (the options
+    listed after "Usage:") is there to quote; any other hit, its own lines."""
+    if hit.kind == "doc" and node is not None and node.kind == "heading" \
+            and node.start_line <= hit.start_line and hit.end_line <= node.end_line \
+            and node.end_line - node.start_line + 1 <= WHOLE_SECTION_LINES:
+        return node.start_line, node.end_line
+    return hit.start_line, hit.end_line
 
 
 def build_evidence(engine: Engine, kb: str, tenant: str, hits: Sequence[Hit], limit: int,
@@ -201,19 +216,26 @@ def build_evidence(engine: Engine, kb: str, tenant: str, hits: Sequence[Hit], li
         if row is None:
             continue
         lines = split_lines(row.content)
-        end = min(h.end_line, len(lines))
-        text = "\n".join(lines[h.start_line - 1 : end])[:MAX_EVIDENCE_CHARS]
         node = nodes.get(h.node_id) if h.node_id is not None else None
+        start, end = whole_section(h, node)
+        end = min(end, len(lines))
+        while end > max(start, h.end_line) and not lines[end - 1].strip():
+            end -= 1  # a section runs to the next heading: the blank lines before it are no part of it
+        if start != h.start_line or end != h.end_line:
+            if f"{h.path}:{start}-{end}" in seen:
+                continue  # another chunk of this short section brought it already
+            seen.add(f"{h.path}:{start}-{end}")
+        text = "\n".join(lines[start - 1 : end])[:MAX_EVIDENCE_CHARS]
         callers: list[dict[str, Any]] = []
         if node is not None and node.kind in ("function", "method", "class"):
             callers = _callers(engine, ref.id, ref.generation, node.name)
         out.append(Evidence(
-            id=len(out) + 1, path=h.path, start_line=h.start_line, end_line=end, kind=h.kind, name=h.name,
+            id=len(out) + 1, path=h.path, start_line=start, end_line=end, kind=h.kind, name=h.name,
             symbol=h.symbol, part=h.part, module_code=h.module_code, score=h.score, channels=list(h.channels or (h.channel,)), text=text,
             signature=node.signature if node is not None else None,
             docstring=node.docstring if node is not None else None,
             content_hash=row.content_hash, callers=callers,
-            fence=open_fence(lines[: h.start_line - 1]) if h.kind == "doc" else None,
+            fence=open_fence(lines[: start - 1]) if h.kind == "doc" else None,
         ))
     return out
 
@@ -241,12 +263,13 @@ def module_evidence(engine: Engine, kb: str, tenant: str, path: str, evidence: S
             .where(Node.file_id == row.id, Node.parent_id == top, Node.kind.in_(("class", "function")))
             .order_by(Node.start_line).limit(MAX_MODULE_DEFS)
         ).all()
-    have = {(e.path, e.symbol) for e in evidence}
+    have = {(e.path, e.symbol, e.start_line, e.end_line) for e in evidence}
     lines = split_lines(row.content)
     out: list[Evidence] = []
     for n in nodes:
-        if n.name.startswith("_") or (path, n.name) in have:
-            continue
+        if n.name.startswith("_") or any(p == path and s == n.name and a <= n.start_line and n.end_line <= b
+                                         for p, s, a, b in have):
+            continue  # retrieved whole already (a chunk of only its header does not count: the listing cites it all)
         end = min(n.end_line, len(lines))
         out.append(Evidence(
             id=len(evidence) + len(out) + 1, path=path, start_line=n.start_line, end_line=end, kind=n.kind,

@@ -110,7 +110,9 @@ def module_listing(plan: Plan, anchor: Evidence, evidence: Sequence[Evidence],
         if e.path != anchor.path or not _plain_code(e) or e.module_code or short.startswith("_"):
             continue
         if MODULE_CHANNEL in e.channels or "." not in short:
-            cands.setdefault(short, e)
+            have = cands.setdefault(short, e)
+            if e.start_line <= have.start_line and have.end_line < e.end_line:
+                cands[short] = e  # the whole definition, not the chunk of its header that was retrieved
     items = list(cands.values())
     if len(items) > MAX_MODULE_ITEMS:
         stem = tokenize(_file_stem(anchor.path))
