@@ -19,8 +19,9 @@ from sqlalchemy import Engine, select
 
 from sift.catalog import get_serving_kb
 from sift.db import visible_in
-from sift.db.tables import File, Node, Ref
+from sift.db.tables import File, Node
 from sift.errors import SiftError
+from sift.graph.callers import callers as find_callers
 from sift.graph.excerpts import open_fence
 from sift.graph.state import ChannelResult, Evidence, Plan, RankedChunk, RetrieveTask
 from sift.graph.support import MODULE_CHANNEL
@@ -41,7 +42,6 @@ if TYPE_CHECKING:  # the PostgreSQL channels load only with that backend
 # An evidence item's text: its whole chunk (a function chunk is at most 120 lines), so that the writer can quote any
 # line of the range it cites; the LLM sees the first 1,500 characters of each (tools.evidence_block).
 MAX_EVIDENCE_CHARS = 12000
-MAX_CALLERS = 5
 CHANNEL_DEPTH = 100  # candidates per channel: fusion's ranker re-orders deep lists (bench/retrieval.py)
 
 
@@ -177,16 +177,6 @@ def _nodes(engine: Engine, ids: Sequence[int]) -> dict[int, Any]:
     return {r.id: r for r in rows}
 
 
-def _callers(engine: Engine, kb_id: int, generation: int, name: str) -> list[dict[str, Any]]:
-    with engine.connect() as conn:
-        rows = conn.execute(
-            select(Ref.path, Ref.line, Ref.caller_name).join(File, Ref.file_id == File.id)
-            .where(Ref.kb_id == kb_id, Ref.callee_name == name, visible_in(File, generation))
-            .order_by(Ref.path, Ref.line).limit(MAX_CALLERS)
-        ).all()
-    return [{"path": r.path, "line": r.line, "caller": r.caller_name} for r in rows]
-
-
 WHOLE_SECTION_LINES = 40  # a documentation section this short is read whole, whichever of its chunks was found
 
 
@@ -228,7 +218,7 @@ def build_evidence(engine: Engine, kb: str, tenant: str, hits: Sequence[Hit], li
         text = "\n".join(lines[start - 1 : end])[:MAX_EVIDENCE_CHARS]
         callers: list[dict[str, Any]] = []
         if node is not None and node.kind in ("function", "method", "class"):
-            callers = _callers(engine, ref.id, ref.generation, node.name)
+            callers = find_callers(engine, ref.id, ref.generation, node)
         out.append(Evidence(
             id=len(out) + 1, path=h.path, start_line=start, end_line=end, kind=h.kind, name=h.name,
             symbol=h.symbol, part=h.part, module_code=h.module_code, score=h.score, channels=list(h.channels or (h.channel,)), text=text,
