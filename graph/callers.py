@@ -79,8 +79,8 @@ def callers(engine: Engine, kb_id: int, generation: int, node: Any) -> list[dict
         if node.kind == "method" and rows:
             same = conn.execute(
                 select(func.count()).select_from(Node).join(File, Node.file_id == File.id)
-                .where(File.kb_id == kb_id, Node.name == node.name, Node.kind.in_(("function", "method")),
-                       visible_in(File, generation))
+                .where(Node.kb_id == kb_id, Node.kind.in_(("function", "method")), Node.name == node.name,
+                       visible_in(File, generation))  # by the (kb, kind, name) index
             ).scalar_one()
             unique = same <= 1
     found = [r for r in rows if calls_it(r.callee, r.callee_qualified, r.caller_name, node.qualified_name or "",
