@@ -177,11 +177,11 @@ def _nodes(engine: Engine, ids: Sequence[int]) -> dict[int, Any]:
     return {r.id: r for r in rows}
 
 
-WHOLE_SECTION_LINES = 40  # a documentation section this short is read whole, whichever of its chunks was found
+WHOLE_SECTION_LINES = 40  # a documentation section this short (or shorter) is read whole, whichever chunk was found
 
 
 def whole_section(hit: Hit, node: Any) -> tuple[int, int]:
-    """The lines a hit's evidence covers: a doc chunk of a section (its heading ``node``) of fewer than
+    """The lines a hit's evidence covers: a doc chunk of a section (its heading ``node``) of at most
     ``WHOLE_SECTION_LINES`` lines covers the whole section, so that what the section goes on to say (the options
     listed after "Usage:") is there to quote; any other hit, its own lines."""
     if hit.kind == "doc" and node is not None and node.kind == "heading" \
@@ -237,8 +237,8 @@ def module_evidence(engine: Engine, kb: str, tenant: str, path: str, evidence: S
     """The public top-level classes and functions of one file as evidence numbered after ``evidence``.
 
     A list question ("which validators are there?") is answered by a module's definitions, most of which no
-    retrieval channel ranks: the writer enumerates them from here. Definitions already in the evidence (same
-    name and file) are not repeated.
+    retrieval channel ranks: the writer enumerates them from here. Definitions already in the evidence whole (same
+    name and file, covering its lines) are not repeated; one retrieved only as the chunk of its header is.
     """
     ref = get_serving_kb(engine, kb, tenant)
     with engine.connect() as conn:

@@ -87,6 +87,7 @@ def minified(name: str, text: str) -> bool:
         return False
     return len(text) / (text.count("\n") + 1) > MINIFIED_LINE
 
+
 BINARY_EXTENSIONS = frozenset(
     {
         # images
