@@ -2,12 +2,11 @@
 
 Call sites are recorded by name (``Ref.callee_name``), qualified only where an import makes the callee visible (as a
 dotted name, ``pkg.schema.Registry``, which must end with the definition's own dotted name, after a module that is
-its file or a package above it). A
-function's name is specific enough, but a method's is not: ``add`` is ``Registry.add`` and ``ErrorTree.add`` in one
-project, and a ``set``'s ``add`` everywhere. So for a method a call counts only when it is resolved to this method,
-made on ``self``/``this``/``cls`` inside its own class, made on the class by name (``Registry.add``), or, when no
-other definition in the knowledge base has the method's name and the name is not a method of Python's or
-JavaScript's built-in types, made on any object.
+its file or a package above it). A function's name is specific enough, but a method's is not: ``add`` is
+``Registry.add`` and ``ErrorTree.add`` in one project, and a ``set``'s ``add`` everywhere. So for a method a call
+counts only when it is resolved to this method, made on ``self``/``this``/``cls`` inside its own class, made on the
+class by name (``Registry.add``), or, when no other definition in the knowledge base has the method's name and the
+name is not a method of Python's built-in types, made on any object.
 """
 
 from __future__ import annotations
@@ -24,14 +23,9 @@ MAX_CALLERS = 5
 MAX_SITES = 200  # call sites read per name, before those of other methods with that name are dropped
 _PATH_PARTS = re.compile(r"[/\\.]")
 _RECEIVERS = frozenset({"self", "this", "cls"})
-# Methods of the built-in types: a call ``items.add(x)`` is far likelier a set's than the project's one ``add``.
+# Methods of Python's built-in types: a call ``items.add(x)`` is far likelier a set's than the project's one ``add``.
 BUILTIN_METHODS = frozenset(
-    {name for t in (dict, list, set, str, bytes, tuple, frozenset) for name in dir(t) if not name.startswith("_")}
-    | {"push", "pop", "shift", "unshift", "splice", "slice", "map", "filter", "reduce", "forEach", "some", "every",
-       "find", "findIndex", "includes", "indexOf", "join", "concat", "sort", "reverse", "keys", "values", "entries",
-       "get", "set", "has", "delete", "add", "clear", "then", "catch", "finally", "call", "apply", "bind",
-       "toString", "valueOf", "hasOwnProperty", "replace", "split", "trim", "match", "test", "exec", "emit", "on",
-       "once", "write", "read", "close", "send", "next"})
+    name for t in (dict, list, set, str, bytes, tuple, frozenset) for name in dir(t) if not name.startswith("_"))
 
 
 def owner_of(qualified: str) -> str:
@@ -50,7 +44,7 @@ def calls_it(callee: str, callee_qualified: str | None, caller: str | None, qual
         if callee_qualified != dotted and not callee_qualified.endswith("." + dotted):
             return False
         # Its module must be the definition's file or a package above it (which may re-export it), not another
-        # library's (``datetime.datetime.now`` for the project's ``now``).
+        # library's (``time.monotonic`` for the project's own ``monotonic``).
         module = callee_qualified[: -len(dotted)].strip(".")
         return not module or module.rpartition(".")[2] in set(_PATH_PARTS.split(path.rsplit(".", 1)[0]))
     owner = owner_of(qualified)

@@ -115,8 +115,8 @@ MAX_ENTRY_POINTS = 10_000  # strings read from the entry fields of one manifest 
 
 
 def entry_points(manifest: Any) -> list[str]:
-    """The paths a ``package.json`` (parsed) names in its entry fields, nested ``exports`` and ``browser`` maps
-    included (at most ``MAX_ENTRY_POINTS``)."""
+    """The paths a ``package.json`` (parsed) names in its entry fields and in their nested ``exports`` and
+    ``browser`` maps, at most ``MAX_ENTRY_POINTS``."""
     if not isinstance(manifest, dict):
         return []
     out: list[str] = []
