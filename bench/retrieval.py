@@ -9,17 +9,18 @@ with a table per question kind; every project they need (real sdists from PyPI, 
 ``tests/sources.py``) is ingested once into
 ``bench/out/retrieval`` and reused.
 
-Also printed: BM25 query time against ``rank_bm25.BM25Okapi.get_scores`` on the same corpus (with top-10
+Also printed (``bench/retrieval_speed.py``): BM25 query time against ``rank_bm25.BM25Okapi.get_scores`` on the same corpus (with top-10
 agreement), and fused-search latency on a synthetic 2,000-file repository (``--latency``).
 
 Usage: python bench/retrieval.py [--k 10] [--latency] [--splits dev,dev2,test,test2,test3,test4,test5] [--sets a.jsonl]
-                                [--backend local|postgres|both] [--vector-index flat|hnsw]
+                                [--backend local|postgres|both] [--vector-index flat|hnsw] [--dump hits.jsonl]
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import os
 import statistics
 import sys
@@ -36,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from bench.retrieval_speed import bm25_speed, run_bm25_corpus, run_latency  # noqa: E402
 from sift.eval import metrics as M  # noqa: E402
 from sift.eval.format import load_questions  # noqa: E402
 
@@ -184,8 +186,10 @@ def _report(split: str, questions: list, rows: Rows) -> dict[str, float]:
     return figures
 
 
-def run_quality(splits: dict[str, list[Path]], k: int, backend: str = "local", vector_index: str = "flat") -> None:
-    """Per-channel, fused and naive metrics, reported per split (dev, test) and per question kind.
+def run_quality(splits: dict[str, list[Path]], k: int, backend: str = "local", vector_index: str = "flat",
+                dump: Path | None = None) -> None:
+    """Per-channel, fused and naive metrics, reported per split (dev, test) and per question kind; with ``dump``,
+    each question's fused hits (and the rank of its first gold hit, fused and naive) as JSON lines there.
 
     ``backend="postgres"``: the same, with search inside a throwaway pgvector cluster (SIFT_SEARCH_BACKEND=postgres;
     ``vector_index`` "flat" is an exact scan there, "hnsw" the approximate index).
@@ -194,12 +198,30 @@ def run_quality(splits: dict[str, list[Path]], k: int, backend: str = "local", v
         from tests.pg import PgServer, pgvector_bin_dir
 
         with PgServer(pgvector_bin_dir()) as server:
-            _run_quality(splits, k, server.create_database(migrated=True), vector_index)
+            _run_quality(splits, k, server.create_database(migrated=True), vector_index, dump)
         return
-    _run_quality(splits, k, None, vector_index)
+    _run_quality(splits, k, None, vector_index, dump)
 
 
-def _run_quality(splits: dict[str, list[Path]], k: int, pg_url: str | None, vector_index: str) -> None:
+def _gold_rank(hits: list, q) -> int | None:
+    """The rank (from 1) of the first hit overlapping a gold span, or None."""
+    gold = [Span(g.path, g.start_line, g.end_line) for g in q.gold_spans]
+    return next((i for i, h in enumerate(hits, 1) if any(M.overlaps(h, g) for g in gold)), None)
+
+
+def _dump_row(split: str, q, fused: list, naive: list) -> dict:
+    """One question's fused hits, for error analysis: where each lies, what found it, whether it is gold."""
+    gold = [Span(g.path, g.start_line, g.end_line) for g in q.gold_spans]
+    return {"split": split, "id": q.id, "kb": q.kb, "kind": q.kind, "query": q.query,
+            "gold": [[g.path, g.start_line, g.end_line] for g in gold],
+            "fused_rank": _gold_rank(fused, q), "naive_rank": _gold_rank(naive, q),
+            "hits": [{"path": h.path, "start_line": h.start_line, "end_line": h.end_line, "kind": h.kind,
+                      "name": h.name, "score": round(h.score, 6), "channels": list(h.channels or (h.channel,)),
+                      "gold": any(M.overlaps(h, g) for g in gold)} for h in fused]}
+
+
+def _run_quality(splits: dict[str, list[Path]], k: int, pg_url: str | None, vector_index: str,
+                 dump: Path | None = None) -> None:
     from sift.config import Settings
     from sift.db import open_database
     from sift.embed import LocalEmbedder
@@ -230,11 +252,13 @@ def _run_quality(splits: dict[str, list[Path]], k: int, pg_url: str | None, vect
     naive = {kb: NaiveIndex(root, bare) for kb, root in roots.items()}
     names = ["bm25", "vector", "smart", "fused", "naive"]
     figures = {}
+    dumped: list[dict] = []
     for split, questions in by_split.items():
         rows: Rows = {n: ({c: [] for c in COLUMNS}, []) for n in names}
         for q in questions:
             filters = Filters(kb=q.kb)
             searcher.search(q.query, filters, k=k)  # warm per-generation structures
+            ranked: dict[str, list] = {}
             for name in names:
                 t0 = time.perf_counter()
                 if name == "fused":
@@ -244,82 +268,22 @@ def _run_quality(splits: dict[str, list[Path]], k: int, pg_url: str | None, vect
                 else:
                     hits = searcher.channel(name, q.query, filters, k)
                 rows[name][1].append(time.perf_counter() - t0)
+                ranked[name] = hits
                 for c, v in _metrics(hits, q).items():
                     rows[name][0][c].append(v)
+            if dump is not None:
+                dumped.append(_dump_row(split, q, ranked["fused"], ranked["naive"]))
         figures[split] = _report(split, questions, rows)
+    if dump is not None:
+        dump.write_text("".join(json.dumps(r) + "\n" for r in dumped), encoding="utf-8")
     for test in ("test", "test2", "test3", "test4", "test5"):
         if "dev" in figures and test in figures:
             gap = figures["dev"]["fused_span@3"] - figures[test]["fused_span@3"]
             print(f"\nfused span@3 dev - {test} = {gap:+.3f} (target <= 0.10)")
     if "marshmallow" in kbs and not pg_url:
         questions = [q.query for qs in by_split.values() for q in qs]
-        _bm25_speed(searcher, Filters(kb="marshmallow"), questions)
+        bm25_speed(searcher, Filters(kb="marshmallow"), questions)
     searcher.close()
-
-
-def _compare_bm25(index, corpus: list[list[str]], ids: list[int], queries: list[str], label: str) -> None:
-    """Time ``index.search`` against ``BM25Okapi.get_scores`` on the same corpus; print the ratio and agreement."""
-    from rank_bm25 import BM25Okapi
-
-    from sift.tokenize import tokenize
-
-    ref = BM25Okapi(corpus)
-    toks = [tokenize(q) for q in queries]
-    t0 = time.perf_counter()
-    ours = [index.search(t, 10) for t in toks]
-    t_ours = (time.perf_counter() - t0) / len(toks)
-    t0 = time.perf_counter()
-    theirs = [ref.get_scores(t) for t in toks]
-    t_ref = (time.perf_counter() - t0) / len(toks)
-    same = 0
-    for o, sc in zip(ours, theirs, strict=True):
-        order = sorted(np.flatnonzero(sc > 0), key=lambda i: (-sc[i], ids[i]))[:10]
-        same += [c for c, _ in o] == [ids[i] for i in order]
-    print(f"\nBM25 on {label}: ours {t_ours * 1000:.3f} ms/query, BM25Okapi.get_scores {t_ref * 1000:.3f} ms/query"
-          f" = {t_ref / t_ours:.0f}x faster; identical top-10 on {same}/{len(toks)}")
-
-
-def _bm25_speed(searcher, filters, queries: list[str]) -> None:
-    """Our BM25 against BM25Okapi.get_scores on a knowledge base's chunks; top-10 agreement."""
-    from sqlalchemy import select
-
-    from sift.db.tables import Chunk
-    from sift.ingest.chunk import embedding_text
-    from sift.tokenize import tokenize
-
-    bm25 = searcher.cache.get(filters.kb).indexes.bm25
-    ids = [int(i) for i in bm25.ids]
-    with searcher.engine.connect() as conn:
-        rows = {r.id: r for r in conn.execute(select(Chunk).where(Chunk.id.in_(ids))).all()}
-    corpus = [tokenize(embedding_text(rows[i].kind, rows[i].path, rows[i].name, rows[i].heading_path, rows[i].text))
-              for i in ids]
-    _compare_bm25(bm25, corpus, ids, queries, f"{len(ids)} chunks of kb {filters.kb}")
-
-
-def run_bm25_corpus(root: Path, queries: list[str]) -> None:
-    """BM25 against BM25Okapi on a large real corpus: every chunk of ``root`` (default: CPython's stdlib).
-
-    Walk, parse and chunk in memory exactly as ingestion does (no database, no embeddings), then time the same
-    queries on both scorers and check that their top-10 ids agree.
-    """
-    from sift.index.bm25 import BM25Index
-    from sift.ingest.chunk import chunk_tree, embedding_text
-    from sift.ingest.languages import classify
-    from sift.ingest.parsers import ParserRegistry
-    from sift.ingest.walk import walk
-    from sift.text import split_lines
-    from sift.tokenize import tokenize
-
-    registry, corpus, files = ParserRegistry(), [], 0
-    for f in walk(root):
-        files += 1
-        language, source_type = classify(f.path)
-        tree, _ = registry.parse(f.path, f.text, language, source_type)
-        for c in chunk_tree(tree, split_lines(f.text)):
-            corpus.append(tokenize(embedding_text(c.kind, f.path, c.name, c.heading_path, c.text)))
-    ids = list(range(1, len(corpus) + 1))
-    _compare_bm25(BM25Index.build(ids, corpus), corpus, ids, queries,
-                  f"{root} ({files} files, {len(corpus)} chunks)")
 
 
 def run_long_text(sets: list[Path], k: int) -> None:
@@ -350,63 +314,6 @@ def run_long_text(sets: list[Path], k: int) -> None:
         searcher.close()
 
 
-def run_latency(n_files: int = 2000) -> None:
-    """Warm fused-search latency on a synthetic repository of ``n_files`` files (BM25 speed there too)."""
-    import importlib.util
-
-    from sift.config import Settings
-    from sift.db import open_database
-    from sift.embed import LocalEmbedder
-    from sift.ingest.pipeline import ingest
-    from sift.models import Filters
-    from sift.retrievers.base import IndexCache
-    from sift.retrievers.search import Searcher
-
-    spec = importlib.util.spec_from_file_location("bench_docql", HERE / "docql.py")
-    gen = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    spec.loader.exec_module(gen)  # type: ignore[union-attr]
-    repo = OUT / f"synthetic-{n_files}"
-    if not repo.exists():
-        gen.generate(repo, n_files)
-    embedder = LocalEmbedder()
-    settings = Settings(data_dir=OUT / "data")
-    t0 = time.perf_counter()
-    s = ingest(settings, repo, "synthetic", embedder=embedder)
-    import resource
-
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"\ningest synthetic: {s['files']} files {s['chunks']} chunks {s['status']} ({time.perf_counter() - t0:.0f}s, "
-          f"peak RSS so far {rss:.0f} MB)")
-    engine = open_database(settings)
-    searcher = Searcher(engine, IndexCache(engine, settings.resolved_index_dir()), embedder)
-    filters = Filters(kb="synthetic")
-    queries = [q for q in gen.QUERIES if not q.startswith("$")] or ["validate request", "helper function"]
-    queries = [q.split('"')[1] if '"' in q else q for q in queries]
-    queries += ["where is the request validated", "how are handlers registered", "configuration of the guide",
-                "Handler.validate", "helper that checks a request", "installation steps"]
-    searcher.search(queries[0], filters, k=10)
-    bundle = searcher.cache.get("synthetic")
-    windows = dict(bundle.indexes.windows)
-    lat: list[float] = []
-    bare: list[float] = []  # the same searches without the windows of long chunks, interleaved query by query
-    for _ in range(3):
-        for q in queries:
-            for times, view in ((lat, windows), (bare, {})):
-                bundle.indexes.windows = view
-                t0 = time.perf_counter()
-                searcher.search(q, filters, k=10)
-                times.append(time.perf_counter() - t0)
-    bundle.indexes.windows = windows
-    n_chunks = len(bundle.chunks)
-    n_windows = sum(len(w) for w in windows.values())
-    p95, p95_bare = np.percentile(lat, 95) * 1000, np.percentile(bare, 95) * 1000
-    print(f"fused search on {n_chunks} chunks and {n_windows} windows: p50 {statistics.median(lat) * 1000:.1f} ms, "
-          f"p95 {p95:.1f} ms over {len(lat)} queries (target p95 < 150 ms); without the windows, interleaved: "
-          f"p50 {statistics.median(bare) * 1000:.1f} ms, p95 {p95_bare:.1f} ms ({p95 / p95_bare:.2f}x)")
-    _bm25_speed(searcher, filters, queries)
-    searcher.close()
-
-
 def main() -> None:
     """Parse arguments and run."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -423,6 +330,8 @@ def main() -> None:
     ap.add_argument("--backend", choices=("local", "postgres", "both"), default="local",
                     help="search backend for the quality run (postgres: a throwaway pgvector cluster)")
     ap.add_argument("--vector-index", choices=("flat", "hnsw"), default="flat")
+    ap.add_argument("--dump", type=Path, default=None,
+                    help="write each question's fused hits and its gold rank (fused, naive) to this JSONL file")
     args = ap.parse_args()
     if args.sets:
         splits = {"sets": [ROOT / p for p in args.sets.split(",")]}
@@ -430,7 +339,7 @@ def main() -> None:
         splits = {name: [ROOT / p for p in SPLITS[name]] for name in args.splits.split(",")}
     if not args.no_quality:
         for backend in ("local", "postgres") if args.backend == "both" else (args.backend,):
-            run_quality(splits, args.k, backend, args.vector_index)
+            run_quality(splits, args.k, backend, args.vector_index, args.dump)
     if args.long_text:
         run_long_text([p for paths in splits.values() for p in paths], args.k)
     if args.latency:
