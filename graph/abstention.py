@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from sift.graph.code_excerpts import fence_language
+from sift.graph.excerpts import label
 from sift.graph.state import NOT_FOUND, Draft, Evidence, Plan
 from sift.graph.support import is_listing
 from sift.graph.terms import CEILING_KEY, coverage, has_term, named_words, query_tokens
@@ -53,11 +54,18 @@ def absent_terms(tokens: Sequence[str], idf: Mapping[str, float], evidence: Sequ
     return [t for t in tokens if idf.get(t, 0.0) >= ceiling - RARE_DF_IDF and not has_term(seen, t) and len(t) > 2]
 
 
+def _near(e: Evidence) -> str:
+    """A place named for a reader: "`parse` in pkg/m.py:12", "the section "Usage" in docs/usage.md:3"; a file by
+    its path and line alone."""
+    name, where = label(e), f"{escaped(e.path)}:{e.start_line}"
+    return where if name == escaped(e.path) else f"{name} in {where}"
+
+
 def not_found(reason: str, evidence: Sequence[Evidence] = ()) -> Draft:
     """The honest answer when the evidence does not support one."""
     text = NOT_FOUND
     if evidence:
-        near = ", ".join(f"{escaped(e.path)}:{e.start_line}" for e in evidence[:3])
+        near = "; ".join(_near(e) for e in evidence[:3])
         text += f" The closest matches ({near}) do not cover the question."
     return Draft(text=text, mode="extractive", not_found=True, note=reason)
 

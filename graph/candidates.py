@@ -20,7 +20,7 @@ from sift.graph.checker import cited_ids
 from sift.graph.closeness import Closeness
 from sift.graph.code_excerpts import body_lines, key_lines
 from sift.graph.confidence import places
-from sift.graph.excerpts import API_NAME, BULLET, doc_sentences, heading, summary
+from sift.graph.excerpts import API_NAME, BULLET, doc_sentences, label, summary
 from sift.graph.state import Citation, Draft, Evidence, Plan
 from sift.graph.terms import matched_terms, query_tokens
 from sift.models import CODE_KINDS
@@ -66,26 +66,6 @@ def found_by(e: Evidence) -> str:
     if not names:
         return ""
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
-
-
-def label(e: Evidence) -> str:
-    """How a candidate is named: a definition by its name (in backticks when its text spells it; a method with
-    its class), a doc section by its heading, a file by its path."""
-    if e.module_code:  # code outside every definition: its symbol is the file's name, not owner.name
-        return "module-level code"
-    path = escaped(e.path)  # a path may hold a newline or an ESC sequence: written out, never raw
-    if e.symbol in (e.path, e.path.rsplit("/", 1)[-1]):  # a whole file: "__init__.py" is no owner.name
-        return path
-    if e.kind in CODE_KINDS:
-        owner, _, short = e.symbol.rpartition(".")
-        spelled = short and re.search(rf"(?<![A-Za-z0-9_]){re.escape(short)}(?![A-Za-z0-9_])", e.text)
-        name = f"`{short}`" if spelled else short or path
-        # Methods of two classes share names (``convert``): the class tells them apart.
-        return f"{owner.rsplit('.', 1)[-1]}'s {name}" if owner and short else name
-    if e.kind == "doc":
-        title = heading(e).replace('"', "'")
-        return f'the section "{title}"' if title and title != e.path else path
-    return path
 
 
 def reason(question: str, e: Evidence, tokens: Sequence[str], idf: Mapping[str, float],

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from sift.graph.closeness import Closeness, sentence_score
 from sift.graph.docstrings import Field, field_sentence, split_fields
 from sift.graph.state import Evidence
+from sift.models import CODE_KINDS
+from sift.text import shown as escaped
 from sift.text import split_lines
 from sift.tokenize import tokenize
 
@@ -334,3 +336,23 @@ def doc_lines(docstring: str | None, tokens: Sequence[str], first: str, limit: i
             scored.append((overlap, i, text if len(text) <= 300 or text.startswith(CODE) else text[:297].rstrip() + "…"))
     top = sorted(sorted(scored, key=lambda t: (-t[0], t[1]))[:limit], key=lambda t: t[1])
     return [t if t.endswith((".", ":", "…", "!", "?", CODE)) else t + "." for _, _, t in top]
+
+
+def label(e: Evidence) -> str:
+    """How a candidate is named: a definition by its name (in backticks when its text spells it; a method with
+    its class), a doc section by its heading, a file by its path."""
+    if e.module_code:  # code outside every definition: its symbol is the file's name, not owner.name
+        return "module-level code"
+    path = escaped(e.path)  # a path may hold a newline or an ESC sequence: written out, never raw
+    if e.symbol in (e.path, e.path.rsplit("/", 1)[-1]):  # a whole file: "__init__.py" is no owner.name
+        return path
+    if e.kind in CODE_KINDS:
+        owner, _, short = e.symbol.rpartition(".")
+        spelled = short and re.search(rf"(?<![A-Za-z0-9_]){re.escape(short)}(?![A-Za-z0-9_])", e.text)
+        name = f"`{short}`" if spelled else short or path
+        # Methods of two classes share names (``convert``): the class tells them apart.
+        return f"{owner.rsplit('.', 1)[-1]}'s {name}" if owner and short else name
+    if e.kind == "doc":
+        title = heading(e).replace('"', "'")
+        return f'the section "{title}"' if title and title != e.path else path
+    return path

@@ -12,11 +12,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from sift.graph.candidates import label
 from sift.graph.checker import cited_ids
 from sift.graph.code_excerpts import body_lines, code_block, key_lines, signature
 from sift.graph.docstrings import predicate
-from sift.graph.excerpts import API_NAME, BULLET, CODE, doc_lines, doc_sentences, heading, summary
+from sift.graph.excerpts import API_NAME, BULLET, CODE, doc_lines, doc_sentences, heading, label, summary
 from sift.graph.state import Evidence, Plan
 from sift.graph.statements import members
 from sift.graph.support import is_listing, last_name, whole_name

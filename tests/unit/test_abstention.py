@@ -134,8 +134,18 @@ def test_not_found_names_the_closest_matches() -> None:
     assert not_found("no-evidence").text == NOT_FOUND
     draft = not_found("weak-evidence", [ev(n, "x") for n in (1, 2, 3, 4)])
     assert draft.not_found and draft.note == "weak-evidence" and not draft.citations
-    assert draft.text == (f"{NOT_FOUND} The closest matches (pkg/m1.py:1, pkg/m2.py:2, pkg/m3.py:3) do not cover "
-                          "the question.")
+    assert draft.text == (f"{NOT_FOUND} The closest matches (f1 in pkg/m1.py:1; f2 in pkg/m2.py:2; f3 in pkg/m3.py:3) "
+                          "do not cover the question.")
+    # Each place by what it is: a method with its class, a section by its heading, a file by its path alone.
+    method = Evidence(id=1, path="pkg/limits.py", start_line=12, end_line=20, kind="function", name="Limiter.take",
+                      symbol="pkg.limits.Limiter.take", score=1.0, text="def take(self, n):\n    return n")
+    section = Evidence(id=2, path="docs/usage.md", start_line=3, end_line=9, kind="doc", name="Usage",
+                       heading_path="Guide > Usage", score=1.0, text="Call take() to spend tokens.")
+    whole = Evidence(id=3, path="pkg/__init__.py", start_line=1, end_line=4, kind="file", name="__init__.py",
+                     symbol="__init__.py", score=1.0, text="from .limits import Limiter")
+    assert not_found("weak-evidence", [method, section, whole]).text == (
+        f"{NOT_FOUND} The closest matches (Limiter's `take` in pkg/limits.py:12; the section \"Usage\" in "
+        "docs/usage.md:3; pkg/__init__.py:1) do not cover the question.")
 
 
 WEAK = Signals(missing=1, best=0.1, chosen=False, corpus_absent=False)  # "weak-evidence"
