@@ -91,6 +91,11 @@ _CODE_DIRECTIVE = re.compile(  # also a Sphinx extension's own, such as ".. myto
     r"^(\s*)\.\. (?:[\w-]+:)?(?:code-block|code|sourcecode|doctest|testcode|ipython|example|run|console|prompt)::"
     r"\s*(\w*)")
 _DOCTEST = re.compile(r"^\s*>>>( |$)")
+# Sphinx's version notes, read as Sphinx renders them ("New in version 2.5: The spam parameter."), not as a
+# dropped directive line followed by its body on its own ("The spam parameter.").
+_VERSION_NOTE = re.compile(r"^(\s*)\.\. (versionadded|versionchanged|deprecated|versionremoved)::[ \t]*(\S[^\n]*?)?\s*$")
+_VERSION_LABELS = {"versionadded": "New in version", "versionchanged": "Changed in version",
+                   "deprecated": "Deprecated since version", "versionremoved": "Removed in version"}
 MAX_CODE_LINES = 16
 CODE = "```"  # a unit that starts with this is a fenced code block, shown as code and not as a sentence
 
@@ -212,6 +217,19 @@ def _units(text: str, code: bool = False, fence: str | None = None) -> list[str]
             else:
                 block(lines[i + 1:end], _fence_language(lang))
             i = end + 1
+            continue
+        note = _VERSION_NOTE.match(line)
+        if note:  # its indented body (blank lines included) is what changed in that version
+            flush()
+            j = i + 1
+            while j < len(lines) and (not lines[j].strip() or indent(lines[j]) > len(note.group(1))):
+                j += 1
+            # Sphinx's arguments: the version, then what changed, on the directive's line or in its body.
+            version, _, same_line = (note.group(3) or "").partition(" ")
+            said = " ".join(" ".join([same_line, *lines[i + 1:j]]).split())
+            if said:  # a bare "New in version 2.5." answers nothing a question asks
+                units.append(f"{_VERSION_LABELS[note.group(2)]} {version}: {said}" if version else said)
+            i = j
             continue
         literal = line.rstrip().endswith("::") and not directive and not _MARKUP.match(line)
         if directive or literal:  # the indented lines that follow (blank lines included)

@@ -118,6 +118,17 @@ def test_doc_sentences_of_a_section_with_no_shared_term_quote_its_first_sentence
     ("Load data.\n\nIt returns values[0] of the path.", ["path"], "Load data.", []),  # "[0]" reads as a citation
     (None, ["path"], "", []),
     ("Load data. The path is read.", [], "Load data.", []),
+    # Sphinx's version notes read as Sphinx renders them, not as a stray body line.
+    ("Load data.\n\n.. versionadded:: 2.5\n   The *strict* parameter.", ["strict"], "Load data.",
+     ["New in version 2.5: The *strict* parameter."]),
+    ("Load data.\n\n.. versionchanged:: 3.0\n   Paths may be\n   relative.\n\nThe path is read.", ["path"],
+     "Load data.", ["Changed in version 3.0: Paths may be relative.", "The path is read."]),
+    ("Load data.\n\n.. deprecated:: 4.1\n\nThe path is read once.", ["path", "deprecate"], "Load data.",
+     ["The path is read once."]),  # a bare note says nothing a question asks
+    ("Load data.\n\n.. versionchanged:: 3.1 Paths may be relative.", ["path"], "Load data.",
+     ["Changed in version 3.1: Paths may be relative."]),  # what changed on the directive's own line
+    ("Load data.\n\n.. versionremoved:: 5.0\n   The path argument.", ["path"], "Load data.",
+     ["Removed in version 5.0: The path argument."]),
 ])
 def test_doc_lines(docstring: str | None, tokens: list[str], first: str, expected: list[str]) -> None:
     assert doc_lines(docstring, tokens, first) == expected
