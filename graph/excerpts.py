@@ -226,9 +226,9 @@ def _units(text: str, code: bool = False, fence: str | None = None) -> list[str]
                 j += 1
             # Sphinx's arguments: the version, then what changed, on the directive's line or in its body.
             version, _, same_line = (note.group(3) or "").partition(" ")
-            said = " ".join(" ".join([same_line, *lines[i + 1:j]]).split())
-            if said:  # a bare "New in version 2.5." answers nothing a question asks
-                units.append(f"{_VERSION_LABELS[note.group(2)]} {version}: {said}" if version else said)
+            changed = " ".join(" ".join([same_line, *lines[i + 1:j]]).split())
+            if changed:  # a bare "New in version 2.5." answers nothing a question asks
+                units.append(f"{_VERSION_LABELS[note.group(2)]} {version}: {changed}" if version else changed)
             i = j
             continue
         literal = line.rstrip().endswith("::") and not directive and not _MARKUP.match(line)
