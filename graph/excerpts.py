@@ -219,7 +219,7 @@ def _units(text: str, code: bool = False, fence: str | None = None) -> list[str]
             i = end + 1
             continue
         note = _VERSION_NOTE.match(line)
-        if note:  # its indented body (blank lines included) is what changed in that version
+        if note:  # the lines indented under it, blank ones too, say what that version brought
             flush()
             j = i + 1
             while j < len(lines) and (not lines[j].strip() or indent(lines[j]) > len(note.group(1))):
