@@ -61,6 +61,21 @@ def test_fit_moves_towards_what_the_weighted_questions_prefer() -> None:
     assert all(both[name] == pytest.approx(HAND_WEIGHTS.get(name, 0.0), abs=1e-6) for name in rf.FIXED)  # not fitted
 
 
+def test_the_exact_fit_is_rounded_and_does_not_move_with_float_noise_in_the_features() -> None:
+    mined = [_group(f"m{i}", "code") for i in range(4)]
+    source = {g.qid: "docstring" for g in mined}
+    new = [_group(f"n{i}", "doc") for i in range(4)]
+    groups, gw = rf.mixed(mined, new, source, 0.75)
+    exact = rf.fit(groups, 0.01, gw, exact=True)
+    assert all(round(exact[name], rf.DECIMALS) == exact[name] for name in FEATURES if name not in rf.FIXED)
+    assert all(exact[name] == round(HAND_WEIGHTS.get(name, 0.0), 6) for name in rf.FIXED)  # not fitted, not rounded
+    # Another CPU's float sums: the pooled features differ in their last digits, the committed weights do not.
+    rng = np.random.default_rng(7)
+    jitter = [rf.Group(g.qid, g.x * (1 + rng.uniform(-1e-9, 1e-9, g.x.shape)), g.y, g.spans, g.gold) for g in groups]
+    assert rf.fit(jitter, 0.01, gw, exact=True) == exact
+    assert max(abs(exact[k] - v) for k, v in rf.fit(groups, 0.01, gw).items()) < 10 ** -rf.DECIMALS
+
+
 def test_leave_one_project_out_never_fits_on_the_held_out_project() -> None:
     mined = [_group(f"m{i}", "code") for i in range(4)]
     source = {g.qid: "docstring" for g in mined}
