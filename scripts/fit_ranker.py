@@ -62,12 +62,9 @@ The weights file says ``"use": "fitted"`` when the chosen fit's held-out score o
 the hand weights' on the same projects; otherwise fused search keeps the hand weights. Deterministic: fixed
 question, fold and project order, one BLAS thread, L-BFGS from ``Δ = 0``. A fresh machine pools features that
 differ from another's in their last digits (the encoder's float sums follow the CPU's BLAS kernels), so the
-committed fit runs to the optimum itself and is rounded to ``ranker_fit.DECIMALS`` (``ranker_fit.EXACT``), and a
-run from a clean cache is to reproduce the committed file bit for bit (``--check`` fails unless it does, and says
-how far the fit is from it). Measured on the pooled questions: with noise of 1e-7 added to every feature, the
-optimum moved by at most 5e-6 (a rounded weight changes with a chance of about 2%), while a fit stopped early, as
-the grid's fits are, moved by up to 3e-3; and a fresh machine's early-stopped fit had differed from the committed
-one by 1e-4 with every held-out figure equal.
+committed fit runs to the optimum itself and is rounded to ``ranker_fit.DECIMALS`` (why, with the measurements:
+``ranker_fit.EXACT``), and a run from a clean cache is to reproduce the committed file bit for bit (``--check``
+fails unless it does, and says how far the fit is from it).
 """
 
 from __future__ import annotations

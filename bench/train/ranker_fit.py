@@ -116,7 +116,7 @@ def fit(groups: Sequence[Group], lam: float, gw: np.ndarray, exact: bool = False
                    jac=True, method="L-BFGS-B", options=EXACT if exact else SEARCH)
     w = hand.copy()
     w[FREE] += res.x
-    decimals = [DECIMALS if exact and free else 6 for free in FREE]  # the fixed ones stay the hand weights
+    decimals = [DECIMALS if exact and fitted else 6 for fitted in FREE]  # the fixed ones stay the hand weights
     return {name: round(float(v), d) + 0.0 for name, v, d in zip(FEATURES, w, decimals, strict=True)}  # no "-0.0"
 
 
