@@ -371,6 +371,9 @@ def label(e: Evidence) -> str:
         # Methods of two classes share names (``convert``): the class tells them apart.
         return f"{owner.rsplit('.', 1)[-1]}'s {name}" if owner and short else name
     if e.kind == "doc":
-        title = heading(e).replace('"', "'")
+        title = heading(e)
+        if title and e.parent_heading:  # a heading its file repeats ("Bug Fixes"): which one, by its parent
+            title = f"{' '.join(_ATTR_LIST.sub('', e.parent_heading).split())} › {title}"
+        title = title.replace('"', "'")
         return f'the section "{title}"' if title and title != e.path else path
     return path

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, func, select
 
 from sift.catalog import get_serving_kb
 from sift.db import visible_in
@@ -172,9 +172,31 @@ def _nodes(engine: Engine, ids: Sequence[int]) -> dict[int, Any]:
         return {}
     with engine.connect() as conn:
         rows = conn.execute(select(Node.id, Node.kind, Node.name, Node.qualified_name, Node.signature,
-                                   Node.docstring, Node.start_line, Node.end_line)
+                                   Node.docstring, Node.start_line, Node.end_line, Node.file_id, Node.parent_id)
                             .where(Node.id.in_(list(set(ids))))).all()
     return {r.id: r for r in rows}
+
+
+def parent_headings(engine: Engine, nodes: Sequence[Any]) -> dict[int, str]:
+    """For each heading node whose name its file repeats, the name of the heading it sits under (by node id).
+
+    A heading such as "Bug Fixes", "Added" or "Options" that recurs in one file does not tell a reader which
+    one is meant; its parent (the release "2.0.0") does. Two indexed queries for all of them."""
+    headings = [n for n in nodes if n.kind == "heading" and n.parent_id is not None]
+    if not headings:
+        return {}
+    with engine.connect() as conn:
+        repeated = {(r.file_id, r.name) for r in conn.execute(
+            select(Node.file_id, Node.name)
+            .where(Node.file_id.in_({n.file_id for n in headings}), Node.kind == "heading",
+                   Node.name.in_({n.name for n in headings}))
+            .group_by(Node.file_id, Node.name).having(func.count() > 1))}
+        wanted = [n for n in headings if (n.file_id, n.name) in repeated]
+        if not wanted:
+            return {}
+        parents = {r.id: r.name for r in conn.execute(
+            select(Node.id, Node.name).where(Node.id.in_({n.parent_id for n in wanted}), Node.kind == "heading"))}
+    return {n.id: parents[n.parent_id] for n in wanted if n.parent_id in parents}
 
 
 WHOLE_SECTION_LINES = 40  # a documentation section this short (or shorter) is read whole, whichever chunk was found
@@ -200,6 +222,7 @@ def build_evidence(engine: Engine, kb: str, tenant: str, hits: Sequence[Hit], li
     chosen = [h for h in hits if f"{h.path}:{h.start_line}-{h.end_line}" not in seen][: max(0, limit - len(keep))]
     files = _file_rows(engine, ref.id, ref.generation, [h.path for h in chosen])
     nodes = _nodes(engine, [h.node_id for h in chosen if h.node_id is not None])
+    parents = parent_headings(engine, [n for n in nodes.values()])
     out = [e.model_copy(update={"id": i}) for i, e in enumerate(keep, 1)]
     for h in chosen:
         row = files.get(h.path)
@@ -226,6 +249,7 @@ def build_evidence(engine: Engine, kb: str, tenant: str, hits: Sequence[Hit], li
             docstring=node.docstring if node is not None else None,
             content_hash=row.content_hash, callers=callers,
             fence=open_fence(lines[: start - 1]) if h.kind == "doc" else None,
+            parent_heading=parents.get(h.node_id) if h.kind == "doc" and h.node_id is not None else None,
         ))
     return out
 

@@ -128,6 +128,9 @@ class Evidence(EvidenceItem, ChunkIdentity):
     fence: str | None = None
     """For a documentation chunk that starts inside a fenced code block opened above it, the block's info string
     ("js", or "" when bare); None otherwise."""
+    parent_heading: str | None = None
+    """For a documentation section whose heading its file repeats (a changelog's "Bug Fixes" under every
+    release), the heading of the section it sits in; None otherwise."""
 
     @property
     def key(self) -> str:

@@ -60,3 +60,29 @@ def test_a_chunk_inside_a_long_example_is_shown_as_code(env) -> None:
     assert "cold-storage-31" in answer.text
     for line in answer.text.splitlines():  # the example's lines are code, never run together as prose
         assert "archive.move(" not in line or line.startswith("archive.move("), line
+
+
+# Release notes repeat their sub-headings under every release: "Fixed" alone does not say which release.
+CHANGES = ("# Changes\n\n## 3.1.0\n\n### Fixed\n\n- Uploads no longer stall when the archive is offline.\n\n"
+           "### Added\n\n- A retry limit for uploads.\n\n## 3.0.0\n\n### Fixed\n\n- Batches keep their order.\n\n"
+           "## Upgrading\n\nRun the migration before the first upload.\n")
+
+
+@pytest.fixture(scope="module")
+def notes(tmp_path_factory, local_embedder):
+    with ingested_repo(tmp_path_factory.mktemp("notes"), {"CHANGES.md": CHANGES}, "notes", local_embedder) as ready:
+        yield ready
+
+
+def test_a_repeated_heading_is_named_with_the_section_it_sits_under(notes) -> None:
+    from sift.graph.excerpts import label
+    from sift.graph.retrieval import build_evidence
+    from sift.models import Filters
+
+    _, engine, searcher = notes
+    hits = searcher.search("stall offline archive order migration retry", Filters(kb="notes"), k=10).hits
+    evidence = {e.start_line: e for e in build_evidence(engine, "notes", "default", hits, 10)}
+    labels = {label(e) for e in evidence.values()}
+    assert 'the section "3.1.0 › Fixed"' in labels and 'the section "3.0.0 › Fixed"' in labels
+    assert 'the section "Added"' in labels  # said once in the file: its own heading names it
+    assert 'the section "Upgrading"' in labels  # under the title, said once

@@ -53,6 +53,7 @@ def test_found_by_in_words(channels: tuple[str, ...], expected: str) -> None:
     (_ev(6, "a.py", "load", text="def load():\n"), "`load`"),
     (_ev(4, "a.py", "helper", text="    return 1\n"), "helper"),  # a later part: not spelled, no backticks
     (DOC, 'the section "Timeouts"'),
+    (DOC.model_copy(update={"parent_heading": "2.0.0 {#v2}"}), 'the section "2.0.0 › Timeouts"'),  # a repeated heading
     (_ev(5, "docs/x.md", 'Say "hi"', kind="doc", text="hi\n"), "the section \"Say 'hi'\""),
     (FILE, "setup.cfg"),
     (_ev(7, "pkg/fusion.py", "fusion.py (module code)", kind="module", symbol="fusion.py").model_copy(
