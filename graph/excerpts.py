@@ -60,6 +60,15 @@ def heading(e: Evidence) -> str:
     return " ".join(_ATTR_LIST.sub("", e.symbol.rsplit(" > ", 1)[-1]).split())
 
 
+def section_title(e: Evidence) -> str:
+    """A section's heading as a reader needs it: ``heading``, after the heading of the section it sits under when
+    its file repeats it ("2.0.0 › Fixed")."""
+    title = heading(e)
+    if title and e.parent_heading:
+        return f"{' '.join(_ATTR_LIST.sub('', e.parent_heading).split())} › {title}"
+    return title
+
+
 def _role_text(m: re.Match[str]) -> str:
     """What a reST role shows: its text; a target written ``~a.b.c`` shows only its last part, ``c``."""
     text = m.group(1)
@@ -371,9 +380,6 @@ def label(e: Evidence) -> str:
         # Methods of two classes share names (``convert``): the class tells them apart.
         return f"{owner.rsplit('.', 1)[-1]}'s {name}" if owner and short else name
     if e.kind == "doc":
-        title = heading(e)
-        if title and e.parent_heading:  # a heading its file repeats ("Bug Fixes"): which one, by its parent
-            title = f"{' '.join(_ATTR_LIST.sub('', e.parent_heading).split())} › {title}"
-        title = title.replace('"', "'")
+        title = section_title(e).replace('"', "'")
         return f'the section "{title}"' if title and title != e.path else path
     return path

@@ -15,7 +15,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from sift.graph.checker import cited_ids
 from sift.graph.code_excerpts import body_lines, code_block, key_lines, signature
 from sift.graph.docstrings import predicate
-from sift.graph.excerpts import API_NAME, BULLET, CODE, doc_lines, doc_sentences, heading, label, summary
+from sift.graph.excerpts import (
+    API_NAME,
+    BULLET,
+    CODE,
+    doc_lines,
+    doc_sentences,
+    label,
+    section_title,
+    summary,
+)
 from sift.graph.state import Evidence, Plan
 from sift.graph.statements import members
 from sift.graph.support import is_listing, last_name, whole_name
@@ -150,21 +159,30 @@ def named_definitions(text: str, chosen: Sequence[Evidence], evidence: Sequence[
 
 
 def _doc_sentences(e: Evidence, tokens: Sequence[str], part: bool = False, after: Evidence | None = None,
-                   limit: int = DOC_SENTENCES) -> list[str]:
+                   limit: int = DOC_SENTENCES, last: bool = True) -> list[str]:
     """What a documentation section says, as at most ``limit`` cited sentences, list items and code blocks; ``[]``
     for a ``part`` of an answer's section with nothing to quote. A part that goes on from the previous one
-    (``after``) says so."""
+    (``after``) says so; the ``last`` part of a section says where it goes on (its subsections)."""
     where = f"{escaped(e.path)} ({lines_phrase(e.start_line, e.end_line)})"
-    section = heading(e) if e.kind == "doc" else ""
+    section = section_title(e) if e.kind == "doc" else ""
     intro = f'The section "{section}" of {where} says' if section and section != e.path else f"{where} says"
     if after is not None and after.path == e.path and whole_name(after) == whole_name(e):
         intro = f"The section goes on ({lines_phrase(e.start_line, e.end_line)})"
     quoted = [_as_item(s) for s in doc_sentences(e, tokens, limit=limit)]
+    # A section that introduces its parts ("Errors" over a section per error) names them: where it goes on.
+    parts = [cite(f"It goes on in the section{'s' if len(e.subsections) > 1 else ''} "
+                  f"{_and(_quoted(h) for h in e.subsections)}", e.id)] if e.subsections and last else []
     if not quoted:
-        return [] if part else [cite(f"{intro} nothing quotable", e.id)]
+        return [] if part else [cite(f"{intro} nothing quotable", e.id), *parts]
     if _own_line(quoted[0]):  # a code example or a list item opens it: the intro carries its citation
-        return [cite(f"{intro}:", e.id), *(s if s.startswith(CODE) else cite(s, e.id) for s in quoted)]
-    return [cite(f"{intro}: {quoted[0]}", e.id), *(s if s.startswith(CODE) else cite(s, e.id) for s in quoted[1:])]
+        return [cite(f"{intro}:", e.id), *(s if s.startswith(CODE) else cite(s, e.id) for s in quoted), *parts]
+    return [cite(f"{intro}: {quoted[0]}", e.id), *(s if s.startswith(CODE) else cite(s, e.id) for s in quoted[1:]),
+            *parts]
+
+
+def _quoted(title: str) -> str:
+    """A heading named in a sentence: in double quotes, its own double quotes made single."""
+    return '"' + escaped(" ".join(title.split())).replace('"', "'") + '"'
 
 
 _NUMBERED = re.compile(r"^\d+[.)]\s")
@@ -253,14 +271,16 @@ def answer_sentences(plan: Plan, chosen: list[Evidence], evidence: Sequence[Evid
         if len({(e.path, whole_name(e)) for e in chosen}) == 1:
             chosen = sorted(chosen, key=lambda e: e.start_line)  # the parts of one section, read in order
         said: list[Evidence] = []
-        for e in chosen:
+        for i, e in enumerate(chosen):
             if e.kind in CODE_KINDS:
                 told = _code_sentences(e, plan, tokens, idf)
             elif e.kind == "file":
                 told = _file_sentences(e, tokens, idf)
             else:
+                later = chosen[i + 1:]
                 told = _doc_sentences(e, tokens, part=len(chosen) > 1, after=said[-1] if said else None,
-                                      limit=LIST_SENTENCES if plan.question_type == "list" else DOC_SENTENCES)
+                                      limit=LIST_SENTENCES if plan.question_type == "list" else DOC_SENTENCES,
+                                      last=not any(d.path == e.path and whole_name(d) == whole_name(e) for d in later))
             if told:
                 sentences.extend(told)
                 said.append(e)

@@ -180,8 +180,8 @@ def _nodes(engine: Engine, ids: Sequence[int]) -> dict[int, Any]:
 def parent_headings(engine: Engine, nodes: Sequence[Any]) -> dict[int, str]:
     """For each heading node whose name its file repeats, the name of the heading it sits under (by node id).
 
-    A heading such as "Bug Fixes", "Added" or "Options" that recurs in one file does not tell a reader which
-    one is meant; its parent (the release "2.0.0") does. Two indexed queries for all of them."""
+    A heading such as "Fixed", "Added" or "Options" that recurs in one file does not tell a reader which one is
+    meant; its parent (the release "2.0.0") does. Two indexed queries for all of them."""
     headings = [n for n in nodes if n.kind == "heading" and n.parent_id is not None]
     if not headings:
         return {}
@@ -197,6 +197,28 @@ def parent_headings(engine: Engine, nodes: Sequence[Any]) -> dict[int, str]:
         parents = {r.id: r.name for r in conn.execute(
             select(Node.id, Node.name).where(Node.id.in_({n.parent_id for n in wanted}), Node.kind == "heading"))}
     return {n.id: parents[n.parent_id] for n in wanted if n.parent_id in parents}
+
+
+MAX_SUBSECTIONS = 8
+
+
+def subsections(engine: Engine, nodes: Sequence[Any]) -> dict[int, list[tuple[int, str]]]:
+    """The first ``MAX_SUBSECTIONS`` sections directly under each heading node, as ``(start line, heading)`` in
+    file order (by node id): where a section that only introduces its parts ("Errors" over one section per
+    error) goes on. One indexed query."""
+    headings = [n for n in nodes if n.kind == "heading"]
+    if not headings:
+        return {}
+    out: dict[int, list[tuple[int, str]]] = {}
+    with engine.connect() as conn:  # a section's parts are in its file: the file's index narrows the search
+        for r in conn.execute(select(Node.parent_id, Node.name, Node.start_line)
+                              .where(Node.file_id.in_({n.file_id for n in headings}),
+                                     Node.parent_id.in_([n.id for n in headings]), Node.kind == "heading")
+                              .order_by(Node.parent_id, Node.start_line)):
+            got = out.setdefault(r.parent_id, [])
+            if len(got) < MAX_SUBSECTIONS:
+                got.append((r.start_line, r.name))
+    return out
 
 
 WHOLE_SECTION_LINES = 40  # a documentation section this short (or shorter) is read whole, whichever chunk was found
@@ -222,7 +244,8 @@ def build_evidence(engine: Engine, kb: str, tenant: str, hits: Sequence[Hit], li
     chosen = [h for h in hits if f"{h.path}:{h.start_line}-{h.end_line}" not in seen][: max(0, limit - len(keep))]
     files = _file_rows(engine, ref.id, ref.generation, [h.path for h in chosen])
     nodes = _nodes(engine, [h.node_id for h in chosen if h.node_id is not None])
-    parents = parent_headings(engine, [n for n in nodes.values()])
+    parents = parent_headings(engine, list(nodes.values()))
+    children = subsections(engine, list(nodes.values()))
     out = [e.model_copy(update={"id": i}) for i, e in enumerate(keep, 1)]
     for h in chosen:
         row = files.get(h.path)
@@ -250,6 +273,8 @@ def build_evidence(engine: Engine, kb: str, tenant: str, hits: Sequence[Hit], li
             content_hash=row.content_hash, callers=callers,
             fence=open_fence(lines[: start - 1]) if h.kind == "doc" else None,
             parent_heading=parents.get(h.node_id) if h.kind == "doc" and h.node_id is not None else None,
+            subsections=[name for line, name in children.get(h.node_id, []) if line > end]
+            if h.kind == "doc" and h.node_id is not None else [],
         ))
     return out
 

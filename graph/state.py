@@ -131,6 +131,9 @@ class Evidence(EvidenceItem, ChunkIdentity):
     parent_heading: str | None = None
     """For a documentation section whose heading its file repeats (a changelog's "Bug Fixes" under every
     release), the heading of the section it sits in; None otherwise."""
+    subsections: list[str] = Field(default_factory=list)
+    """For a documentation section, the headings of the sections directly under it that its lines do not reach
+    (at most ``retrieval.MAX_SUBSECTIONS``), in file order."""
 
     @property
     def key(self) -> str:

@@ -68,9 +68,16 @@ CHANGES = ("# Changes\n\n## 3.1.0\n\n### Fixed\n\n- Uploads no longer stall when
            "## Upgrading\n\nRun the migration before the first upload.\n")
 
 
+# A section that only introduces its parts, each long enough that the whole is past WHOLE_SECTION_LINES.
+PARTS = "".join(f"### {name}\n\n" + "".join(f"Line {i} about the {name.lower()}.\n\n" for i in range(8))
+                for name in ("TimeoutError", "QuotaError", "OfflineError"))
+ERRORS = f"# Uploads\n\n## Errors\n\nEvery failed upload raises one of these errors.\n\n{PARTS}"
+
+
 @pytest.fixture(scope="module")
 def notes(tmp_path_factory, local_embedder):
-    with ingested_repo(tmp_path_factory.mktemp("notes"), {"CHANGES.md": CHANGES}, "notes", local_embedder) as ready:
+    files = {"CHANGES.md": CHANGES, "docs/errors.md": ERRORS}
+    with ingested_repo(tmp_path_factory.mktemp("notes"), files, "notes", local_embedder) as ready:
         yield ready
 
 
@@ -86,3 +93,16 @@ def test_a_repeated_heading_is_named_with_the_section_it_sits_under(notes) -> No
     assert 'the section "3.1.0 › Fixed"' in labels and 'the section "3.0.0 › Fixed"' in labels
     assert 'the section "Added"' in labels  # said once in the file: its own heading names it
     assert 'the section "Upgrading"' in labels  # under the title, said once
+
+
+def test_a_section_knows_the_parts_its_lines_do_not_reach(notes) -> None:
+    from sift.graph.retrieval import WHOLE_SECTION_LINES, build_evidence
+    from sift.models import Filters
+
+    assert ERRORS.count("\n") > WHOLE_SECTION_LINES  # the section is not read whole
+    _, engine, searcher = notes
+    hits = searcher.search("Every failed upload raises one of these errors", Filters(kb="notes"), k=10).hits
+    evidence = build_evidence(engine, "notes", "default", hits, 10)
+    intro = next(e for e in evidence if e.path == "docs/errors.md" and e.symbol.endswith("Errors"))
+    assert intro.subsections == ["TimeoutError", "QuotaError", "OfflineError"]
+    assert all(not e.subsections for e in evidence if e.symbol.endswith("Error"))  # a leaf section has none

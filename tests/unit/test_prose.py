@@ -196,3 +196,18 @@ def test_a_list_question_answered_by_siblings_lists_them(question_type: str, cho
         assert sentences[1:] == [f"- `{e.name}` (lines {e.start_line}-{e.end_line}) checks {e.name} [{e.id}]."
                                  for e in chosen]
     assert cited == chosen
+
+
+ERRORS = ev(1, "docs/errors.md", "Errors", kind="doc", start=10, text="Every failure raises its own error.") \
+    .model_copy(update={"subsections": ["TimeoutError", 'The "quota" error']})
+
+
+def test_a_section_that_introduces_its_parts_names_them_once_after_its_last_part() -> None:
+    sentences, _ = answer_sentences(Plan(standalone="Which errors are there?"), [ERRORS], [ERRORS], ["errors"])
+    assert sentences[-1] == "It goes on in the sections \"TimeoutError\" and \"The 'quota' error\" [1]."
+    one = ERRORS.model_copy(update={"subsections": ["TimeoutError"]})
+    assert answer_sentences(Plan(standalone="q"), [one], [one], ["errors"])[0][-1] == \
+        'It goes on in the section "TimeoutError" [1].'
+    later = ERRORS.model_copy(update={"id": 2, "start_line": 30, "end_line": 31, "text": "Errors are raised late."})
+    sentences, _ = answer_sentences(Plan(standalone="q"), [ERRORS, later], [ERRORS, later], ["errors"])
+    assert sum("goes on in the section" in s for s in sentences) == 1 and sentences[-1].endswith("[2].")
