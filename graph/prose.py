@@ -170,14 +170,23 @@ def _doc_sentences(e: Evidence, tokens: Sequence[str], part: bool = False, after
         intro = f"The section goes on ({lines_phrase(e.start_line, e.end_line)})"
     quoted = [_as_item(s) for s in doc_sentences(e, tokens, limit=limit)]
     # A section that introduces its parts ("Errors" over a section per error) names them: where it goes on.
-    parts = [cite(f"It goes on in the section{'s' if len(e.subsections) > 1 else ''} "
-                  f"{_and(_quoted(h) for h in e.subsections)}", e.id)] if e.subsections and last else []
+    parts = [cite(_goes_on(e.subsections), e.id)] if e.subsections and last else []
     if not quoted:
         return [] if part else [cite(f"{intro} nothing quotable", e.id), *parts]
     if _own_line(quoted[0]):  # a code example or a list item opens it: the intro carries its citation
         return [cite(f"{intro}:", e.id), *(s if s.startswith(CODE) else cite(s, e.id) for s in quoted), *parts]
     return [cite(f"{intro}: {quoted[0]}", e.id), *(s if s.startswith(CODE) else cite(s, e.id) for s in quoted[1:]),
             *parts]
+
+
+NAMED_SUBSECTIONS = 8  # a section's subsections named in its answer; the rest are counted
+
+
+def _goes_on(titles: Sequence[str]) -> str:
+    """"It goes on in the sections "A", "B" and 3 more": the first ``NAMED_SUBSECTIONS`` by name."""
+    named = [_quoted(t) for t in titles[:NAMED_SUBSECTIONS]]
+    rest = len(titles) - len(named)
+    return f"It goes on in the section{'s' if len(titles) > 1 else ''} " + _and([*named, f"{rest} more"] if rest else named)
 
 
 def _quoted(title: str) -> str:

@@ -199,12 +199,12 @@ def parent_headings(engine: Engine, nodes: Sequence[Any]) -> dict[int, str]:
     return {n.id: parents[n.parent_id] for n in wanted if n.parent_id in parents}
 
 
-MAX_SUBSECTIONS = 8
+MAX_SUBSECTIONS = 50  # headings kept per section: the answer names the first few and counts the rest
 
 
 def subsections(engine: Engine, nodes: Sequence[Any]) -> dict[int, list[tuple[int, str]]]:
-    """The first ``MAX_SUBSECTIONS`` sections directly under each heading node, as ``(start line, heading)`` in
-    file order (by node id): where a section that only introduces its parts ("Errors" over one section per
+    """The sections directly under each heading node (at most ``MAX_SUBSECTIONS``), as ``(start line, heading)``
+    in file order (by node id): where a section that only introduces its parts ("Errors" over one section per
     error) goes on. One indexed query."""
     headings = [n for n in nodes if n.kind == "heading"]
     if not headings:
@@ -215,9 +215,7 @@ def subsections(engine: Engine, nodes: Sequence[Any]) -> dict[int, list[tuple[in
                               .where(Node.file_id.in_({n.file_id for n in headings}),
                                      Node.parent_id.in_([n.id for n in headings]), Node.kind == "heading")
                               .order_by(Node.parent_id, Node.start_line)):
-            got = out.setdefault(r.parent_id, [])
-            if len(got) < MAX_SUBSECTIONS:
-                got.append((r.start_line, r.name))
+            out.setdefault(r.parent_id, []).append((r.start_line, r.name))
     return out
 
 
@@ -273,7 +271,7 @@ def build_evidence(engine: Engine, kb: str, tenant: str, hits: Sequence[Hit], li
             content_hash=row.content_hash, callers=callers,
             fence=open_fence(lines[: start - 1]) if h.kind == "doc" else None,
             parent_heading=parents.get(h.node_id) if h.kind == "doc" and h.node_id is not None else None,
-            subsections=[name for line, name in children.get(h.node_id, []) if line > end]
+            subsections=[name for line, name in children.get(h.node_id, []) if line > end][:MAX_SUBSECTIONS]
             if h.kind == "doc" and h.node_id is not None else [],
         ))
     return out

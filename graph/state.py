@@ -133,7 +133,7 @@ class Evidence(EvidenceItem, ChunkIdentity):
     release), the heading of the section it sits in; None otherwise."""
     subsections: list[str] = Field(default_factory=list)
     """For a documentation section, the headings of the sections directly under it that its lines do not reach
-    (at most ``retrieval.MAX_SUBSECTIONS``), in file order."""
+    (at most ``retrieval.MAX_SUBSECTIONS``), in file order; the answer names the first ``prose.NAMED_SUBSECTIONS``."""
 
     @property
     def key(self) -> str:

@@ -211,3 +211,10 @@ def test_a_section_that_introduces_its_parts_names_them_once_after_its_last_part
     later = ERRORS.model_copy(update={"id": 2, "start_line": 30, "end_line": 31, "text": "Errors are raised late."})
     sentences, _ = answer_sentences(Plan(standalone="q"), [ERRORS, later], [ERRORS, later], ["errors"])
     assert sum("goes on in the section" in s for s in sentences) == 1 and sentences[-1].endswith("[2].")
+
+
+def test_a_section_with_many_parts_names_the_first_and_counts_the_rest() -> None:
+    many = ERRORS.model_copy(update={"subsections": [f"Error{i}" for i in range(11)]})
+    last = answer_sentences(Plan(standalone="q"), [many], [many], ["errors"])[0][-1]
+    assert last.startswith('It goes on in the sections "Error0", "Error1"') and '"Error7" and 3 more [1].' in last
+    assert "Error8" not in last
