@@ -57,7 +57,12 @@ _ATTR_LIST = re.compile(r"\s*\{:?\s*[#.][^{}]*\}\s*$")  # Markdown's attribute l
 def heading(e: Evidence) -> str:
     """A documentation section's heading as a reader sees it: the last of its heading path, without a trailing
     attribute list."""
-    return " ".join(_ATTR_LIST.sub("", e.symbol.rsplit(" > ", 1)[-1]).split())
+    return heading_text(e.symbol.rsplit(" > ", 1)[-1])
+
+
+def heading_text(name: str) -> str:
+    """A heading's name as a reader sees it: on one line, without a trailing attribute list."""
+    return " ".join(_ATTR_LIST.sub("", name).split())
 
 
 def section_title(e: Evidence) -> str:
@@ -65,7 +70,7 @@ def section_title(e: Evidence) -> str:
     its file repeats it ("2.0.0 › Fixed")."""
     title = heading(e)
     if title and e.parent_heading:
-        return f"{' '.join(_ATTR_LIST.sub('', e.parent_heading).split())} › {title}"
+        return f"{heading_text(e.parent_heading)} › {title}"
     return title
 
 

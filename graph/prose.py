@@ -21,6 +21,7 @@ from sift.graph.excerpts import (
     CODE,
     doc_lines,
     doc_sentences,
+    heading_text,
     label,
     section_title,
     summary,
@@ -190,8 +191,8 @@ def _goes_on(titles: Sequence[str]) -> str:
 
 
 def _quoted(title: str) -> str:
-    """A heading named in a sentence: in double quotes, its own double quotes made single."""
-    return '"' + escaped(" ".join(title.split())).replace('"', "'") + '"'
+    """A heading named in a sentence (``heading_text``): in double quotes, its own double quotes made single."""
+    return '"' + escaped(heading_text(title)).replace('"', "'") + '"'
 
 
 _NUMBERED = re.compile(r"^\d+[.)]\s")

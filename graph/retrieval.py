@@ -12,10 +12,11 @@ import contextlib
 import contextvars
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine, select
 
 from sift.catalog import get_serving_kb
 from sift.db import visible_in
@@ -177,46 +178,32 @@ def _nodes(engine: Engine, ids: Sequence[int]) -> dict[int, Any]:
     return {r.id: r for r in rows}
 
 
-def parent_headings(engine: Engine, nodes: Sequence[Any]) -> dict[int, str]:
-    """For each heading node whose name its file repeats, the name of the heading it sits under (by node id).
-
-    A heading such as "Fixed", "Added" or "Options" that recurs in one file does not tell a reader which one is
-    meant; its parent (the release "2.0.0") does. Two indexed queries for all of them."""
-    headings = [n for n in nodes if n.kind == "heading" and n.parent_id is not None]
-    if not headings:
-        return {}
-    with engine.connect() as conn:
-        repeated = {(r.file_id, r.name) for r in conn.execute(
-            select(Node.file_id, Node.name)
-            .where(Node.file_id.in_({n.file_id for n in headings}), Node.kind == "heading",
-                   Node.name.in_({n.name for n in headings}))
-            .group_by(Node.file_id, Node.name).having(func.count() > 1))}
-        wanted = [n for n in headings if (n.file_id, n.name) in repeated]
-        if not wanted:
-            return {}
-        parents = {r.id: r.name for r in conn.execute(
-            select(Node.id, Node.name).where(Node.id.in_({n.parent_id for n in wanted}), Node.kind == "heading"))}
-    return {n.id: parents[n.parent_id] for n in wanted if n.parent_id in parents}
-
-
 MAX_SUBSECTIONS = 50  # headings kept per section: the answer names the first few and counts the rest
 
 
-def subsections(engine: Engine, nodes: Sequence[Any]) -> dict[int, list[tuple[int, str]]]:
-    """The sections directly under each heading node (at most ``MAX_SUBSECTIONS``), as ``(start line, heading)``
-    in file order (by node id): where a section that only introduces its parts ("Errors" over one section per
-    error) goes on. One indexed query."""
+def section_context(engine: Engine, nodes: Sequence[Any]) -> tuple[dict[int, str], dict[int, list[tuple[int, str]]]]:
+    """For the heading nodes among ``nodes``: the name of the heading each sits under when its file repeats its
+    own name, and the sections directly under each as ``(start line, heading)`` in file order (both by node id).
+
+    A heading such as "Fixed", "Added" or "Options" that recurs in one file does not tell a reader which one is
+    meant; its parent (the release "2.0.0") does. The sections under one say where a section that only introduces
+    its parts ("Errors" over one section per error) goes on. One query on the headings of the cited files."""
     headings = [n for n in nodes if n.kind == "heading"]
     if not headings:
-        return {}
-    out: dict[int, list[tuple[int, str]]] = {}
-    with engine.connect() as conn:  # a section's parts are in its file: the file's index narrows the search
-        for r in conn.execute(select(Node.parent_id, Node.name, Node.start_line)
-                              .where(Node.file_id.in_({n.file_id for n in headings}),
-                                     Node.parent_id.in_([n.id for n in headings]), Node.kind == "heading")
-                              .order_by(Node.parent_id, Node.start_line)):
-            out.setdefault(r.parent_id, []).append((r.start_line, r.name))
-    return out
+        return {}, {}
+    with engine.connect() as conn:
+        rows = conn.execute(select(Node.id, Node.file_id, Node.parent_id, Node.name, Node.start_line)
+                            .where(Node.file_id.in_({n.file_id for n in headings}), Node.kind == "heading")
+                            .order_by(Node.file_id, Node.start_line)).all()
+    names = Counter((r.file_id, r.name) for r in rows)
+    by_id = {r.id: r for r in rows}
+    under: dict[int, list[tuple[int, str]]] = {}
+    for r in rows:
+        if r.parent_id is not None:
+            under.setdefault(r.parent_id, []).append((r.start_line, r.name))
+    parents = {n.id: by_id[n.parent_id].name for n in headings
+               if names[(n.file_id, n.name)] > 1 and n.parent_id in by_id}
+    return parents, {n.id: under[n.id] for n in headings if n.id in under}
 
 
 WHOLE_SECTION_LINES = 40  # a documentation section this short (or shorter) is read whole, whichever chunk was found
@@ -242,8 +229,7 @@ def build_evidence(engine: Engine, kb: str, tenant: str, hits: Sequence[Hit], li
     chosen = [h for h in hits if f"{h.path}:{h.start_line}-{h.end_line}" not in seen][: max(0, limit - len(keep))]
     files = _file_rows(engine, ref.id, ref.generation, [h.path for h in chosen])
     nodes = _nodes(engine, [h.node_id for h in chosen if h.node_id is not None])
-    parents = parent_headings(engine, list(nodes.values()))
-    children = subsections(engine, list(nodes.values()))
+    parents, children = section_context(engine, list(nodes.values()))
     out = [e.model_copy(update={"id": i}) for i, e in enumerate(keep, 1)]
     for h in chosen:
         row = files.get(h.path)
@@ -270,9 +256,9 @@ def build_evidence(engine: Engine, kb: str, tenant: str, hits: Sequence[Hit], li
             docstring=node.docstring if node is not None else None,
             content_hash=row.content_hash, callers=callers,
             fence=open_fence(lines[: start - 1]) if h.kind == "doc" else None,
-            parent_heading=parents.get(h.node_id) if h.kind == "doc" and h.node_id is not None else None,
+            parent_heading=parents.get(h.node_id) if h.node_id is not None else None,
             subsections=[name for line, name in children.get(h.node_id, []) if line > end][:MAX_SUBSECTIONS]
-            if h.kind == "doc" and h.node_id is not None else [],
+            if h.node_id is not None else [],
         ))
     return out
 
