@@ -183,7 +183,16 @@ def _report(split: str, questions: list, rows: Rows) -> dict[str, float]:
     print(f"{split}: fused - naive: span@3 {figures['fused_span@3'] - figures['naive_span@3']:+.3f} (target >= +0.20),"
           f" span@1 {figures['fused_span@1'] - figures['naive_span@1']:+.3f} (>= +0.15),"
           f" MRR {figures['fused_spanMRR'] - figures['naive_spanMRR']:+.3f} (>= +0.15)")
+    print(f"{split}: fused - naive, 95% paired bootstrap over its questions: " + ", ".join(
+        "{} {:+.3f} [{:+.3f}, {:+.3f}]".format(col, *_paired(rows, col, every)) for col in ("span@3", "span@1", "spanMRR")))
     return figures
+
+
+def _paired(rows: Rows, col: str, select: list[int]) -> tuple[float, float, float]:
+    """Fused minus naive on one metric, with its 95% paired bootstrap interval over the selected questions."""
+    pairs = [(rows["fused"][0][col][i], rows["naive"][0][col][i]) for i in select]
+    kept = [(f, n) for f, n in pairs if f is not None and n is not None]
+    return M.paired_difference([f for f, _ in kept], [n for _, n in kept])
 
 
 def run_quality(splits: dict[str, list[Path]], k: int, backend: str = "local", vector_index: str = "flat",

@@ -242,6 +242,29 @@ def mean(values: Iterable[float | None]) -> float | None:
     return sum(defined) / len(defined) if defined else None
 
 
+def paired_difference(a: Sequence[float], b: Sequence[float], confidence: float = 0.95, rounds: int = 10_000,
+                      seed: int = 0) -> tuple[float, float, float]:
+    """The mean of ``a - b`` over paired per-question values, with its percentile bootstrap interval.
+
+    Questions are resampled with replacement, both systems' values together (a paired bootstrap, Efron &
+    Tibshirani 1993, ch. 13; ``scipy.stats.bootstrap`` with ``paired=True``), so the interval is for the
+    difference on questions like these from the same projects, not on other projects. Seeded: the same values
+    give the same interval. With fewer than two questions, or no variation, the interval is the point.
+    """
+    if len(a) != len(b):
+        raise ValueError(f"paired values differ in length: {len(a)} and {len(b)}")
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    diff = float(np.mean(x - y)) if len(x) else 0.0
+    if len(x) < 2 or np.all(x - y == diff):
+        return diff, diff, diff
+    from scipy.stats import bootstrap  # only the benches ask for intervals
+
+    result = bootstrap((x, y), lambda u, v, axis=-1: np.mean(u - v, axis=axis), paired=True, vectorized=True,
+                       n_resamples=rounds, confidence_level=confidence, method="percentile",
+                       random_state=np.random.default_rng(seed))
+    return diff, float(result.confidence_interval.low), float(result.confidence_interval.high)
+
+
 def answer_right(hit: float | None, citations: Sequence[Span], gold_spans: Sequence[Span],
                  gold_files: Iterable[str], not_found: bool | None = None) -> float | None:
     """1.0 when an answer is right: an answerable question's required phrases are there (``hit``) and a

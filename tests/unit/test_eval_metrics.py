@@ -334,3 +334,38 @@ def test_calibration_per_level() -> None:
     assert table["low"]["answers"] == 2 and table["low"]["right"] == 1.0  # the unjudged row is skipped
     empty = m.calibration([])
     assert empty["high"] == {"answers": 0, "share": None, "share_answerable": None, "right": None}
+
+
+@pytest.mark.parametrize(("a", "b", "expected"), [
+    ([], [], (0.0, 0.0, 0.0)),
+    ([1.0], [0.0], (1.0, 1.0, 1.0)),  # one question: no interval to estimate
+    ([1.0, 0.0, 1.0], [0.0, -1.0, 0.0], (1.0, 1.0, 1.0)),  # the same difference everywhere: no spread
+])
+def test_paired_difference_degenerate(a: list[float], b: list[float], expected: tuple[float, float, float]) -> None:
+    assert m.paired_difference(a, b) == expected
+
+
+def test_paired_difference_interval_holds_the_mean_and_narrows_with_more_questions() -> None:
+    rng = random.Random(3)
+    few_a = [float(rng.random() < 0.6) for _ in range(30)]
+    few_b = [float(rng.random() < 0.4) for _ in range(30)]
+    diff, lo, hi = m.paired_difference(few_a, few_b)
+    assert diff == pytest.approx(sum(few_a) / 30 - sum(few_b) / 30)
+    assert lo < diff < hi
+    many_diff, many_lo, many_hi = m.paired_difference(few_a * 10, few_b * 10)
+    assert many_diff == pytest.approx(diff)
+    assert many_hi - many_lo < (hi - lo) / 2  # ten times the questions: about a third of the width
+    assert m.paired_difference(few_a, few_b) == (diff, lo, hi)  # seeded
+
+
+def test_paired_difference_pairs_questions() -> None:
+    # Every question gains exactly 0.25 but the questions differ widely: paired, the interval is the point;
+    # compared as two independent samples it would be wide.
+    b = [0.0, 0.5, 0.25, 0.75, 0.1, 0.6]
+    diff, lo, hi = m.paired_difference([x + 0.25 for x in b], b)
+    assert (diff, lo, hi) == pytest.approx((0.25, 0.25, 0.25))
+
+
+def test_paired_difference_rejects_unpaired_values() -> None:
+    with pytest.raises(ValueError, match="differ in length"):
+        m.paired_difference([1.0, 0.0], [1.0])
