@@ -5,8 +5,8 @@
   from the doc comment above it where the language documents a definition there: JSDoc, ``///``, ``/** */``);
   long ones are split into windows that repeat the signature. Module-level code outside every definition gets
   window chunks too, so nothing in a code file is unreachable.
-- **doc**: sections of about ``min_chars``–``max_chars`` characters, split on blank lines, never crossing a
-  heading, each carrying its heading path.
+- **doc**: sections of about ``min_chars``–``max_chars`` characters, split on blank lines outside code (a
+  Markdown fence, a reST literal block or directive), never crossing a heading, each carrying its heading path.
 
 A chunk's ``text`` is the exact source lines ``start_line..end_line`` (so snippets and citations map to lines);
 what gets embedded and keyword-indexed is :func:`embedding_text`, which adds the path, name or heading path.
@@ -15,6 +15,7 @@ what gets embedded and keyword-indexed is :func:`embedding_text`, which adds the
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 
 from sift.models import (
@@ -37,7 +38,9 @@ from sift.models import (
 #    of overloads is one definition, from its first signature.
 # 5: JavaScript and TypeScript exported bindings with a doc comment (``export const parse = …``) are definitions;
 #    a comment that only holds directives to tools (``/*#__PURE__*/``, ``// eslint-disable…``) is no doc comment.
-CHUNKING = 5
+# 6: only Markdown (and plain text) has code fences; a reST heading underlined with tildes no longer opens one.
+#    A reST literal block or directive is one block with its indented lines, across blank lines.
+CHUNKING = 6
 OUTLINE_MAX_ENTRIES = 80
 MODULE_GAP_MIN_LINES = 4
 FLAT_CODE_WINDOW = 60
@@ -250,38 +253,77 @@ def _doc_chunks(tree: DocumentTree, lines: list[str], limits: ChunkLimits) -> li
         sections.append((node.index, node.start_line, max(node.start_line, end), titles[node.index]))
     out: list[ChunkDraft] = []
     for index, start, end, path in sections:
-        for s, e in _split_section(lines, start, end, limits.doc_min_chars, limits.doc_max_chars):
+        for s, e in _split_section(lines, start, end, limits.doc_min_chars, limits.doc_max_chars,
+                                     tree.language):
             out.append(ChunkDraft(ChunkKind.DOC, index, path.rsplit(" > ", 1)[-1], s, e, _slice(lines, s, e),
                                   heading_path=path))
     return out
 
 
-def _split_section(lines: list[str], start: int, end: int, min_chars: int, max_chars: int) -> list[tuple[int, int]]:
-    """Line ranges of one section, packed paragraph by paragraph up to ``max_chars`` (at least ``min_chars``)."""
+_FENCE_OPEN = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")  # CommonMark: a backtick fence's info has no backtick
+_RST_LITERAL = re.compile(r"\s*\.\.\s+[\w:.-]+::|.*::\s*$")  # a directive, or a paragraph ending in "::"
+
+
+def _indent(text: str) -> int:
+    return len(text) - len(text.lstrip())
+
+
+def _blocks(lines: list[str], start: int, end: int, language: str) -> list[tuple[int, int, int]]:
+    """The ``(start, end, chars)`` of a section's blocks: runs of non-blank lines, except that a Markdown fenced
+    code block and a reST literal block or directive (``Example::``, ``.. code-block:: python``, ``.. note::``
+    and the indented lines under it) are one block across their blank lines. reST has no fences: a line of
+    tildes there underlines a heading."""
+    blocks: list[tuple[int, int, int]] = []
+    s: int | None = None
+    last, size = 0, 0  # the block's last non-blank line, its characters
+    fence: str | None = None  # the open fence's characters (``` or ~~~, as long as it was opened)
+    literal: int | None = None  # the indentation of the reST marker line whose indented body is being read
+    for ln in range(start, end + 1):
+        text = lines[ln - 1]
+        blank = not text.strip()
+        if literal is not None and not blank and _indent(text) <= literal:
+            literal = None  # the body ended: this line starts a block of its own unless it follows directly
+            if last < ln - 1 and s is not None:
+                blocks.append((s, last, size))
+                s, size = None, 0
+        if blank and fence is None and literal is None:
+            if s is not None:
+                blocks.append((s, last, size))
+                s, size = None, 0
+            continue
+        if blank:
+            if s is not None:
+                size += len(text) + 1
+            continue
+        if s is None:
+            s = ln
+        size += len(text) + 1
+        last = ln
+        if language != "rst":
+            opened = _FENCE_OPEN.fullmatch(text)
+            if fence is None and opened and not (opened.group(1)[0] == "`" and "`" in opened.group(2)):
+                fence = opened.group(1)
+            elif fence is not None and text.strip() and set(text.strip()) == {fence[0]} \
+                    and len(text.strip()) >= len(fence) and _indent(text) <= 3:
+                fence = None
+        elif language == "rst" and literal is None and _RST_LITERAL.match(text):
+            literal = _indent(text)
+    if s is not None:
+        blocks.append((s, last, size))
+    return blocks
+
+
+def _split_section(lines: list[str], start: int, end: int, min_chars: int, max_chars: int,
+                   language: str = "") -> list[tuple[int, int]]:
+    """Line ranges of one section, packed block by block (``_blocks``) up to ``max_chars`` (at least
+    ``min_chars``)."""
     while start <= end and not lines[start - 1].strip():
         start += 1
     while end >= start and not lines[end - 1].strip():
         end -= 1
     if end < start:
         return []
-    # Paragraph blocks: runs of non-blank lines (fenced code kept whole when it fits).
-    blocks: list[tuple[int, int, int]] = []  # (start, end, chars)
-    s, size, in_fence = None, 0, False
-    for ln in range(start, end + 1):
-        text = lines[ln - 1]
-        stripped = text.lstrip()
-        if stripped.startswith(("```", "~~~")):
-            in_fence = not in_fence
-        if not text.strip() and not in_fence:
-            if s is not None:
-                blocks.append((s, ln - 1, size))
-                s, size = None, 0
-            continue
-        if s is None:
-            s = ln
-        size += len(text) + 1
-    if s is not None:
-        blocks.append((s, end, size))
+    blocks = _blocks(lines, start, end, language)
     # Split blocks larger than max_chars on line boundaries.
     pieces: list[tuple[int, int, int]] = []
     for bs, be, bsize in blocks:

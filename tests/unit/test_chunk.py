@@ -6,6 +6,7 @@ import pytest
 
 from sift.ingest.chunk import (
     ChunkLimits,
+    _blocks,
     _split_section,
     chunk_tree,
     content_hash,
@@ -94,6 +95,42 @@ def test_split_section_packs_paragraphs(sizes, expected):
 
 def test_split_section_blank_section_is_empty():
     assert _split_section(["", "  ", ""], 1, 3, 400, 800) == []
+
+
+_RST_TILDE_HEADING = ["Yes Parameters", "~~~~~~~~~~~~~~", "", "First paragraph.", "", "Second paragraph."]
+_RST_EXAMPLE = ["It goes like this::", "", "    def f():", "", "        return 1", "", "After the example."]
+_RST_DIRECTIVE = [".. code-block:: python", "", "    a = 1", "", "    b = 2", "Right after."]
+_MD_FENCE = ["Intro.", "", "~~~python", "a = 1", "", "b = 2", "~~~", "", "After."]
+_MD_MIXED_FENCE = ["````", "```", "", "still code", "````", "", "After."]
+_MD_INLINE_TICKS = ["```not a fence``` here", "", "Next."]
+
+
+@pytest.mark.parametrize(
+    ("lines", "language", "expected"),
+    [
+        # reST: a tilde underline is no fence, so paragraphs stay paragraphs (before, the rest of the section was
+        # one block, cut wherever it reached the size limit)
+        (_RST_TILDE_HEADING, "rst", [(1, 2), (4, 4), (6, 6)]),
+        # a literal block and a directive are one block with their indented lines, across blank lines
+        (_RST_EXAMPLE, "rst", [(1, 5), (7, 7)]),
+        (_RST_DIRECTIVE, "rst", [(1, 6)]),  # an unindented line right after the body joins the block
+        # Markdown: a fence holds blank lines until a fence of its own characters closes it
+        (_MD_FENCE, "markdown", [(1, 1), (3, 7), (9, 9)]),
+        (_MD_MIXED_FENCE, "markdown", [(1, 5), (7, 7)]),
+        (_MD_INLINE_TICKS, "markdown", [(1, 1), (3, 3)]),  # backticks in the info string: inline code
+        # the same lines elsewhere: reST has no fences, Markdown no literal blocks
+        (_MD_FENCE, "rst", [(1, 1), (3, 4), (6, 7), (9, 9)]),
+        (_RST_EXAMPLE, "markdown", [(1, 1), (3, 3), (5, 5), (7, 7)]),
+    ],
+)
+def test_blocks_keep_code_whole(lines: list[str], language: str, expected: list[tuple[int, int]]) -> None:
+    assert [(s, e) for s, e, _ in _blocks(lines, 1, len(lines), language)] == expected
+
+
+def test_split_section_keeps_a_rst_section_under_a_tilde_heading_in_paragraphs() -> None:
+    # Three paragraphs of 300 characters: two fit a chunk, the third starts the next, as in any section.
+    lines = ["Title", "~~~~~", "", "a" * 300, "", "b" * 300, "", "c" * 300]
+    assert _split_section(lines, 1, len(lines), 400, 800, "rst") == [(1, 6), (8, 8)]
 
 
 def test_content_hash_changes_with_what_is_embedded():
