@@ -7,10 +7,14 @@ from pathlib import Path
 from typing import Any
 
 from sift.errors import InvalidQuery, NotFound
+from sift.eval.metrics import paired_difference
 from sift.eval.runner import QuestionResult, aggregate, aggregate_by_kind
 
 OUTCOMES = ("span_hit@3", "answer_hit", "not_found_accuracy")
 """Per-question 0/1 metrics whose flip between runs is reported as a changed outcome."""
+
+PAIRED = ("span_hit@3", "span_mrr", "answer_hit", "answer_right", "citation_precision", "not_found_accuracy")
+"""Per-question metrics whose change is also given as a paired difference with its 95% bootstrap interval."""
 
 LOWER_IS_BETTER = frozenset({"duplicate_rate", "errors", "latency_p50_ms", "latency_p95_ms", "tokens", "rounds",
                              "fallback"})
@@ -68,6 +72,22 @@ def _changed(a_questions: list[dict[str, Any]], b_questions: list[dict[str, Any]
     return changes
 
 
+def _paired(a_questions: list[dict[str, Any]], b_questions: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """For each ``PAIRED`` metric that both runs scored on some question: its mean change (b - a) over those
+    questions and the 95% paired bootstrap interval of that mean (``metrics.paired_difference``), so a change
+    can be told from what resampling the same questions would give."""
+    b_by_id = {q["id"]: q for q in b_questions}
+    out: dict[str, dict[str, Any]] = {}
+    for name in PAIRED:
+        pairs = [(va, vb) for qa in a_questions if (qb := b_by_id.get(qa["id"])) is not None
+                 for va, vb in [(_outcome(qa, name), _outcome(qb, name))]
+                 if isinstance(va, float | int) and isinstance(vb, float | int)]
+        if pairs:
+            delta, low, high = paired_difference([vb for _, vb in pairs], [va for va, _ in pairs])
+            out[name] = {"questions": len(pairs), "delta": delta, "low": low, "high": high}
+    return out
+
+
 class RunsDiffer(InvalidQuery):
     """Two runs are not over the same questions in the same mode, so their aggregates do not compare."""
 
@@ -100,7 +120,8 @@ def _shared(run: dict[str, Any], ids: set[str]) -> dict[str, Any]:
 
 def compare(a_json: str | Path | dict[str, Any], b_json: str | Path | dict[str, Any], *,
             force: bool = False) -> dict[str, Any]:
-    """Deltas (b - a) of every aggregate and per-kind metric, and the questions whose outcome changed.
+    """Deltas (b - a) of every aggregate and per-kind metric, the paired change of the per-question metrics in
+    ``PAIRED`` with its bootstrap interval, and the questions whose outcome changed.
 
     Runs over different question sets or in different modes raise ``RunsDiffer`` unless ``force``; then only the
     questions both runs share (same id, same query and gold) are compared, with aggregates recomputed over them.
@@ -128,6 +149,7 @@ def compare(a_json: str | Path | dict[str, Any], b_json: str | Path | dict[str, 
         "by_kind": {k: _metric_deltas(a.get("by_kind", {}).get(k, {}), b.get("by_kind", {}).get(k, {}))
                     for k in kinds},
         "changed": _changed(a["questions"], b["questions"]),
+        "paired": _paired(a["questions"], b["questions"]),
         "only_in_a": sorted(a_ids - b_ids),
         "only_in_b": sorted(b_ids - a_ids),
     }
@@ -160,6 +182,12 @@ def render_comparison(result: dict[str, Any]) -> str:
     if result.get("differences"):
         lines[:0] = [f"forced: {'; '.join(result['differences'])}",
                      f"compared the {result['compared']} question(s) both runs share", ""]
+    paired = result.get("paired") or {}
+    if paired:
+        lines += ["", "paired over the questions both runs scored (delta, 95% bootstrap interval):"]
+        width = max(len(n) for n in paired)
+        lines += [f"  {n.ljust(width)}  {p['delta']:+.3f} [{p['low']:+.3f}, {p['high']:+.3f}]  {p['questions']} questions"
+                  for n, p in paired.items()]
     changed = result["changed"]
     lines += ["", f"questions that changed outcome: {len(changed)}"]
     for c in changed:

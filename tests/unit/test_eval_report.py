@@ -127,6 +127,21 @@ def test_compare_reports_deltas_and_changed_outcomes(tmp_path: Path) -> None:
     assert "errors" in text and "+1.000  worse" in text
 
 
+def test_compare_pairs_the_questions_both_runs_scored(tmp_path: Path) -> None:
+    a_json, _ = write_reports(_run(RANKS_A), tmp_path, "a")
+    b_json, _ = write_reports(_run(RANKS_B, failing=frozenset({"q5"})), tmp_path, "b")
+    paired = compare(a_json, b_json)["paired"]
+    # q5 errors in b and the negative has no spans: five pairs. q2 lost its top-3 hit and q3 won one.
+    assert paired["span_hit@3"]["questions"] == 5 and paired["span_hit@3"]["delta"] == 0.0
+    assert paired["span_hit@3"]["low"] < 0.0 < paired["span_hit@3"]["high"]
+    # span MRR: q2 1/2 -> 1/4, q3 1/5 -> 1/2, the others unchanged
+    assert paired["span_mrr"]["delta"] == pytest.approx((1 / 4 - 1 / 2 + 1 / 2 - 1 / 5) / 5)
+    assert "answer_hit" not in paired  # a retrieval run scores no answers
+    text = render_comparison(compare(a_json, b_json))
+    assert "paired over the questions both runs scored" in text
+    assert "span_hit@3  +0.000 [" in text and "]  5 questions" in text
+
+
 def test_compare_answer_hit_flip() -> None:
     def answer_with(text: str):
         def answer(question: EvalQuestion) -> ScriptedAnswer:
