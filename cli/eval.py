@@ -1,5 +1,6 @@
 """`sift eval FILE --kb NAME`: run a JSONL question set and write JSON + Markdown reports;
-`sift eval compare A.json B.json`: per-metric deltas and the questions that changed outcome."""
+`sift eval compare A.json B.json`: per-metric deltas, paired changes with their bootstrap intervals, and the questions
+that changed outcome."""
 
 from __future__ import annotations
 
