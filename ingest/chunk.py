@@ -39,9 +39,9 @@ from sift.models import (
 # 5: JavaScript and TypeScript exported bindings with a doc comment (``export const parse = …``) are definitions;
 #    a comment that only holds directives to tools (``/*#__PURE__*/``, ``// eslint-disable…``) is no doc comment.
 # 6: only Markdown (and plain text) has code fences; a reST heading underlined with tildes no longer opens one.
-#    A reST literal block or directive is one block with its indented lines, across blank lines.
-# 7: code too long for one chunk (a fence, a literal block) splits at its own blank lines first.
-CHUNKING = 7
+#    A reST literal block or directive is one block with its indented lines, across blank lines; code too long
+#    for one chunk splits at its blank lines first.
+CHUNKING = 6
 OUTLINE_MAX_ENTRIES = 80
 MODULE_GAP_MIN_LINES = 4
 FLAT_CODE_WINDOW = 60
