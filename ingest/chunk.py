@@ -39,8 +39,7 @@ from sift.models import (
 # 5: JavaScript and TypeScript exported bindings with a doc comment (``export const parse = …``) are definitions;
 #    a comment that only holds directives to tools (``/*#__PURE__*/``, ``// eslint-disable…``) is no doc comment.
 # 6: only Markdown (and plain text) has code fences; a reST heading underlined with tildes no longer opens one.
-#    A reST literal block or directive is one block with its indented lines, across blank lines; code too long
-#    for one chunk splits at its blank lines first.
+#    A reST literal block or directive is one block with its indented lines, across blank lines.
 CHUNKING = 6
 OUTLINE_MAX_ENTRIES = 80
 MODULE_GAP_MIN_LINES = 4
@@ -314,24 +313,6 @@ def _blocks(lines: list[str], start: int, end: int, language: str) -> list[tuple
     return blocks
 
 
-def _runs(lines: list[str], start: int, end: int) -> list[tuple[int, int, int]]:
-    """The ``(start, end, chars)`` of the runs of non-blank lines in ``start..end``."""
-    runs: list[tuple[int, int, int]] = []
-    s, size = None, 0
-    for ln in range(start, end + 1):
-        text = lines[ln - 1]
-        if not text.strip():
-            if s is not None:
-                runs.append((s, ln - 1, size))
-                s, size = None, 0
-            continue
-        s = ln if s is None else s
-        size += len(text) + 1
-    if s is not None:
-        runs.append((s, end, size))
-    return runs
-
-
 def _split_section(lines: list[str], start: int, end: int, min_chars: int, max_chars: int,
                    language: str = "") -> list[tuple[int, int]]:
     """Line ranges of one section, packed block by block (``_blocks``) up to ``max_chars`` (at least
@@ -343,25 +324,20 @@ def _split_section(lines: list[str], start: int, end: int, min_chars: int, max_c
     if end < start:
         return []
     blocks = _blocks(lines, start, end, language)
-    # A block larger than max_chars (code too long to keep whole) splits at its own blank lines, and a run of lines
-    # still larger on line boundaries.
+    # Split blocks larger than max_chars on line boundaries.
     pieces: list[tuple[int, int, int]] = []
     for bs, be, bsize in blocks:
         if bsize <= max_chars:
             pieces.append((bs, be, bsize))
             continue
-        for rs, re_, rsize in _runs(lines, bs, be):
-            if rsize <= max_chars:
-                pieces.append((rs, re_, rsize))
-                continue
-            cs, csize = rs, 0
-            for ln in range(rs, re_ + 1):
-                n = len(lines[ln - 1]) + 1
-                if csize and csize + n > max_chars:
-                    pieces.append((cs, ln - 1, csize))
-                    cs, csize = ln, 0
-                csize += n
-            pieces.append((cs, re_, csize))
+        cs, csize = bs, 0
+        for ln in range(bs, be + 1):
+            n = len(lines[ln - 1]) + 1
+            if csize and csize + n > max_chars:
+                pieces.append((cs, ln - 1, csize))
+                cs, csize = ln, 0
+            csize += n
+        pieces.append((cs, be, csize))
     # Pack pieces greedily up to max_chars; a chunk still under min_chars may run over by min_chars / 2 rather
     # than be left tiny. A whole section shorter than min_chars is one chunk: chunks never cross a heading.
     out: list[tuple[int, int]] = []

@@ -133,15 +133,6 @@ def test_split_section_keeps_a_rst_section_under_a_tilde_heading_in_paragraphs()
     assert _split_section(lines, 1, len(lines), 400, 800, "rst") == [(1, 6), (8, 8)]
 
 
-def test_split_section_cuts_code_too_long_for_a_chunk_at_its_blank_lines() -> None:
-    # A literal block of three 300-character paragraphs of code (one block, 900 characters): it splits where
-    # its blank lines are, not at the line where it reaches the size limit.
-    lines = ["Example::", "", "    " + "a" * 296, "    " + "a" * 296, "", "    " + "b" * 296, "", "    " + "c" * 296]
-    assert _split_section(lines, 1, len(lines), 400, 800, "rst") == [(1, 4), (6, 8)]
-    short = ["Example::", "", "    " + "a" * 296, "", "    " + "b" * 296]  # 614 characters: kept whole
-    assert _split_section(short, 1, len(short), 400, 800, "rst") == [(1, 5)]
-
-
 def test_content_hash_changes_with_what_is_embedded():
     a = content_hash("function", "a.py", "f", None, "x")
     assert a == content_hash("function", "a.py", "f", None, "x")
