@@ -268,12 +268,12 @@ def _indent(text: str) -> int:
     return len(text) - len(text.lstrip())
 
 
-def _blocks(lines: list[str], start: int, end: int, language: str) -> list[tuple[int, int, int]]:
-    """The ``(start, end, chars)`` of a section's blocks: runs of non-blank lines, except that a Markdown fenced
-    code block and a reST literal block or directive (``Example::``, ``.. code-block:: python``, ``.. note::``
-    and the indented lines under it) are one block across their blank lines. reST has no fences: a line of
-    tildes there underlines a heading."""
-    blocks: list[tuple[int, int, int]] = []
+def _paragraphs(lines: list[str], start: int, end: int, language: str) -> list[tuple[int, int, int]]:
+    """The ``(start, end, chars)`` of a section's paragraphs: runs of non-blank lines, except that a Markdown
+    fenced code example and a reST literal block or directive (``Example::``, ``.. code-block:: python``,
+    ``.. note::`` and the indented lines under it) count as one paragraph across their blank lines. reST has no
+    fences: a line of tildes there underlines a heading."""
+    found: list[tuple[int, int, int]] = []
     s: int | None = None
     last, size = 0, 0  # the block's last non-blank line, its characters
     fence: str | None = None  # the open fence's characters (``` or ~~~, as long as it was opened)
@@ -284,11 +284,11 @@ def _blocks(lines: list[str], start: int, end: int, language: str) -> list[tuple
         if literal is not None and not blank and _indent(text) <= literal:
             literal = None  # the body ended: this line starts a block of its own unless it follows directly
             if last < ln - 1 and s is not None:
-                blocks.append((s, last, size))
+                found.append((s, last, size))
                 s, size = None, 0
         if blank and fence is None and literal is None:
             if s is not None:
-                blocks.append((s, last, size))
+                found.append((s, last, size))
                 s, size = None, 0
             continue
         if blank:
@@ -306,16 +306,16 @@ def _blocks(lines: list[str], start: int, end: int, language: str) -> list[tuple
             elif fence is not None and text.strip() and set(text.strip()) == {fence[0]} \
                     and len(text.strip()) >= len(fence) and _indent(text) <= 3:
                 fence = None
-        elif language == "rst" and literal is None and _RST_LITERAL.match(text):
+        elif literal is None and _RST_LITERAL.match(text):
             literal = _indent(text)
     if s is not None:
-        blocks.append((s, last, size))
-    return blocks
+        found.append((s, last, size))
+    return found
 
 
 def _split_section(lines: list[str], start: int, end: int, min_chars: int, max_chars: int,
                    language: str = "") -> list[tuple[int, int]]:
-    """Line ranges of one section, packed block by block (``_blocks``) up to ``max_chars`` (at least
+    """Line ranges of one section, packed paragraph by paragraph (``_paragraphs``) up to ``max_chars`` (at least
     ``min_chars``)."""
     while start <= end and not lines[start - 1].strip():
         start += 1
@@ -323,10 +323,10 @@ def _split_section(lines: list[str], start: int, end: int, min_chars: int, max_c
         end -= 1
     if end < start:
         return []
-    blocks = _blocks(lines, start, end, language)
-    # Split blocks larger than max_chars on line boundaries.
+    paragraphs = _paragraphs(lines, start, end, language)
+    # Split paragraphs larger than max_chars on line boundaries.
     pieces: list[tuple[int, int, int]] = []
-    for bs, be, bsize in blocks:
+    for bs, be, bsize in paragraphs:
         if bsize <= max_chars:
             pieces.append((bs, be, bsize))
             continue

@@ -6,7 +6,7 @@ import pytest
 
 from sift.ingest.chunk import (
     ChunkLimits,
-    _blocks,
+    _paragraphs,
     _split_section,
     chunk_tree,
     content_hash,
@@ -123,8 +123,8 @@ _MD_INLINE_TICKS = ["```not a fence``` here", "", "Next."]
         (_RST_EXAMPLE, "markdown", [(1, 1), (3, 3), (5, 5), (7, 7)]),
     ],
 )
-def test_blocks_keep_code_whole(lines: list[str], language: str, expected: list[tuple[int, int]]) -> None:
-    assert [(s, e) for s, e, _ in _blocks(lines, 1, len(lines), language)] == expected
+def test_paragraphs_keep_code_whole(lines: list[str], language: str, expected: list[tuple[int, int]]) -> None:
+    assert [(s, e) for s, e, _ in _paragraphs(lines, 1, len(lines), language)] == expected
 
 
 def test_split_section_keeps_a_rst_section_under_a_tilde_heading_in_paragraphs() -> None:
