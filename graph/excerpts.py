@@ -7,6 +7,7 @@ or ``[n]`` that the checker would read as code identifiers or citation markers.
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Sequence
 
@@ -337,16 +338,34 @@ def doc_sentences(evidence: Evidence, tokens: Sequence[str], limit: int = 5,
     return [s if s.startswith(CODE) else plain(s if len(s) <= 400 else s[:397].rstrip() + "…") for _, _, s in top]
 
 
+MAX_DATA_CHARS = 4000  # a longer docstring is not read as a literal (``is_data``)
+
+
+def is_data(docstring: str) -> bool:
+    """A docstring that is a Python literal container, not prose: some libraries keep data there (a rule's schema
+    ``{'type': 'boolean'}``), which no answer should quote as what the definition does."""
+    text = docstring.strip()
+    if not text.startswith(("{", "[", "(")) or len(text) > MAX_DATA_CHARS:
+        return False
+    try:
+        return isinstance(ast.literal_eval(text), (dict, list, tuple, set))
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+
+
 def summary(docstring: str | None) -> str:
-    """The first sentence of a docstring's prose (its field list left out: a docstring may open with one)."""
-    return first_sentence(split_fields(docstring)[0]) if docstring else ""
+    """The first sentence of a docstring's prose (its field list left out: a docstring may open with one); "" for
+    a docstring that holds data (``is_data``)."""
+    if not docstring or is_data(docstring):
+        return ""
+    return first_sentence(split_fields(docstring)[0])
 
 
 def doc_lines(docstring: str | None, tokens: Sequence[str], first: str, limit: int = 3) -> list[str]:
     """Docstring sentences beyond the first that share the most question terms, in reading order (whole
     sentences, not the hard-wrapped lines they were written on). Its field list (parameters, return value,
     exceptions) counts as plain sentences ("`key` is the bucket…"), never as the fields as written."""
-    if not docstring:
+    if not docstring or is_data(docstring):
         return []
     prose, fields = split_fields(docstring)
     wanted = set(tokens)
