@@ -6,7 +6,8 @@ its file or a package above it). A function's name is specific enough, but a met
 ``Registry.add`` and ``ErrorTree.add`` in one project, and a ``set``'s ``add`` everywhere. So for a method a call
 counts only when it is resolved to this method, made on ``self``/``this``/``cls`` inside its own class, made on the
 class by name (``Registry.add``), or, when no other definition in the knowledge base has the method's name and the
-name is not a method of Python's built-in types, made on any object.
+name is not a method of Python's built-in types, made on any object. A call of a name the calling function binds
+itself (``Ref.bound_locally``: ``for rule in rules: rule(x)``) calls no definition.
 """
 
 from __future__ import annotations
@@ -66,7 +67,8 @@ def callers(engine: Engine, kb_id: int, generation: int, node: Any) -> list[dict
         rows = conn.execute(
             select(Ref.path, Ref.line, Ref.caller_name, Ref.callee, Ref.callee_qualified)
             .join(File, Ref.file_id == File.id)
-            .where(Ref.kb_id == kb_id, Ref.callee_name == node.name, visible_in(File, generation))
+            .where(Ref.kb_id == kb_id, Ref.callee_name == node.name, Ref.bound_locally.is_(False),
+                   visible_in(File, generation))
             .order_by(Ref.path, Ref.line).limit(MAX_SITES)
         ).all()
         unique = True

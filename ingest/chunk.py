@@ -30,7 +30,8 @@ from sift.models import (
 )
 
 # The chunker's version, stored with every file: a file chunked by another version is chunked again by the next
-# ingest even when its content is unchanged. Bump it whenever chunk boundaries or texts change.
+# ingest even when its content is unchanged. Bump it whenever chunk boundaries or texts change, or what the parse
+# records beside them (definitions, call sites).
 # 2: a definition's chunk starts at the doc comment above it (JSDoc, ``///``, ``/** */``).
 # 3: JavaScript functions assigned to an object, a prototype or the module, and object-literal methods, are
 #    definitions; a file comment stops at its copyright or licence lines.
@@ -40,7 +41,9 @@ from sift.models import (
 #    a comment that only holds directives to tools (``/*#__PURE__*/``, ``// eslint-disable…``) is no doc comment.
 # 6: only Markdown (and plain text) has code fences; a reST heading underlined with tildes no longer opens one.
 #    A reST literal block or directive is one block with its indented lines, across blank lines.
-CHUNKING = 6
+# 7: a call of a name the calling function binds itself (a parameter, a loop or assigned variable) is marked
+#    ``bound_locally`` and is no definition's call site. The chunks are those of 6.
+CHUNKING = 7
 OUTLINE_MAX_ENTRIES = 80
 MODULE_GAP_MIN_LINES = 4
 FLAT_CODE_WINDOW = 60

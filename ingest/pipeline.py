@@ -378,7 +378,8 @@ def _add_file(
     batch.refs.append([
         dict(_caller=r.caller, kb_id=kb.id, path=wf.path,
              caller_name=names[r.caller] if r.caller else None, callee=r.callee,
-             callee_name=r.callee.rsplit(".", 1)[-1], callee_qualified=r.callee_qualified, line=r.line)
+             callee_name=r.callee.rsplit(".", 1)[-1], callee_qualified=r.callee_qualified, line=r.line,
+             bound_locally=r.bound_locally)
         for r in tree.refs
     ])
 

@@ -100,13 +100,16 @@ class ParsedRef:
     """A call site: inside node ``caller`` (index), at ``line``, a call to ``callee``.
 
     ``callee`` is the name as written (``validate_token``, ``self.check``, ``auth.check``);
-    ``callee_qualified`` is filled when an import in the file makes the target visible.
+    ``callee_qualified`` is filled when an import in the file makes the target visible. ``bound_locally``: the
+    callee is a bare name the calling function binds itself (a parameter, a loop or assigned variable;
+    ``ingest.parsers.scopes``), so the call is of that value, not of a definition with that name.
     """
 
     caller: int | None
     callee: str
     line: int
     callee_qualified: str | None = None
+    bound_locally: bool = False
 
 
 @dataclass(slots=True)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from tree_sitter import Node
 
 from sift.ingest.parsers.endpoints import call_route_method, join_paths, unquote
+from sift.ingest.parsers.scopes import Binding, bound_at, local_bindings
 from sift.ingest.parsers.syntax import end_line, node_text
 from sift.models import DocumentTree, ParsedEntity, ParsedRef
 
@@ -77,7 +78,8 @@ Captures = dict[str, list[Node]]
 def add_refs(
     tree: DocumentTree, defs: list[Definition], calls: list[Captures], imported: dict[str, str], lang: str
 ) -> None:
-    """One ref per call with a dotted callee; the caller is the innermost enclosing definition (or the file)."""
+    """One ref per call with a dotted callee; the caller is the innermost enclosing definition (or the file). A bare
+    callee that the caller binds where it is called (``scopes.local_bindings``) is marked ``bound_locally``."""
     found = []
     for caps in calls:
         callee = _callee(caps)
@@ -85,6 +87,7 @@ def add_refs(
             found.append((caps["call"][0].start_byte, callee, caps["call"][0]))
     found.sort(key=lambda item: item[0])
     stack: list[Definition] = []
+    bound: dict[int, list[Binding]] = {}  # each calling definition's local names, read once
     i = 0
     for start, callee, call in found:
         while i < len(defs) and defs[i].node.start_byte <= start:
@@ -98,7 +101,13 @@ def add_refs(
         line = call.start_point.row + 1
         head = _SEGMENT.split(callee, maxsplit=1)[0]
         qualified = imported[head] + callee[len(head) :] if head in imported else None
-        tree.refs.append(ParsedRef(caller, callee, line, qualified))
+        local = False
+        if stack and head == callee:  # a bare name: is it the calling function's own parameter or variable?
+            owner = stack[-1]
+            if id(owner) not in bound:
+                bound[id(owner)] = local_bindings(owner.node, lang)
+            local = bound_at(bound[id(owner)], callee, start)
+        tree.refs.append(ParsedRef(caller, callee, line, qualified, bound_locally=local))
         method = call_route_method(callee, lang)
         if method is not None:
             _add_call_endpoint(tree, call, method, caller)

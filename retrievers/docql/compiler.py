@@ -316,7 +316,7 @@ def _call_select(q: Query, kb_id: int, generation: int) -> Select[*tuple[Any, ..
     )
     last = target.split("::")[-1].split(".")[-1]
     if q.selector.name == "callers":
-        stmt = stmt.where(Ref.callee_name == last)
+        stmt = stmt.where(Ref.callee_name == last, Ref.bound_locally.is_(False))  # a local variable's call is no caller
         if "." in target or "::" in target:
             suffix = target.split("::")[-1]
             stmt = stmt.where(

@@ -186,6 +186,8 @@ class Ref(Base):
     callee_name: Mapped[str] = mapped_column(Text, nullable=False)  # last dotted component, for lookup
     callee_qualified: Mapped[str | None] = mapped_column(Text)
     line: Mapped[int] = mapped_column(Integer, nullable=False)
+    # The callee is a name the calling function binds itself (``ParsedRef.bound_locally``): no definition's caller.
+    bound_locally: Mapped[bool] = mapped_column(Boolean, nullable=False, server_default=false())
 
     __table_args__ = (
         Index("ix_refs_file", "file_id"),
