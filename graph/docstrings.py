@@ -11,6 +11,7 @@ functions of the text.
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from dataclasses import dataclass
@@ -171,6 +172,21 @@ def _example(lines: list[str], i: int, first: str) -> tuple[list[str], int]:
         body.pop()
     cut = min((_indent(ln) for ln in body if ln.strip()), default=0)
     return [ln[cut:] for ln in body], j
+
+
+MAX_DATA_CHARS = 4000  # a longer docstring is not read as a literal (``is_data``)
+
+
+def is_data(docstring: str) -> bool:
+    """A docstring that is a Python literal container, not prose: some libraries keep data there (a rule's schema
+    ``{'type': 'boolean'}``), which no answer should quote as what the definition does."""
+    text = docstring.strip()
+    if not text.startswith(("{", "[", "(")) or len(text) > MAX_DATA_CHARS:
+        return False
+    try:
+        return isinstance(ast.literal_eval(text), (dict, list, tuple, set))
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
 
 
 def split_fields(docstring: str) -> tuple[str, list[Field]]:

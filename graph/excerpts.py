@@ -7,12 +7,11 @@ or ``[n]`` that the checker would read as code identifiers or citation markers.
 
 from __future__ import annotations
 
-import ast
 import re
 from collections.abc import Sequence
 
 from sift.graph.closeness import Closeness, sentence_score
-from sift.graph.docstrings import Field, field_sentence, split_fields
+from sift.graph.docstrings import Field, field_sentence, is_data, split_fields
 from sift.graph.state import Evidence
 from sift.models import CODE_KINDS
 from sift.text import shown as escaped
@@ -336,21 +335,6 @@ def doc_sentences(evidence: Evidence, tokens: Sequence[str], limit: int = 5,
             and i + 1 < len(sentences) and i + 1 not in chosen and sentences[i + 1].startswith(CODE)]
     top = sorted(top, key=lambda t: t[1])
     return [s if s.startswith(CODE) else plain(s if len(s) <= 400 else s[:397].rstrip() + "…") for _, _, s in top]
-
-
-MAX_DATA_CHARS = 4000  # a longer docstring is not read as a literal (``is_data``)
-
-
-def is_data(docstring: str) -> bool:
-    """A docstring that is a Python literal container, not prose: some libraries keep data there (a rule's schema
-    ``{'type': 'boolean'}``), which no answer should quote as what the definition does."""
-    text = docstring.strip()
-    if not text.startswith(("{", "[", "(")) or len(text) > MAX_DATA_CHARS:
-        return False
-    try:
-        return isinstance(ast.literal_eval(text), (dict, list, tuple, set))
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return False
 
 
 def summary(docstring: str | None) -> str:

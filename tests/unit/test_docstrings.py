@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sift.graph.docstrings import Field, field_sentence, predicate, split_fields, third_person
+from sift.graph.docstrings import Field, field_sentence, is_data, predicate, split_fields, third_person
 
 
 @pytest.mark.parametrize(("summary", "expected"), [
@@ -110,3 +110,19 @@ def test_field_sentence(field: Field, expected: str) -> None:
 ])
 def test_third_person(verb: str, third: str) -> None:
     assert third_person(verb) == third
+
+
+@pytest.mark.parametrize(("docstring", "data"), [
+    ("{'type': 'boolean'}", True),  # a rule's schema kept in its docstring
+    ("{'type': ['string', 'list'],\n 'nullable': True}", True),  # over several lines
+    ("['a', 'b']", True),
+    ("(1, 2)", True),
+    ("(deprecated) Load a config.", False),  # prose in brackets first
+    ("{name} is formatted with the record.", False),  # a placeholder, then prose
+    ("Load a config.", False),
+    ("[" * 1000 + "]" * 1000, False),  # too deeply nested to be parsed: no crash, and not read as data
+    ("{" + ", ".join(f"'k{i}': {i}" for i in range(1000)) + "}", False),  # longer than MAX_DATA_CHARS: not parsed
+    ("1", False),  # a bare number is no container
+])
+def test_is_data(docstring: str, data: bool) -> None:
+    assert is_data(docstring) is data

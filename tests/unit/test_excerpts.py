@@ -12,7 +12,6 @@ from sift.graph.excerpts import (
     fenceable,
     first_sentence,
     heading,
-    is_data,
     open_fence,
     quotable,
     summary,
@@ -369,22 +368,6 @@ def test_a_markdown_tables_rows_are_items_not_a_run_on_sentence() -> None:
     out = doc_sentences(ev(text, kind="doc", name="Error codes"), ["error", "code", "request"], limit=5)
     assert out == ["Each error carries a code.", "- ERR_CANCELED: The request was canceled by the caller.",
                    "- ETIMEDOUT: The request took too long."]
-
-
-@pytest.mark.parametrize(("docstring", "data"), [
-    ("{'type': 'boolean'}", True),  # a rule's schema kept in its docstring
-    ("{'type': ['string', 'list'],\n 'nullable': True}", True),  # over several lines
-    ("['a', 'b']", True),
-    ("(1, 2)", True),
-    ("(deprecated) Load a config.", False),  # prose in brackets first
-    ("{name} is formatted with the record.", False),  # a placeholder, then prose
-    ("Load a config.", False),
-    ("[" * 1000 + "]" * 1000, False),  # too deeply nested to be parsed: no crash, and not read as data
-    ("{" + ", ".join(f"'k{i}': {i}" for i in range(1000)) + "}", False),  # longer than MAX_DATA_CHARS: not parsed
-    ("1", False),  # a bare number is no container
-])
-def test_is_data(docstring: str, data: bool) -> None:
-    assert is_data(docstring) is data
 
 
 def test_a_docstring_that_holds_data_has_no_summary_or_lines() -> None:
