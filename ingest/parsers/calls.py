@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from tree_sitter import Node
 
 from sift.ingest.parsers.endpoints import call_route_method, join_paths, unquote
-from sift.ingest.parsers.scopes import Binding, bound_at, local_bindings
+from sift.ingest.parsers.scopes import bindings_in, bound_at, is_global
 from sift.ingest.parsers.syntax import end_line, node_text
 from sift.models import DocumentTree, ParsedEntity, ParsedRef
 
@@ -76,10 +76,12 @@ Captures = dict[str, list[Node]]
 
 
 def add_refs(
-    tree: DocumentTree, defs: list[Definition], calls: list[Captures], imported: dict[str, str], lang: str
+    tree: DocumentTree, defs: list[Definition], calls: list[Captures], imported: dict[str, str], lang: str,
+    root: Node | None = None,
 ) -> None:
     """One ref per call with a dotted callee; the caller is the innermost enclosing definition (or the file). A bare
-    callee that the caller binds where it is called (``scopes.local_bindings``) is marked ``bound_locally``."""
+    callee that a function binds where it is called (``scopes.bindings_in`` over the file's ``root``) is marked
+    ``bound_locally``."""
     found = []
     for caps in calls:
         callee = _callee(caps)
@@ -87,8 +89,8 @@ def add_refs(
             found.append((caps["call"][0].start_byte, callee, caps["call"][0]))
     found.sort(key=lambda item: item[0])
     stack: list[Definition] = []
-    bound: dict[int, list[Binding]] = {}  # each calling definition's local names, read once
     i = 0
+    placed = []  # (start, callee, call, caller, whether the callee is a bare name that may be bound locally)
     for start, callee, call in found:
         while i < len(defs) and defs[i].node.start_byte <= start:
             while stack and stack[-1].node.end_byte <= defs[i].node.start_byte:
@@ -97,16 +99,16 @@ def add_refs(
             i += 1
         while stack and stack[-1].node.end_byte <= start:
             stack.pop()
-        caller = stack[-1].index if stack else 0
+        bare = _SEGMENT.search(callee) is None and callee not in imported and not is_global(callee, lang)
+        placed.append((start, callee, call, stack[-1].index if stack else 0, bare))
+    # The names the file's functions bind, looked up only for the bare names called (most files call few).
+    called = {callee for *_, callee, _, _, bare in placed if bare}
+    bindings = bindings_in(root, lang, called) if called and root is not None else {}
+    for start, callee, call, caller, bare in placed:
         line = call.start_point.row + 1
         head = _SEGMENT.split(callee, maxsplit=1)[0]
         qualified = imported[head] + callee[len(head) :] if head in imported else None
-        local = False
-        if stack and head == callee:  # a bare name: is it the calling function's own parameter or variable?
-            owner = stack[-1]
-            if id(owner) not in bound:
-                bound[id(owner)] = local_bindings(owner.node, lang)
-            local = bound_at(bound[id(owner)], callee, start)
+        local = bare and bound_at(bindings, callee, start)
         tree.refs.append(ParsedRef(caller, callee, line, qualified, bound_locally=local))
         method = call_route_method(callee, lang)
         if method is not None:

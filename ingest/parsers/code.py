@@ -191,7 +191,7 @@ class CodeParser:
         for d in ordered:
             tree.nodes.append(_emit(d, path, src, language, lines, markers))
             _add_entities(tree, d, src, language)
-        add_refs(tree, defs, calls, aliases(imports, path, language), language)
+        add_refs(tree, defs, calls, aliases(imports, path, language), language, root)
         return tree
 
 
