@@ -49,18 +49,31 @@ def _header_end(lines: Sequence[str], lang: str = "") -> int:
 _WORDY = re.compile(r"[A-Za-z0-9_]")
 
 
+_QUOTES = ('"""', "'''")
+_EITHER = "either"  # a docstring opened in an earlier part, closed by whichever quote comes first
+
+
+def _open_docstring(evidence: Evidence, lines: Sequence[str]) -> str | None:
+    """``_EITHER`` when a later part of a long definition starts inside its docstring (its first line is a line of
+    the docstring, whose opening quotes an earlier part holds), else None."""
+    if not evidence.part or evidence.part < 2 or not evidence.docstring:
+        return None
+    first = next((ln.strip() for ln in lines if ln.strip()), "")
+    return _EITHER if first and not first.startswith(_QUOTES) and first in evidence.docstring else None
+
+
 def body_lines(evidence: Evidence, after_header: bool = True, fenced: bool = False) -> list[tuple[int, str]]:
     """A definition's quotable body lines as (offset, stripped text): not its header (with ``after_header``),
     docstring, comments, decorators, or lines without a word (blank, ``}``, ``});``). With ``fenced`` the lines are
     for a fenced block, where a backtick (a template literal) or a sentence end inside a line is safe."""
     out = []
-    in_doc: str | None = None
     lines = split_lines(evidence.text)
+    in_doc: str | None = _open_docstring(evidence, lines)
     header = _header_end(lines, fence_language(evidence.path)) if after_header else -1
     for offset, line in enumerate(lines):
         stripped = line.strip()
         if in_doc is not None:
-            if in_doc in stripped:
+            if any(q in stripped for q in _QUOTES) if in_doc == _EITHER else in_doc in stripped:
                 in_doc = None
             continue
         quote = _DOC_QUOTE.match(stripped)

@@ -71,18 +71,28 @@ def _kind(e: Evidence, sig: str) -> str:
     return "class" if re.match(r"(?:export\s+)?(?:abstract\s+)?class\s", sig) else e.kind
 
 
-def _code_sentences(e: Evidence, plan: Plan, tokens: Sequence[str], idf: Mapping[str, float] | None = None) -> list[str]:
+def _code_sentences(e: Evidence, plan: Plan, tokens: Sequence[str], idf: Mapping[str, float] | None = None,
+                    after: Evidence | None = None) -> list[str]:
+    """What a definition is and does, its lines nearest the question, its docstring's sentences and its callers. A
+    part that goes on after the previous one of the same definition (``after``) says so and shows its lines only
+    (nothing, when it has none to show): the rest was said of that part."""
     n = e.id
     sig = signature(e)
     kind = _kind(e, sig)
     where = f"{escaped(e.path)} ({lines_phrase(e.start_line, e.end_line)})"
     doc = summary(e.docstring)
     name = label(e)
-    if name == escaped(e.path):  # a whole file or module: its path is its name
+    again = after is not None and after.path == e.path and whole_name(after) == whole_name(e) \
+        and after.start_line < e.start_line
+    if again:  # its own label: the name in backticks only where this part's text spells it, as the checker reads it
+        goes_on = f"{name} goes on ({lines_phrase(e.start_line, e.end_line)})"
+        out = [cite(goes_on[:1].upper() + goes_on[1:] if e.module_code else goes_on, n)]
+    elif name == escaped(e.path):  # a whole file or module: its path is its name
         out = [cite(f"{where}: {doc}" if doc else f"{where} is the relevant file", n)]
     else:
         first = _placed(name, where, "" if e.module_code else kind, doc)
-        out = [cite(first[:1].upper() + first[1:], n)]  # "Module-level code in…" opens a sentence
+        # "Module-level code in…" opens a sentence; a name keeps its case ("parseArgs", "app's `listen`").
+        out = [cite(first[:1].upper() + first[1:] if e.module_code else first, n)]
     body = body_lines(e, fenced=True) if kind != "class" and not e.module_code else []
     if 0 < len(body) <= SHORT_BODY:  # a short definition is its own best excerpt: shown whole
         shown = [(e.start_line + off, text) for off, text in body]
@@ -92,6 +102,8 @@ def _code_sentences(e: Evidence, plan: Plan, tokens: Sequence[str], idf: Mapping
     block = code_block(e, shown) if shown or (kind != "class" and "(" in sig) else ""  # a bare class line shows nothing
     if block:
         out.append(block)
+    if again:
+        return out if block else []  # a part with no lines to show says nothing
     for line in doc_lines(e.docstring, tokens, doc):
         out.append(line if line.startswith(CODE) else cite(line, n))
     names = members(e)
@@ -283,7 +295,7 @@ def answer_sentences(plan: Plan, chosen: list[Evidence], evidence: Sequence[Evid
         said: list[Evidence] = []
         for i, e in enumerate(chosen):
             if e.kind in CODE_KINDS:
-                told = _code_sentences(e, plan, tokens, idf)
+                told = _code_sentences(e, plan, tokens, idf, after=said[-1] if said else None)
             elif e.kind == "file":
                 told = _file_sentences(e, tokens, idf)
             else:

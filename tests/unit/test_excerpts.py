@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from sift.graph.code_excerpts import assignments_above, code_block, definition_start, key_lines, signature
+from sift.graph.code_excerpts import (
+    assignments_above,
+    body_lines,
+    code_block,
+    definition_start,
+    key_lines,
+    signature,
+)
 from sift.graph.excerpts import (
     CODE,
     doc_lines,
@@ -374,3 +381,21 @@ def test_a_docstring_that_holds_data_has_no_summary_or_lines() -> None:
     assert summary("{'type': 'boolean'}") == ""
     assert doc_lines("{'type': 'boolean'}", ["type", "boolean"], "") == []
     assert summary("Load a config. Then validate it.") == "Load a config."
+
+
+DOC = "Make a class.\n\nIf *frozen* is set, assigning raises an error.\nSlotted classes are\npickleable by default."
+
+
+@pytest.mark.parametrize(("text", "part", "expected"), [
+    # A later part that starts inside the docstring: its lines are prose, the code after the closing quotes is code.
+    ("    If *frozen* is set, assigning raises an error.\n    Slotted classes are\n    pickleable by default.\n"
+     '    """\n    cls = wrap(cls)\n    return cls', 2, ["cls = wrap(cls)", "return cls"]),
+    # The same lines in the first part, before its closing quotes, are read as they are (the header opens them).
+    ('def define(cls):\n    """Make a class.\n\n    If *frozen* is set, assigning raises an error.\n    """\n'
+     "    cls = wrap(cls)", 1, ["cls = wrap(cls)"]),
+    # A later part of code only.
+    ("    cls = wrap(cls)\n    return cls", 2, ["cls = wrap(cls)", "return cls"]),
+])
+def test_body_lines_of_a_part_that_starts_inside_the_docstring(text: str, part: int, expected: list[str]) -> None:
+    e = ev(text, part=part).model_copy(update={"docstring": DOC})
+    assert [line for _, line in body_lines(e)] == expected

@@ -218,3 +218,24 @@ def test_a_section_with_many_parts_names_the_first_and_counts_the_rest() -> None
     last = answer_sentences(Plan(standalone="q"), [many], [many], ["errors"])[0][-1]
     assert last.startswith('It goes on in the sections "Error0", "Error1"') and '"Error7" and 3 more [1].' in last
     assert "Error8" not in last
+
+
+def test_a_later_part_of_one_definition_goes_on_with_its_lines_only() -> None:
+    head = Evidence(id=1, path="pkg/wrap.py", start_line=10, end_line=12, kind="function", name="wrapClass",
+                    symbol="wrapClass", part=1, score=1.0, docstring="Wrap a class for the registry.",
+                    text='def wrapClass(cls):\n    """Wrap a class for the registry."""\n    register(cls)')
+    later = Evidence(id=2, path="pkg/wrap.py", start_line=13, end_line=14, kind="function", name="wrapClass (part 2)",
+                     symbol="wrapClass", part=2, score=0.9, docstring=head.docstring,
+                     text="    registry.freeze(cls)\n    return cls")
+    bare = later.model_copy(update={"id": 3, "start_line": 15, "end_line": 15, "part": 3, "text": "    # done"})
+    sentences, cited = answer_sentences(Plan(standalone="How is the registry frozen?"), [head, later, bare],
+                                        [head, later, bare], ["registry", "freeze"])
+    # The later part says it goes on and shows its lines, not the docstring again; a part with nothing to show
+    # says nothing.
+    assert sentences[0] == "`wrapClass` in pkg/wrap.py (lines 10-12) wraps a class for the registry [1]."
+    assert sentences[-2:] == ["wrapClass goes on (lines 13-14) [2].",
+                              "```python\nregistry.freeze(cls)\nreturn cls\n```"]
+    assert cited == [head, later]
+    # Cited alone, the later part is described in full, its name (unquoted: its text does not spell it) in its case.
+    alone, _ = answer_sentences(Plan(standalone="How is the registry frozen?"), [later], [later], ["registry"])
+    assert alone[0] == "wrapClass in pkg/wrap.py (lines 13-14) wraps a class for the registry [2]."
