@@ -54,12 +54,14 @@ _EITHER = "either"  # a docstring opened in an earlier part, closed by whichever
 
 
 def _open_docstring(evidence: Evidence, lines: Sequence[str]) -> str | None:
-    """``_EITHER`` when a later part of a long definition starts inside its docstring (its first line is a line of
-    the docstring, whose opening quotes an earlier part holds), else None."""
+    """``_EITHER`` when a later part of a long definition starts inside its docstring (its first line is a whole
+    line of the docstring, whose opening quotes an earlier part holds; a doctest's ``>>> x = f()`` is no ``x = f()``),
+    else None."""
     if not evidence.part or evidence.part < 2 or not evidence.docstring:
         return None
     first = next((ln.strip() for ln in lines if ln.strip()), "")
-    return _EITHER if first and not first.startswith(_QUOTES) and first in evidence.docstring else None
+    said = {ln.strip() for ln in evidence.docstring.splitlines()}
+    return _EITHER if first and not first.startswith(_QUOTES) and first in said else None
 
 
 def body_lines(evidence: Evidence, after_header: bool = True, fenced: bool = False) -> list[tuple[int, str]]:

@@ -399,3 +399,9 @@ DOC = "Make a class.\n\nIf *frozen* is set, assigning raises an error.\nSlotted 
 def test_body_lines_of_a_part_that_starts_inside_the_docstring(text: str, part: int, expected: list[str]) -> None:
     e = ev(text, part=part).model_copy(update={"docstring": DOC})
     assert [line for _, line in body_lines(e)] == expected
+
+
+def test_a_later_part_that_starts_with_code_a_doctest_also_shows_is_code() -> None:
+    e = ev("    cls = wrap(cls)\n    return cls", part=2).model_copy(
+        update={"docstring": "Make a class.\n\n>>> cls = wrap(cls)\n"})
+    assert [line for _, line in body_lines(e)] == ["cls = wrap(cls)", "return cls"]
