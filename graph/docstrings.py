@@ -312,3 +312,11 @@ def _lower_word(text: str) -> str:
     if first[:1].isupper() and first[1:].islower() and first.isalpha() and first not in ("True", "False", "None"):
         return text[:1].lower() + text[1:]
     return text
+
+
+def field_rest(f: Field, sentence: str) -> str:
+    """A later sentence of a field's description, said of the field: "For `align`, possible values are…" (without
+    the field's name, "Possible values are…" of several fields could not be told apart). A field without a name
+    (what it returns) keeps the sentence as it is."""
+    return f"For `{f.name}`, {_lower_word(sentence)}" if f.name else sentence
+

@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 
 from sift.graph.closeness import Closeness, sentence_score
-from sift.graph.docstrings import Field, field_sentence, is_data, split_fields
+from sift.graph.docstrings import Field, field_rest, field_sentence, is_data, split_fields
 from sift.graph.state import Evidence
 from sift.models import CODE_KINDS
 from sift.text import shown as escaped
@@ -362,7 +362,7 @@ def doc_lines(docstring: str | None, tokens: Sequence[str], first: str, limit: i
         said = field_sentence(Field(f.kind, f.name, first_))
         if said:
             units.append((said, f"{f.kind} {f.name} {first_}"))
-        units.extend((r, r) for r in rest if len(r) > 15)
+        units.extend((field_rest(f, r), f"{f.name} {r}") for r in rest if len(r) > 15)
     for i, (text, words) in enumerate(units):
         if (head and text.startswith(head)) or _CITATION_LIKE.search(text):
             continue

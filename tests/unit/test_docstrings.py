@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from sift.graph.docstrings import Field, field_sentence, is_data, predicate, split_fields, third_person
+from sift.graph.docstrings import (
+    Field,
+    field_rest,
+    field_sentence,
+    is_data,
+    predicate,
+    split_fields,
+    third_person,
+)
 
 
 @pytest.mark.parametrize(("summary", "expected"), [
@@ -126,3 +134,13 @@ def test_third_person(verb: str, third: str) -> None:
 ])
 def test_is_data(docstring: str, data: bool) -> None:
     assert is_data(docstring) is data
+
+
+@pytest.mark.parametrize(("field", "sentence", "expected"), [
+    (Field("param", "align", ""), "Possible values are: None, \"left\".", "For `align`, possible values are: None, \"left\"."),
+    (Field("param", "align", ""), "None keeps the column's own.", "For `align`, None keeps the column's own."),
+    (Field("param", "mode", ""), "JSON output is the default.", "For `mode`, JSON output is the default."),
+    (Field("returns", "", ""), "Possible keys are a and b.", "Possible keys are a and b."),  # no name to say
+])
+def test_field_rest(field: Field, sentence: str, expected: str) -> None:
+    assert field_rest(field, sentence) == expected

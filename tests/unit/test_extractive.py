@@ -231,8 +231,9 @@ def test_docstring_sentences_are_quoted_whole_not_as_wrapped_lines() -> None:
     main = main.model_copy(update={"docstring": doc})
     plan = plan_question("What does passing `standalone_mode=False` to `main` change about the return value?", "kb")
     draft = write_extractive(plan, [main], {})
-    assert "If this is set to False they will be propagated to the caller and the return value of this function " \
-           "is the return value of invoke [1]." in draft.text
+    # A later sentence of a field's description says which field it is about.
+    assert "For `standalone_mode`, if this is set to False they will be propagated to the caller and the return value " \
+           "of this function is the return value of invoke [1]." in draft.text
     assert ":param" not in draft.text  # a field list is said in words, never quoted
     assert "whistles as a command line application. This will always" not in draft.text  # no wrapped fragments
     assert check_draft(draft, [main], facts(main), 1).ok
