@@ -133,6 +133,7 @@ _SECTION = re.compile(r"^\s*(Args|Arguments|Parameters|Params|Keyword Args|Keywo
 _SECTION_KINDS = {"returns": "returns", "return": "returns", "yields": "yields", "yield": "yields",
                   "raises": "raises", "throws": "raises"}
 _UNDERLINE = re.compile(r"^\s*-{3,}\s*$")
+_NAME = re.compile(r"[A-Za-z_][\w.]*")
 _GOOGLE_ITEM = re.compile(r"^\s*\*{0,2}([A-Za-z_][\w.]*)\s*(?:\(([^)]*)\))?\s*:(?:\s+(.*))?$")
 _NUMPY_ITEM = re.compile(r"^\s*\*{0,2}([A-Za-z_][\w.]*)\s*:\s*(.*)$")
 _JSDOC = re.compile(r"^\s*@(\w+)\s*(?:\{([^}]*)\})?\s*(.*)$")
@@ -237,15 +238,19 @@ def split_fields(docstring: str) -> tuple[str, list[Field]]:
 def _section(lines: list[str], i: int, base: int, title: str, numpy: bool, fields: list[Field]) -> int:
     """Read one Google or NumPy section's entries into ``fields``; the index after the section."""
     kind = _SECTION_KINDS.get(title, "param")
+
+    def heading(j: int) -> bool:  # a NumPy heading of any name ("Notes", "Examples") ends the section
+        return numpy and j + 1 < len(lines) and bool(lines[j].strip()) and bool(_UNDERLINE.match(lines[j + 1]))
+
     while i < len(lines):
         line = lines[i]
         if not line.strip():
             if i + 1 < len(lines) and lines[i + 1].strip() and (_indent(lines[i + 1]) > base or numpy) \
-                    and not _SECTION.match(lines[i + 1]):
+                    and not _SECTION.match(lines[i + 1]) and not heading(i + 1):
                 i += 1
                 continue
             return i
-        if (not numpy and _indent(line) <= base) or _SECTION.match(line):
+        if (not numpy and _indent(line) <= base) or _SECTION.match(line) or heading(i):
             return i
         item = (_NUMPY_ITEM if numpy else _GOOGLE_ITEM).match(line)
         more, nxt = _continued(lines, i, _indent(line))
@@ -254,7 +259,8 @@ def _section(lines: list[str], i: int, base: int, title: str, numpy: bool, field
             fields.append(Field("param", item.group(1), f"{said} {more}".strip()))
         elif kind == "raises":
             name = item.group(1) if item else line.strip()
-            fields.append(Field("raises", name, f"{said} {more}".strip()))
+            if _NAME.fullmatch(name):  # an exception's name, not a line of text the section runs into
+                fields.append(Field("raises", name, f"{said} {more}".strip()))
         else:  # returns/yields: "bool: True when…" → the description; NumPy: the indented text under the type
             text = (more or line.strip()) if numpy else f"{said} {more}" if item else f"{line.strip()} {more}"
             fields.append(Field(kind, "", text.strip()))

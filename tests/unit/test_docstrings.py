@@ -47,6 +47,9 @@ REST = "Take one token.\n\n:param key: The bucket to use.\n:type key: str\n:retu
 GOOGLE = ("Allow calls.\n\nArgs:\n    rate: Tokens added per\n        second.\n    burst (int): The most tokens.\n\n"
           "Returns:\n    bool: True when allowed.\n\nRaises:\n    ValueError: If rate is negative.\n")
 NUMPY = "Sum.\n\nParameters\n----------\nx : int\n    The first number.\n\nReturns\n-------\nint\n    The sum.\n"
+# A NumPy section runs to the next heading of any name: "Notes" and its list are prose, not exceptions raised.
+NUMPY_NOTES = ("Add a sink.\n\nRaises\n------\nValueError\n    If an argument is invalid.\n\nNotes\n-----\n"
+               "A sink can take many forms:\n\n- A file-like object like ``sys.stderr``.\n- A callable.\n")
 JSDOC = ("Format a wait time.\n\n@param {number} seconds - The wait time.\n@param {boolean} [short=false] - Use the "
          "short form.\n@returns {string} The wait time as text.")
 
@@ -57,6 +60,8 @@ JSDOC = ("Format a wait time.\n\n@param {number} seconds - The wait time.\n@para
                               Field("param", "burst", "The most tokens."), Field("returns", "", "True when allowed."),
                               Field("raises", "ValueError", "If rate is negative.")]),
     (NUMPY, "Sum.", [Field("param", "x", "The first number."), Field("returns", "", "The sum.")]),
+    (NUMPY_NOTES, "Add a sink.\n\n\nNotes\n-----\nA sink can take many forms:\n\n- A file-like object like ``sys.stderr``.\n"
+     "- A callable.", [Field("raises", "ValueError", "If an argument is invalid.")]),
     (JSDOC, "Format a wait time.", [Field("param", "seconds", "The wait time."),
                                     Field("param", "short", "Use the short form."),
                                     Field("returns", "", "The wait time as text.")]),
