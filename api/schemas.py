@@ -187,6 +187,14 @@ class KbCreated(BaseModel):
     job: Job
 
 
+class CopySpan(BaseModel):
+    """The same definition in another file of the package: a bundle, or another module format's build."""
+
+    path: str = Field(examples=["lib/esm/index.js"])
+    start_line: int
+    end_line: int
+
+
 class FileHit(BaseModel):
     """One search hit under its file: what it is, its exact lines and a snippet."""
 
@@ -198,6 +206,8 @@ class FileHit(BaseModel):
     rank: int = Field(description="1-based rank in the fused list.")
     channels: list[str] = Field(description="Channels that found it.", examples=[["bm25", "vector"]])
     snippet: str | None = None
+    copies: list[CopySpan] = Field(default_factory=list, description=(
+        "Other files with (nearly) the same definition; the hit is the copy the package's manifest points to."))
 
 
 class Hit(BaseModel):
@@ -213,6 +223,7 @@ class Hit(BaseModel):
     channels: list[str]
     chunk_id: int | None = None
     node_id: int | None = None
+    copies: list[CopySpan] = Field(default_factory=list, description="Other files with the same definition.")
 
 
 class SearchResponse(BaseModel):

@@ -93,3 +93,6 @@ def _print(data: dict[str, Any], fmt: str) -> None:
         for e in entries:
             echo(f"  {escape(path)}:{e['start_line']}-{e['end_line']}  {e['type']} {escape(e['name'])}  "
                  f"{e['score']:.4f}  [{','.join(e['channels'])}]")
+            if e.get("copies"):
+                also = ", ".join(f"{escape(c['path'])}:{c['start_line']}-{c['end_line']}" for c in e["copies"])
+                echo(f"    also in {also}")

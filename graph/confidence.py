@@ -35,13 +35,13 @@ from typing import Protocol
 from sift.graph.state import Confidence, ConfidenceLevel, Evidence, Plan
 from sift.graph.support import agreement, rank_evidence
 from sift.graph.terms import coverage, query_tokens
+from sift.retrievers import copies
 from sift.tokenize import tokenize
 
 WEIGHTS_FILE = Path(__file__).with_name("confidence_weights.json")
 FEATURES = ("margin", "coverage", "agreement", "share")
 MAX_MARGIN = 3.0  # a winner e³ ≈ 20 times the runner-up's score is clear; a larger gap says no more
 TOP_RANKS = 3
-COPY_OVERLAP = 0.9  # the share of their distinct words two chunks of one symbol share when one is a copy
 
 
 @dataclass(frozen=True)
@@ -79,15 +79,15 @@ def _place(e: Evidence) -> tuple[str, str, bool]:
 
 
 def is_copy(a: Evidence, b: Evidence, words: dict[int, set[str]] | None = None) -> bool:
-    """``a`` and ``b`` are one symbol in two files with (nearly) the same text: a built or vendored copy."""
-    if a.path == b.path or a.symbol != b.symbol or a.module_code != b.module_code or not a.symbol:
-        return False
+    """``a`` and ``b`` are one symbol in two files with (nearly) the same text: a built or vendored copy
+    (``retrievers.copies.is_copy``); ``words`` remembers each item's words by id."""
+    if a.path == b.path or a.symbol != b.symbol:
+        return False  # before reading any words
     words = {} if words is None else words
     for e in (a, b):
         if e.id not in words:
             words[e.id] = set(tokenize(e.text))
-    wa, wb = words[a.id], words[b.id]
-    return bool(wa | wb) and len(wa & wb) >= COPY_OVERLAP * len(wa | wb)
+    return copies.is_copy(a, b, words[a.id], words[b.id])
 
 
 def places(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, float]) -> list[tuple[float, Evidence]]:

@@ -59,6 +59,7 @@ from sift.graph.state import (
     reset,
 )
 from sift.graph.support import MODULE_CHANNEL, list_anchor, module_listing, select_evidence
+from sift.retrievers.search import COPY_DEPTH
 from sift.text import split_lines
 
 log = logging.getLogger(__name__)
@@ -131,6 +132,9 @@ async def fuse(state: AskState, runtime: Runtime[AskContext]) -> dict[str, Any]:
     def work() -> tuple[list[Evidence], dict[str, float]]:
         index = ctx.searcher.cache.get(kb, tenant) if any(r.ranked for r in results) else None
         hits = fuse_results(results, plan.standalone, index)
+        if index is not None:  # a definition's copies in other files are one place, cited where the package points
+            depth = limit * COPY_DEPTH
+            hits = ctx.searcher.fold_copies(hits[:depth], index) + hits[depth:]
         ev = build_evidence(ctx.engine, kb, tenant, hits, limit, previous)
         tops = leading_hits(results, index, TOP_RANKS)
         ev = [e.model_copy(update={"top_in": sorted({*e.top_in, *top_channels(e, tops)})}) for e in ev]

@@ -129,5 +129,6 @@ def group_by_file(hits: Sequence[Hit], snippets: dict[str | int, str] | None = N
             "type": h.kind, "name": h.name, "start_line": h.start_line, "end_line": h.end_line,
             "score": round(h.score, 6), "rank": h.rank, "channels": list(h.channels or (h.channel,)),
             "snippet": (snippets or {}).get(candidate_key(h), h.snippet),
+            "copies": [c.model_dump() for c in h.copies],
         })
     return files

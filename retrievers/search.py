@@ -10,7 +10,7 @@ import asyncio
 import re
 import threading
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Generator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -19,9 +19,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from sqlalchemy import Engine, select
 
-from sift.db.tables import Chunk
+from sift.db import visible_in
+from sift.db.tables import Chunk, File
 from sift.errors import InvalidQuery
 from sift.models import Filters, Hit
+from sift.retrievers import copies
 from sift.retrievers.base import IndexCache, KbIndex
 from sift.retrievers.channels import INDEX_TYPES, BM25Channel, SmartChannel, VectorChannel
 from sift.retrievers.fusion import fuse, group_by_file
@@ -36,6 +38,7 @@ if TYPE_CHECKING:  # the PostgreSQL channels load only with that backend, the em
 CHANNELS = ("bm25", "vector", "smart")
 MAX_QUERY_CHARS = 2000
 SNIPPET_CHARS = 400
+COPY_DEPTH = 3  # fused hits ranked for each one returned, so that folding copies still leaves k places
 TEXT_CACHE = 4096  # chunk texts kept for snippets (~3 MB at the usual chunk sizes)
 _IDENT = re.compile(r"`([^`]+)`|\b([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\b")
 
@@ -89,7 +92,8 @@ class SearchResult:
         for h in self.hits:
             flat.append({"rank": h.rank, "path": h.path, "start_line": h.start_line, "end_line": h.end_line,
                          "type": h.kind, "name": h.name, "score": round(h.score, 6), "channels": list(h.channels),
-                         "chunk_id": h.chunk_id, "node_id": h.node_id})
+                         "chunk_id": h.chunk_id, "node_id": h.node_id,
+                         "copies": [c.model_dump() for c in h.copies]})
         return {
             "type": "search_result", "query": self.query, "files": group_by_file(self.hits, self.snippets),
             "hits": flat, "total": len(self.hits), "smart_level": self.smart_level,
@@ -126,6 +130,7 @@ class Searcher:
         self._warm_lock = threading.Lock()
         self._encoder_warm = False
         self._warm_vectors: set[tuple[int, int]] = set()
+        self._entries: dict[tuple[int, int], tuple[str, ...]] = {}
 
     def close(self) -> None:
         """Stop the worker threads; queued work is dropped (nothing waits for it at exit)."""
@@ -244,11 +249,36 @@ class Searcher:
         if len(names) == 1:
             fused = per_channel[names[0]][:k]
         else:
-            fused = fuse([per_channel[n] for n in names], tokenize(query), identifiers_in(query), limit=k,
-                         forms=question_forms(query))
+            fused = fuse([per_channel[n] for n in names], tokenize(query), identifiers_in(query),
+                         limit=k * COPY_DEPTH, forms=question_forms(query))
+            fused = self.fold_copies(fused, bundle)[:k]
         snippets = self.snippets(fused)
         timings["total"] = (time.perf_counter() - t_all) * 1000
         return SearchResult(query, fused, snippets, per_channel, timings, smart_level)
+
+    def fold_copies(self, hits: list[Hit], bundle: KbIndex | PgKb) -> list[Hit]:
+        """``hits`` with each definition's copies in other files folded into one hit (``copies.collapse``), shown
+        where the knowledge base's package manifest points."""
+        shared = Counter(h.symbol for h in hits if h.symbol)
+        if not any(n > 1 for n in shared.values()):
+            return hits  # no two hits of one symbol: nothing can be a copy (and no text is read)
+        texts = self._texts([h.chunk_id for h in hits if h.chunk_id is not None and shared[h.symbol] > 1])
+        words = copies.words_from({cid: text for cid, (text, _) in texts.items()}, tokenize)
+        return copies.collapse(hits, words, self.entry_paths(bundle.kb.id, bundle.kb.generation))
+
+    def entry_paths(self, kb_id: int, generation: int) -> tuple[str, ...]:
+        """The entry points that the knowledge base's ``package.json`` names (``copies.entry_paths``), read once
+        per generation."""
+        key = (kb_id, generation)
+        found = self._entries.get(key)
+        if found is None:
+            with self.engine.connect() as conn:
+                manifest = conn.execute(select(File.content).where(
+                    File.kb_id == kb_id, File.path == copies.MANIFEST, visible_in(File, generation))).scalar()
+            found = copies.entry_paths(manifest) if manifest else ()
+            with self._text_lock:
+                self._entries[key] = found
+        return found
 
     def query_embedder(self) -> Embedder:
         """The embedder for query vectors; InvalidQuery when this searcher was built without one."""

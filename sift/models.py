@@ -231,6 +231,14 @@ class Span(BaseModel):
     score: float
 
 
+class Copy(Frozen):
+    """The lines of another file that repeat a hit's definition (a bundle, another module format's build)."""
+
+    path: str
+    start_line: int
+    end_line: int
+
+
 class Hit(Frozen, ChunkIdentity, Span):
     """One ranked, located piece of evidence from a channel (or from fusion); ``name`` is for display."""
 
@@ -240,3 +248,4 @@ class Hit(Frozen, ChunkIdentity, Span):
     rank: int
     snippet: str = ""
     channels: tuple[str, ...] = ()
+    copies: tuple[Copy, ...] = ()  # fused search: the same definition in other files (``retrievers.copies``)
