@@ -190,7 +190,7 @@ class KbCreated(BaseModel):
 class CopySpan(BaseModel):
     """The same definition in another file of the package: a bundle, or another module format's build."""
 
-    path: str = Field(examples=["lib/esm/index.js"])
+    path: str = Field(examples=["lib/module/main.mjs"])
     start_line: int
     end_line: int
 
