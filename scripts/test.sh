@@ -44,7 +44,7 @@ if [ "${SIFT_TEST_POSTGRES:-1}" != "0" ]; then
   if [ $# -eq 0 ]; then
     SIFT_PG_BIN="$(python -c 'from tests.pg import pgvector_bin_dir; print(pgvector_bin_dir())')" \
     SIFT_TEST_DATABASE=postgres SIFT_SEARCH_BACKEND=postgres python -m pytest -n 2 --dist loadfile -q \
-      tests/integration/test_search.py tests/integration/test_graph_*.py \
+      tests/integration/test_search.py tests/integration/test_search_copies.py tests/integration/test_graph_*.py \
       --deselect tests/integration/test_search.py::test_langchain_faiss_store_shares_the_function_index \
       --deselect tests/integration/test_graph_routes.py::test_graph_thread_survives_a_new_process
   fi

@@ -15,6 +15,7 @@ from sift.api.auth import create_key
 from sift.api.server import serve_in_thread
 from sift.api.settings import ApiSettings
 from sift.cli import main
+from sift.db import open_database
 from sift.graph.service import AskService, open_checkpointer
 from sift.models import Filters
 from tests.conftest import ingested_repo
@@ -111,9 +112,11 @@ def test_the_answer_cites_the_copy_the_manifest_points_to(env):
 
 
 def test_rest_search_lists_the_copies(env, local_embedder):
-    settings, engine, _ = env
+    settings = ApiSettings(data_dir=env[0].data_dir)
+    engine = open_database(settings)  # this test's own database (in PostgreSQL mode, a copy of the module's)
     key = create_key(engine, "default")[1]
-    app = create_app(ApiSettings(data_dir=settings.data_dir), embedder=local_embedder)
+    engine.dispose()
+    app = create_app(settings, embedder=local_embedder)
     with serve_in_thread(app) as url, httpx.Client(base_url=url, timeout=60,
                                                    headers={"Authorization": f"Bearer {key}"}) as client:
         r = client.post("/v1/search", json={"kb": "cards", "query": QUESTION, "k": 3})
