@@ -12,6 +12,10 @@ from sift.graph.state import Evidence
 from sift.text import split_lines
 
 MAX_CONTINUATION = 4  # lines of one statement shown after the line that opens it
+MAX_ITEMS = 12  # or of a statement whose further lines are one literal or name each (a list of values)
+# A line of a list of values: quoted strings, numbers or (dotted) names, with their commas.
+_VALUE = r"""(?:'(?:\\.|[^'\\])*'|"(?:\\.|[^"\\])*"|[\w.$-]+)"""
+_ITEM = re.compile(rf"^\s*{_VALUE}(?:\s*,\s*{_VALUE})*\s*,?\s*$")
 _STRING = re.compile(r"""'(?:\\.|[^'\\])*'|"(?:\\.|[^"\\])*"|`(?:\\.|[^`\\])*`""")
 
 
@@ -23,12 +27,15 @@ def _depth(line: str) -> int:
 
 def continuation(lines: Sequence[str], off: int) -> list[int]:
     """The lines after ``off`` that finish the statement it opens (a call whose arguments run on), when that takes at
-    most ``MAX_CONTINUATION`` lines; [] when the line is complete or the statement runs longer."""
+    most ``MAX_CONTINUATION`` lines, or at most ``MAX_ITEMS`` when the lines past those are one value each (the
+    rules a call lists, a tuple of names); [] when the line is complete or the statement runs longer."""
     depth = _depth(lines[off])
     if depth <= 0:
         return []
     out: list[int] = []
-    for j in range(off + 1, min(len(lines), off + 1 + MAX_CONTINUATION)):
+    for j in range(off + 1, min(len(lines), off + 1 + max(MAX_CONTINUATION, MAX_ITEMS))):
+        if len(out) >= MAX_CONTINUATION and not (_ITEM.match(lines[j]) or lines[j].strip()[:1] in ")]"):
+            return []  # longer than a short statement, and not a list of values
         out.append(j)
         depth += _depth(lines[j])
         if depth <= 0:
@@ -39,7 +46,7 @@ def continuation(lines: Sequence[str], off: int) -> list[int]:
 def statement(lines: Sequence[str], off: int) -> list[int]:
     """The other lines of the short statement that line ``off`` belongs to: the lines that finish it, or, for a
     line inside a statement opened above (an error message's string), the lines from its opening to its end."""
-    for start in range(off - 1, max(-1, off - 1 - MAX_CONTINUATION), -1):
+    for start in range(off - 1, max(-1, off - 1 - max(MAX_CONTINUATION, MAX_ITEMS)), -1):
         rest = continuation(lines, start)
         if off in rest:
             return [start, *(j for j in rest if j != off)]

@@ -177,6 +177,14 @@ def test_code_block_of_documented_js_starts_at_the_definition() -> None:
     (["s = ')'", "t = 1"], 0, []),  # brackets inside strings do not count
     (["s = f('(',", "  b)"], 0, [1]),
     (["call(", "a,", "b,", "c,", "d,", "e)"], 0, []),  # longer than MAX_CONTINUATION: not shown whole
+    # a list of values, one or a few a line, is shown whole up to MAX_ITEMS lines, from any of its lines
+    (["drop(", *[f"    '{w}'," for w in "abcdefg"], ")"], 0, list(range(1, 9))),
+    (["drop(", *[f"    '{w}'," for w in "abcdefg"], ")"], 7, [0, 1, 2, 3, 4, 5, 6, 8]),
+    (["__slots__ = (", '    "_time", "days",', *[f'    "{w}",' for w in "abcd"], "    x.y, 3,", ")"], 0,
+     list(range(1, 8))),
+    (["drop(", *[f"    '{w}'," for w in "abcdefghijklmn"], ")"], 0, []),  # longer than MAX_ITEMS
+    # past MAX_CONTINUATION, a line that is not a value (a callback's body) ends it: not shown whole
+    (["push(function () {", "  a()", "  b()", "  c()", "  d()", "  e()", "})"], 0, []),
     (["x = [", "1]"], 1, [0]),
 ])
 def test_statement_lines(lines: list[str], off: int, expected: list[int]) -> None:
