@@ -42,30 +42,36 @@ def is_copy(a: _Place, b: _Place, words_a: set[str], words_b: set[str]) -> bool:
 
 
 def _files(value: Any) -> list[str]:
-    """The file paths in a manifest value: a string, or the strings of a conditions map, in the order written."""
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [p for v in value.values() for p in _files(v)]
-    if isinstance(value, list):
-        return [p for v in value for p in _files(v)]
-    return []
+    """The file paths in a manifest value: a string, or the strings of a conditions map or list, in the order
+    written (read without recursion: a manifest may nest as deep as its JSON reader allows)."""
+    out: list[str] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, dict):
+            stack.extend(reversed(list(item.values())))
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
+    return out
 
 
 def entry_paths(manifest: str) -> tuple[str, ...]:
     """The files a ``package.json`` names as the package's entry points, normalized to paths of the knowledge
-    base ("./lib/cjs/index.js" → "lib/cjs/index.js"), most preferred first; none for a manifest that does not parse."""
+    base ("./lib/cjs/index.js" → "lib/cjs/index.js"), most preferred first; none for a manifest that does not parse
+    (or nests too deeply to read)."""
     try:
         data = json.loads(manifest)
-    except ValueError:
+        if not isinstance(data, dict):
+            return ()
+        named = [p for f in ENTRY_FIELDS for p in _files(data.get(f))] + _files(data.get("exports"))
+    except (ValueError, RecursionError):  # not JSON, or nested too deeply for the JSON reader
         return ()
-    if not isinstance(data, dict):
-        return ()
-    named = [p for f in ENTRY_FIELDS for p in _files(data.get(f))] + _files(data.get("exports"))
     out: list[str] = []
     for raw in named:
         path = posixpath.normpath(raw.strip())
-        if path.startswith("../") or path.startswith("/") or "*" in path or path == ".":
+        if path in (".", "..") or path.startswith(("../", "/")) or "*" in path:
             continue  # outside the package, or a pattern
         if path not in out:
             out.append(path)

@@ -25,7 +25,10 @@ _BUILDS = json.dumps({
     (json.dumps({"main": "../elsewhere.js", "module": "/abs.js", "types": "."}), ()),
     (json.dumps({"exports": ["./a.js", {"node": "./b.js"}]}), ("a.js", "b.js")),
     (json.dumps({"main": 3, "module": None}), ()),
+    (json.dumps({"main": "..", "module": "./../up.js", "types": "lib/../index.d.ts"}), ("index.d.ts",)),
     ("{not json", ()),
+    ('{"main": "a.js", "exports": ' + "[" * 5000 + "]" * 5000 + "}", ()),  # too deep for the JSON reader
+    ('{"main": "a.js", "exports": ' + '{"x": ' * 900 + '"./b.js"' + "}" * 900 + "}", ("a.js", "b.js")),  # deep
     ("[1, 2]", ()),
     ("", ()),
 ])
