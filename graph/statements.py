@@ -13,6 +13,7 @@ from sift.text import split_lines
 
 MAX_CONTINUATION = 4  # lines of one statement shown after the line that opens it
 MAX_ITEMS = 12  # or of a statement whose further lines are one literal or name each (a list of values)
+_REACH = max(MAX_CONTINUATION, MAX_ITEMS)  # the most lines a statement may run on after its first
 # A line of a list of values: quoted strings, numbers or (dotted) names, with their commas.
 _VALUE = r"""(?:'(?:\\.|[^'\\])*'|"(?:\\.|[^"\\])*"|[\w.$-]+)"""
 _ITEM = re.compile(rf"^\s*{_VALUE}(?:\s*,\s*{_VALUE})*\s*,?\s*$")
@@ -33,7 +34,7 @@ def continuation(lines: Sequence[str], off: int) -> list[int]:
     if depth <= 0:
         return []
     out: list[int] = []
-    for j in range(off + 1, min(len(lines), off + 1 + max(MAX_CONTINUATION, MAX_ITEMS))):
+    for j in range(off + 1, min(len(lines), off + 1 + _REACH)):
         if len(out) >= MAX_CONTINUATION and not (_ITEM.match(lines[j]) or lines[j].strip()[:1] in ")]"):
             return []  # longer than a short statement, and not a list of values
         out.append(j)
@@ -46,7 +47,7 @@ def continuation(lines: Sequence[str], off: int) -> list[int]:
 def statement(lines: Sequence[str], off: int) -> list[int]:
     """The other lines of the short statement that line ``off`` belongs to: the lines that finish it, or, for a
     line inside a statement opened above (an error message's string), the lines from its opening to its end."""
-    for start in range(off - 1, max(-1, off - 1 - max(MAX_CONTINUATION, MAX_ITEMS)), -1):
+    for start in range(off - 1, max(-1, off - 1 - _REACH), -1):
         rest = continuation(lines, start)
         if off in rest:
             return [start, *(j for j in rest if j != off)]

@@ -259,10 +259,10 @@ class Searcher:
     def fold_copies(self, hits: list[Hit], bundle: KbIndex | PgKb) -> list[Hit]:
         """``hits`` with each definition's copies in other files folded into one hit (``copies.collapse``), shown
         where the knowledge base's package manifest points."""
-        shared = Counter(h.symbol for h in hits if h.symbol)
-        if not any(n > 1 for n in shared.values()):
-            return hits  # no two hits of one symbol: nothing can be a copy (and no text is read)
-        texts = self._texts([h.chunk_id for h in hits if h.chunk_id is not None and shared[h.symbol] > 1])
+        files = Counter(symbol for symbol, _ in {(h.symbol, h.path) for h in hits if h.symbol})
+        if not any(n > 1 for n in files.values()):
+            return hits  # no symbol in two files (parts of one definition are no copies): no text is read
+        texts = self._texts([h.chunk_id for h in hits if h.chunk_id is not None and files[h.symbol] > 1])
         words = copies.words_from({cid: text for cid, (text, _) in texts.items()}, tokenize)
         return copies.collapse(hits, words, self.entry_paths(bundle.kb.id, bundle.kb.generation))
 
