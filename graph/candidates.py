@@ -7,7 +7,9 @@ line: that line), with the line's number; not for the first place, whose answer 
 API names it holds on its lines nearest the question, also not for the first place; the question words it shares; the
 channels that found it). The answer as written for the first candidate comes last, so one confident claim
 is replaced by the places worth reading. Every candidate line carries a real ``[n]`` that the checker verifies
-like any other citation.
+like any other citation. An extractive answer then shows each other candidate in more detail too, as the writer
+would answer from it alone (unless the answer so far already cites it): when no place clearly answers, the reader
+gets what each of the strongest places says, not only the first.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from sift.graph.closeness import Closeness
 from sift.graph.code_excerpts import body_lines, key_lines
 from sift.graph.confidence import places
 from sift.graph.excerpts import API_NAME, BULLET, doc_sentences, label, summary
+from sift.graph.prose import answer_sentences, compose
 from sift.graph.state import Citation, Draft, Evidence, Plan
 from sift.graph.terms import matched_terms, query_tokens
 from sift.models import CODE_KINDS
@@ -35,6 +38,7 @@ IN_OTHER_WORDS = (f"{UNCERTAIN_OPENING} the sources do not say it in the questio
                   "place closest to the question in meaning.")
 MIN_WORD = 3  # shorter question words ("s" of "class's", "do") say nothing about why a place may be the one
 MAX_CANDIDATES = 3
+ORDINALS = ("first", "second", "third")  # how the answer names its candidates when it shows them in more detail
 MAX_WORDS = 3
 MAX_GIST = 160  # characters of what a candidate says: one line, not a quote
 MIN_LINE_TERMS = 2  # a code line shown for a candidate shares this many question terms: one is a coincidence
@@ -142,17 +146,19 @@ def api_names(e: Evidence, tokens: Sequence[str], limit: int = MAX_NAMES) -> lis
 
 
 def candidate_line(question: str, e: Evidence, tokens: Sequence[str], idf: Mapping[str, float],
-                   what: bool = True, near: Closeness | None = None) -> str:
+                   what: bool = True, near: Closeness | None = None, apis: bool | None = None) -> str:
     """``- name in path:start-end [n]: "What it says." Names `api`; shares … with the question; found by ….``; code
     without a docstring shows its line nearest the question instead (``[n]: `line` (line 12). Shares …``). With
-    ``what`` false, or nothing to say: ``- name in path:start-end [n]: shares …; found by ….``."""
+    ``what`` false, or nothing to say: ``- name in path:start-end [n]: shares …; found by ….`` (``apis``, by
+    default ``what``: whether it names the API the place holds)."""
     name, path = label(e), escaped(e.path)
     span = line_span(e.start_line, e.end_line)
     place = f"{path}:{span}" if name == path else f"{name} in {path}:{span}"
     said = gist(e, tokens, near) if what else ""
     line = key_line(e, tokens, idf) if what and not said else None
     shown = said or (line[1] if line else "")
-    names = [n for n in api_names(e, tokens) if n not in shown] if what else []  # not what the line already says
+    apis = what if apis is None else apis
+    names = [n for n in api_names(e, tokens) if n not in shown] if apis else []  # not what the line already says
     why = reason(question, e, tokens, idf, names)
     if said:
         ends = "" if said.endswith((".", "!", "?", "…")) else "."
@@ -189,11 +195,39 @@ def with_candidates(draft: Draft, plan: Plan, evidence: Sequence[Evidence], idf:
     if not chosen:
         return draft.model_copy(update={"text": hedged(draft.text, opening)})
     tokens = query_tokens(plan, idf)
-    # The first candidate's answer follows in full; the others say in a line what they hold.
-    lines = [candidate_line(plan.standalone, e, tokens, idf, what=n > 0, near=near) for n, e in enumerate(chosen)]
+    more, shown, detailed = details(plan, chosen, draft.text, evidence, idf, tokens) if draft.mode == "extractive" \
+        else ("", [], set())
+    # A candidate whose answer follows in more detail (the first, and in an extractive answer most others) gets
+    # a line on why it may be the one; the others say in it what they hold too.
+    lines = [candidate_line(plan.standalone, e, tokens, idf, what=n > 0 and e.id not in detailed, near=near,
+                            apis=n > 0) for n, e in enumerate(chosen)]
     intro = "The strongest candidates:" if len(chosen) > 1 else "The strongest candidate:"
-    text = f"{opening} {intro}\n" + "\n".join(lines) + f"\n\nThe first in more detail: {draft.text}"
+    text = f"{opening} {intro}\n" + "\n".join(lines) + f"\n\nThe first in more detail: {draft.text}{more}"
+    cited_now = [*chosen, *shown]
     have = {c.evidence_id for c in draft.citations}
     extra = [Citation(evidence_id=e.id, path=e.path, start_line=e.start_line, end_line=e.end_line,
-                      snippet=e.text[:400]) for e in chosen if e.id not in have]
+                      snippet=e.text[:400]) for e in {e.id: e for e in cited_now}.values() if e.id not in have]
     return draft.model_copy(update={"text": text, "citations": [*draft.citations, *extra]})
+
+
+def details(plan: Plan, chosen: Sequence[Evidence], written: str, evidence: Sequence[Evidence],
+            idf: Mapping[str, float], tokens: Sequence[str]) -> tuple[str, list[Evidence], set[int]]:
+    """The candidates after the first in more detail, each as the writer answers from it alone, skipping those
+    that the text ``written`` so far already cites: the paragraphs to append, the evidence they cite, and the
+    ids of the candidates they detail."""
+    out: list[str] = []
+    shown: list[Evidence] = []
+    detailed: set[int] = set()
+    said = set(cited_ids(written))
+    for n, e in enumerate(chosen[1:], start=1):
+        if e.id in said:
+            continue
+        sentences, used = answer_sentences(plan, [e], evidence, tokens, idf)
+        if not sentences or (e.kind == "file" and len(sentences) == 1):
+            continue  # a file without lines near the question: its candidate line says all there is
+        paragraph = compose(sentences)
+        out.append(f"\n\nThe {ORDINALS[n]} in more detail: {paragraph}")
+        said |= set(cited_ids(paragraph))
+        shown += used
+        detailed.add(e.id)
+    return "".join(out), shown, detailed

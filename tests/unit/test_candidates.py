@@ -181,6 +181,38 @@ def test_with_candidates_cites_every_candidate() -> None:
     assert out.text.startswith(UNCERTAIN + " The strongest candidates:\n- ")
     lines = [ln for ln in out.text.splitlines() if ln.startswith("- ")]
     assert 2 <= len(lines) <= 3 and lines[0].startswith("- Session's `send` in net/session.py:1-10 [1]")
+    assert "\n\nThe first in more detail: " + draft.text in out.text
+    assert {c.evidence_id for c in out.citations} == set(cited_ids(out.text))
+
+
+def test_an_extractive_answer_shows_each_other_candidate_in_more_detail() -> None:
+    plan = Plan(standalone="Where is the request timeout passed to the session?")
+    draft = Draft(text="`send` is defined in net/session.py [1].",
+                  citations=[Citation(evidence_id=1, path=SESSION.path, start_line=1, end_line=10)])
+    out = with_candidates(draft, plan, [SESSION, DOC, FILE], {})
+    first, _, rest = out.text.partition("The first in more detail: ")
+    assert rest.startswith(draft.text + "\n\nThe second in more detail: ")
+    second = rest.split("The second in more detail: ", 1)[1]
+    assert "Every request takes a timeout argument in seconds [2]" in second  # what the doc says, cited
+    # The file holds no line near the question: its candidate line is all there is to say, no third paragraph.
+    assert "The third in more detail" not in out.text and "- setup.cfg:1-10 [3]" in first
+    assert {c.evidence_id for c in out.citations} == {1, 2, 3} == set(cited_ids(out.text))
+
+
+def test_a_candidate_the_answer_already_cites_is_not_shown_again() -> None:
+    plan = Plan(standalone="Where is the request timeout passed to the session?")
+    draft = Draft(text="`send` is defined in net/session.py [1]. The docs say every request takes a timeout [2].",
+                  citations=[Citation(evidence_id=1, path=SESSION.path, start_line=1, end_line=10),
+                             Citation(evidence_id=2, path=DOC.path, start_line=1, end_line=10)])
+    out = with_candidates(draft, plan, [SESSION, DOC, FILE], {})
+    assert "The second in more detail" not in out.text and out.text.endswith(draft.text)
+
+
+def test_a_model_written_answer_gets_no_extractive_details() -> None:
+    plan = Plan(standalone="Where is the request timeout passed to the session?")
+    draft = Draft(text="The session passes it on in `send` [1].", mode="llm",
+                  citations=[Citation(evidence_id=1, path=SESSION.path, start_line=1, end_line=10)])
+    out = with_candidates(draft, plan, [SESSION, DOC, FILE], {})
     assert out.text.endswith("The first in more detail: " + draft.text)
     assert {c.evidence_id for c in out.citations} == set(cited_ids(out.text))
 
