@@ -8,8 +8,8 @@ API names it holds on its lines nearest the question, also not for the first pla
 channels that found it). The answer as written for the first candidate comes last, so one confident claim
 is replaced by the places worth reading. Every candidate line carries a real ``[n]`` that the checker verifies
 like any other citation. An extractive answer then shows each other candidate in more detail too, as the writer
-would answer from it alone (unless the answer so far already cites it): when no place clearly answers, the reader
-gets what each of the strongest places says, not only the first.
+would answer from it alone: when no place clearly answers, the reader gets what each of the strongest places says,
+not only the first.
 """
 
 from __future__ import annotations
@@ -195,7 +195,7 @@ def with_candidates(draft: Draft, plan: Plan, evidence: Sequence[Evidence], idf:
     if not chosen:
         return draft.model_copy(update={"text": hedged(draft.text, opening)})
     tokens = query_tokens(plan, idf)
-    more, shown, detailed = details(plan, chosen, draft.text, evidence, idf, tokens) if draft.mode == "extractive" \
+    more, shown, detailed = details(plan, chosen, evidence, idf, tokens) if draft.mode == "extractive" \
         else ("", [], set())
     # A candidate whose answer follows in more detail (the first, and in an extractive answer most others) gets
     # a line on why it may be the one; the others say in it what they hold too.
@@ -210,24 +210,19 @@ def with_candidates(draft: Draft, plan: Plan, evidence: Sequence[Evidence], idf:
     return draft.model_copy(update={"text": text, "citations": [*draft.citations, *extra]})
 
 
-def details(plan: Plan, chosen: Sequence[Evidence], written: str, evidence: Sequence[Evidence],
-            idf: Mapping[str, float], tokens: Sequence[str]) -> tuple[str, list[Evidence], set[int]]:
-    """The candidates after the first in more detail, each as the writer answers from it alone, skipping those
-    that the text ``written`` so far already cites: the paragraphs to append, the evidence they cite, and the
-    ids of the candidates they detail."""
+def details(plan: Plan, chosen: Sequence[Evidence], evidence: Sequence[Evidence], idf: Mapping[str, float],
+            tokens: Sequence[str]) -> tuple[str, list[Evidence], set[int]]:
+    """The candidates after the first in more detail, each as the writer answers from it alone (one that an
+    answer before only names, "The code does it in `X`", is shown too): the paragraphs to append, the evidence
+    they cite, and the ids of the candidates they detail."""
     out: list[str] = []
     shown: list[Evidence] = []
     detailed: set[int] = set()
-    said = set(cited_ids(written))
     for n, e in enumerate(chosen[1:], start=1):
-        if e.id in said:
-            continue
         sentences, used = answer_sentences(plan, [e], evidence, tokens, idf)
         if not sentences or (e.kind == "file" and len(sentences) == 1):
             continue  # a file without lines near the question: its candidate line says all there is
-        paragraph = compose(sentences)
-        out.append(f"\n\nThe {ORDINALS[n]} in more detail: {paragraph}")
-        said |= set(cited_ids(paragraph))
+        out.append(f"\n\nThe {ORDINALS[n]} in more detail: {compose(sentences)}")
         shown += used
         detailed.add(e.id)
     return "".join(out), shown, detailed

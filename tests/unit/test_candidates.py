@@ -199,13 +199,14 @@ def test_an_extractive_answer_shows_each_other_candidate_in_more_detail() -> Non
     assert {c.evidence_id for c in out.citations} == {1, 2, 3} == set(cited_ids(out.text))
 
 
-def test_a_candidate_the_answer_already_cites_is_not_shown_again() -> None:
+def test_a_candidate_the_answer_only_names_is_shown_in_more_detail() -> None:
     plan = Plan(standalone="Where is the request timeout passed to the session?")
-    draft = Draft(text="`send` is defined in net/session.py [1]. The docs say every request takes a timeout [2].",
-                  citations=[Citation(evidence_id=1, path=SESSION.path, start_line=1, end_line=10),
-                             Citation(evidence_id=2, path=DOC.path, start_line=1, end_line=10)])
+    draft = Draft(text="The docs say every request takes a timeout [2]. The code does it in `send` [1].",
+                  citations=[Citation(evidence_id=2, path=DOC.path, start_line=1, end_line=10),
+                             Citation(evidence_id=1, path=SESSION.path, start_line=1, end_line=10)])
     out = with_candidates(draft, plan, [SESSION, DOC, FILE], {})
-    assert "The second in more detail" not in out.text and out.text.endswith(draft.text)
+    detail = out.text.split("The second in more detail: ", 1)[1]
+    assert detail.startswith("Session's `send` (method) is defined in net/session.py") and "return self.adapter.send" in detail
 
 
 def test_a_model_written_answer_gets_no_extractive_details() -> None:
