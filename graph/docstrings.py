@@ -225,6 +225,9 @@ def split_fields(docstring: str) -> tuple[str, list[Field]]:
             elif kind:
                 fields.append(Field(kind, "", body.lstrip("- ")))
             continue
+        if _BORDER.match(line):
+            i = _table(lines, i, prose, fields)
+            continue
         underlined = i + 1 < len(lines) and _UNDERLINE.match(lines[i + 1])
         if sec_m and (line.rstrip().endswith(":") or underlined):
             i = _section(lines, i + (2 if underlined else 1), _indent(line), sec_m.group(1).lower(),
@@ -233,6 +236,48 @@ def split_fields(docstring: str) -> tuple[str, list[Field]]:
         prose.append(line)
         i += 1
     return "\n".join(prose), fields
+
+
+_BORDER = re.compile(r"^\s*=+(?:[ \t]+=+)+\s*$")  # an reStructuredText simple table's border: "====  ====="
+
+
+def _table(lines: list[str], i: int, prose: list[str], fields: list[Field]) -> int:
+    """Read the reStructuredText simple table whose border is line ``i``: each row of two or more columns as a
+    field (a name, then its description: "``daemon``  Set the daemon option…", how docstrings list extra options),
+    other rows as prose; a header row (above a second border) is left out. The index after the table."""
+    border = lines[i]
+    starts = [m.start() for m in re.finditer(r"=+", border)]
+    groups: list[list[str]] = [[]]
+    j = i + 1
+    while j < len(lines):
+        if _BORDER.match(lines[j]) and _indent(lines[j]) == _indent(border):
+            j += 1
+            if j >= len(lines) or not lines[j].strip() or len(groups) > 1:
+                break  # the closing border
+            groups.append([])  # the border under a header row
+            continue
+        if not lines[j].strip():
+            break  # a simple table has no blank rows: it was never closed
+        groups[-1].append(lines[j])
+        j += 1
+    rows: list[list[str]] = []  # [first column, the rest]
+    for line in groups[-1]:
+        first, rest = line[starts[0]:starts[1]].strip(), line[starts[1]:].strip()
+        if first or not rows:
+            rows.append([first, rest])
+        else:  # a continuation: the first column is blank
+            rows[-1][1] = f"{rows[-1][1]} {rest}".strip()
+    named = [(first.strip("`*"), rest) for first, rest in rows]
+    if named and all(rest and _NAME.fullmatch(name) for name, rest in named):
+        fields.extend(Field("param", name, rest) for name, rest in named)
+        while prose and not prose[-1].strip():
+            prose.pop()
+        if prose and prose[-1].rstrip().endswith(":"):
+            prose.pop()  # "Extra options:": the fields say them, no sentence is left to introduce
+    else:
+        for first, rest in rows:
+            prose.extend(["", f"{first}: {rest}" if first and rest else first or rest, ""])
+    return j
 
 
 def _section(lines: list[str], i: int, base: int, title: str, numpy: bool, fields: list[Field]) -> int:
@@ -292,6 +337,8 @@ def field_sentence(f: Field) -> str:
     first = text.split(" ", 1)[0]
     if first.lower() in ("if", "when", "whether"):
         return f"For `{f.name}`, {_lower_first(text)}."
+    if first.lower() == "set":  # "Set the daemon option…": not "Set `daemon` to set the daemon option…"
+        return f"For `{f.name}`, {_lower_word(text)}."
     if first.lower() in _VERBS and first[:1].isupper():  # "Spread the delay…": what setting it does
         return f"Set `{f.name}` to {first.lower()}{text[len(first):]}."
     said = predicate(text)

@@ -50,6 +50,11 @@ NUMPY = "Sum.\n\nParameters\n----------\nx : int\n    The first number.\n\nRetur
 # A NumPy section runs to the next heading of any name: "Notes" and its list are prose, not exceptions raised.
 NUMPY_NOTES = ("Add a sink.\n\nRaises\n------\nValueError\n    If an argument is invalid.\n\nNotes\n-----\n"
                "A sink can take many forms:\n\n- A file-like object like ``sys.stderr``.\n- A callable.\n")
+RST_TABLE = ("Run in a thread.\n\nExtra options:\n\n========== ==============================\n"
+             "``daemon`` Set the ``daemon`` option\n           (defaults to ``True``).\n"
+             "``name``   The thread's name.\n========== ==============================\n")
+RST_HEADED = ("Modes.\n\n=====  ==========\nMode   Meaning\n=====  ==========\nr+     read and write\n"
+              "w      write\n=====  ==========\n\nAfter.\n")
 JSDOC = ("Format a wait time.\n\n@param {number} seconds - The wait time.\n@param {boolean} [short=false] - Use the "
          "short form.\n@returns {string} The wait time as text.")
 
@@ -66,6 +71,13 @@ JSDOC = ("Format a wait time.\n\n@param {number} seconds - The wait time.\n@para
                                     Field("param", "short", "Use the short form."),
                                     Field("returns", "", "The wait time as text.")]),
     ("No fields here.", "No fields here.", []),
+    # An reStructuredText simple table of names and descriptions lists options: fields, without the line that
+    # introduces it; a wrapped description goes on in the rows below.
+    (RST_TABLE, "Run in a thread.", [Field("param", "daemon", "Set the ``daemon`` option (defaults to ``True``)."),
+                                    Field("param", "name", "The thread's name.")]),
+    # A header row (above the second border) is left out; a table of other rows stays prose, row by row.
+    (RST_HEADED, "Modes.\n\n\nr+: read and write\n\n\nw: write\n\n\nAfter.", []),
+    ("Broken.\n\n==== ====\nx    y\n", "Broken.", [Field("param", "x", "y")]),  # never closed: ends with the text
 ])
 def test_split_fields(doc: str, prose: str, fields: list[Field]) -> None:
     text, found = split_fields(doc)
@@ -103,6 +115,7 @@ def test_a_jsdoc_example_is_code_in_the_prose_not_a_field() -> None:
     (Field("param", "n", "Default value."), "`n` is default value."),  # no object word follows
     (Field("param", "n", "Thus the value."), "`n` is thus the value."),
     (Field("param", "eq", "If True, compare it."), "For `eq`, if True, compare it."),
+    (Field("param", "daemon", "Set the daemon option."), "For `daemon`, set the daemon option."),  # not "to set"
     (Field("param", "mode", "the default behavior is to run."), "For `mode`, the default behavior is to run."),
     (Field("param", "flag", "True turns it on."), "`flag` is True turns it on."),  # a constant keeps its case
     (Field("returns", "", "The delay in seconds."), "It returns the delay in seconds."),
