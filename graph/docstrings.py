@@ -190,9 +190,22 @@ def is_data(docstring: str) -> bool:
         return False
 
 
+_CALL = re.compile(r"[A-Za-z_][\w.]*\(.*\)(?:\s*->\s*[^\s.][^.]*)?")
+
+
+def _without_signature(lines: list[str]) -> list[str]:
+    """The docstring's lines without a first paragraph that is only a call signature, ``add(func, name=None,
+    \\ run=False) -> Job``: written for Sphinx (``autodoc_docstring_signature``), it says nothing a reader of the
+    definition's own header does not see."""
+    start = next((i for i, line in enumerate(lines) if line.strip()), len(lines))
+    end = next((i for i in range(start, len(lines)) if not lines[i].strip()), len(lines))
+    head = " ".join(line.strip().rstrip("\\").strip() for line in lines[start:end])
+    return lines[end:] if head and _CALL.fullmatch(head) else lines
+
+
 def split_fields(docstring: str) -> tuple[str, list[Field]]:
     """The docstring's prose (field lists removed) and its fields, in order."""
-    lines = docstring.splitlines()
+    lines = _without_signature(docstring.splitlines())
     prose: list[str] = []
     fields: list[Field] = []
     i = 0

@@ -78,6 +78,11 @@ JSDOC = ("Format a wait time.\n\n@param {number} seconds - The wait time.\n@para
     # A header row (above the second border) is left out; a table of other rows stays prose, row by row.
     (RST_HEADED, "Modes.\n\n\nr+: read and write\n\n\nw: write\n\n\nAfter.", []),
     ("Broken.\n\n==== ====\nx    y\n", "Broken.", [Field("param", "x", "y")]),  # never closed: ends with the text
+    # A first paragraph that is only the call's signature (for Sphinx) is no prose; a sentence about a call is.
+    ("\n    add(func, name=None, \\\n        run=False)\n\n    Adds the job.\n", "Adds the job.", []),
+    ("parse(text) -> Tree\n\nParse it.", "Parse it.", []),
+    ("parse(text) returns a tree.", "parse(text) returns a tree.", []),
+    ("parse(a) -> dict. Parses.", "parse(a) -> dict. Parses.", []),
 ])
 def test_split_fields(doc: str, prose: str, fields: list[Field]) -> None:
     text, found = split_fields(doc)
