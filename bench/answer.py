@@ -29,6 +29,7 @@ import asyncio
 import json
 import sys
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -144,11 +145,13 @@ async def collect(sets: list[Path], dump: Path | None = None, confidence: Any = 
         service = AskService(settings, engine, searcher, saver, make_chat_model(settings), confidence=confidence,
                              limits=RunLimits(wall_clock=wall_clock))
         for kb in sorted({q.kb for _, q in questions}):  # warm: load indexes, first embedding
-            await service.ask("What does this project do?", kb)
+            await service.ask("What does this project do?", kb, thread_id=(key := uuid.uuid4().hex))
+            await saver.adelete_thread(key)
         for path, q in questions:
             t0 = time.perf_counter()
-            answer = await service.ask(q.query, q.kb or "")
+            answer = await service.ask(q.query, q.kb or "", thread_id=(key := uuid.uuid4().hex))
             latency = (time.perf_counter() - t0) * 1000
+            await saver.adelete_thread(key)  # a thread of its own: nothing follows it up
             record, _ = to_answer(answer)
             if dump is not None:
                 dumped.append({"split": split_of(path), **_dump_row(q, answer, latency)})

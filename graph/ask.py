@@ -12,8 +12,8 @@ from sift.graph.state import Answer
 def make_answerer(settings: Settings, tenant: str = "default") -> tuple[Callable[[str, str], Answer], Callable[[], None]]:
     """``(answer(question, kb), close)``: the database, indexes and embedder are opened once, here.
 
-    Each call runs on a fresh thread id, so batch questions never see each other's history; calls may come
-    from several threads at once.
+    Each call runs on a fresh thread id, so batch questions never see each other's history, and its checkpoints
+    are deleted once it is answered (no one can follow it up); calls may come from several threads at once.
     """
     from sift.chat import make_chat_model
 
@@ -21,6 +21,7 @@ def make_answerer(settings: Settings, tenant: str = "default") -> tuple[Callable
     chat_model = make_chat_model(settings)
 
     def answer(question: str, kb: str) -> Answer:
-        return ask_sync(settings, question, kb, tenant, engine=engine, searcher=searcher, chat_model=chat_model)
+        return ask_sync(settings, question, kb, tenant, engine=engine, searcher=searcher, chat_model=chat_model,
+                        forget=True)
 
     return answer, searcher.close

@@ -235,8 +235,11 @@ def open_resources(settings: Settings, embedder: Embedder | None = None) -> tupl
 
 def ask_sync(settings: Settings, question: str, kb: str, tenant: str = "default", thread_id: str | None = None,
              *, engine: Engine | None = None, searcher: Searcher | None = None,
-             chat_model: BaseChatModel | None = None, on_event: OnEvent | None = None) -> Answer:
-    """Blocking ask for the CLI and batch runs: opens the checkpointer, runs (streaming to ``on_event``), closes."""
+             chat_model: BaseChatModel | None = None, on_event: OnEvent | None = None,
+             forget: bool = False) -> Answer:
+    """Blocking ask for the CLI and batch runs: opens the checkpointer, runs (streaming to ``on_event``), closes.
+    With ``forget`` (a batch question on a thread of its own, which no one can follow up) the thread's
+    checkpoints are deleted once it is answered, so a batch run leaves no state behind."""
     from sift.chat import make_chat_model
 
     if engine is None or searcher is None:
@@ -249,7 +252,13 @@ def ask_sync(settings: Settings, question: str, kb: str, tenant: str = "default"
         async with open_checkpointer(settings) as saver:
             service = AskService(settings, engine, searcher, saver, chat_model)
             if on_event is None:
-                return await service.ask(question, kb, tenant, thread_id)
+                if not forget:
+                    return await service.ask(question, kb, tenant, thread_id)
+                key = thread_id or uuid.uuid4().hex
+                try:
+                    return await service.ask(question, kb, tenant, key)
+                finally:
+                    await saver.adelete_thread(key)
             answer = None
             async for event, data in service.stream(question, kb, tenant, thread_id):
                 on_event(event, data)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 from sift.cli import main
@@ -30,3 +31,13 @@ def test_cli_eval_answer_mode_runs_the_graph(tiny_repo, tmp_path, local_embedder
     assert by_id["where"]["metrics"]["citation_precision"] > 0
     assert by_id["neg"]["metrics"]["not_found_accuracy"] == 1.0
     assert by_id["neg"]["metrics"]["citation_count"] == 0
+    # Each question ran on a thread of its own that no one can follow up: the run leaves no checkpoint behind
+    # (in the SQLite file or the PostgreSQL tables, whichever the settings name).
+    assert asyncio.run(_checkpoints(settings)) == 0
+
+
+async def _checkpoints(settings: Settings) -> int:
+    from sift.graph.service import open_checkpointer
+
+    async with open_checkpointer(settings) as saver:
+        return len([c async for c in saver.alist(None)])
