@@ -222,7 +222,8 @@ def details(plan: Plan, chosen: Sequence[Evidence], evidence: Sequence[Evidence]
         sentences, used = answer_sentences(plan, [e], evidence, tokens, idf)
         if not sentences or (e.kind == "file" and len(sentences) == 1):
             continue  # a file without lines near the question: its candidate line says all there is
-        out.append(f"\n\nThe {ORDINALS[n]} in more detail: {compose(sentences)}")
+        which = ORDINALS[n] if n < len(ORDINALS) else f"candidate {n + 1}"
+        out.append(f"\n\nThe {which} in more detail: {compose(sentences)}")
         shown += used
         detailed.add(e.id)
     return "".join(out), shown, detailed

@@ -250,23 +250,24 @@ def ask_sync(settings: Settings, question: str, kb: str, tenant: str = "default"
 
     async def run() -> Answer:
         async with open_checkpointer(settings) as saver:
-            service = AskService(settings, engine, searcher, saver, chat_model)
-            if on_event is None:
-                if not forget:
-                    return await service.ask(question, kb, tenant, thread_id)
-                key = thread_id or uuid.uuid4().hex
-                try:
-                    return await service.ask(question, kb, tenant, key)
-                finally:
+            key = thread_id or uuid.uuid4().hex
+            try:
+                return await answered(AskService(settings, engine, searcher, saver, chat_model), key)
+            finally:
+                if forget:
                     await saver.adelete_thread(key)
-            answer = None
-            async for event, data in service.stream(question, kb, tenant, thread_id):
-                on_event(event, data)
-                if event == "answer":
-                    answer = Answer.model_validate(data)
-                if event == "error":
-                    raise SiftError(data["message"])
-            assert answer is not None
-            return answer
+
+    async def answered(service: AskService, key: str) -> Answer:
+        if on_event is None:
+            return await service.ask(question, kb, tenant, key)
+        answer = None
+        async for event, data in service.stream(question, kb, tenant, key):
+            on_event(event, data)
+            if event == "answer":
+                answer = Answer.model_validate(data)
+            if event == "error":
+                raise SiftError(data["message"])
+        assert answer is not None
+        return answer
 
     return asyncio.run(run())
