@@ -22,7 +22,7 @@ from sift.graph.checker import cited_ids
 from sift.graph.closeness import Closeness
 from sift.graph.code_excerpts import body_lines, key_lines
 from sift.graph.confidence import places
-from sift.graph.excerpts import API_NAME, BULLET, doc_sentences, label, summary
+from sift.graph.excerpts import API_NAME, BULLET, CODE, doc_sentences, label, summary
 from sift.graph.prose import answer_sentences, compose
 from sift.graph.state import Citation, Draft, Evidence, Plan
 from sift.graph.terms import matched_terms, query_tokens
@@ -202,7 +202,8 @@ def with_candidates(draft: Draft, plan: Plan, evidence: Sequence[Evidence], idf:
     lines = [candidate_line(plan.standalone, e, tokens, idf, what=n > 0 and e.id not in detailed, near=near,
                             apis=n > 0) for n, e in enumerate(chosen)]
     intro = "The strongest candidates:" if len(chosen) > 1 else "The strongest candidate:"
-    text = f"{opening} {intro}\n" + "\n".join(lines) + f"\n\nThe first in more detail: {draft.text}{more}"
+    first = draft.text.rstrip() if more else draft.text  # a paragraph that ends in a code block: one blank line
+    text = f"{opening} {intro}\n" + "\n".join(lines) + f"\n\nThe first in more detail: {first}{more}"
     cited_now = [*chosen, *shown]
     have = {c.evidence_id for c in draft.citations}
     extra = [Citation(evidence_id=e.id, path=e.path, start_line=e.start_line, end_line=e.end_line,
@@ -220,10 +221,15 @@ def details(plan: Plan, chosen: Sequence[Evidence], evidence: Sequence[Evidence]
     detailed: set[int] = set()
     for n, e in enumerate(chosen[1:], start=1):
         sentences, used = answer_sentences(plan, [e], evidence, tokens, idf)
+        # A sentence that only points to another candidate ("The code does it in `X`") would say again what that
+        # candidate's own paragraph says.
+        others = {c.id for c in chosen} - {e.id}
+        sentences = [s for s in sentences if s.startswith(CODE) or not cited_ids(s) or not set(cited_ids(s)) <= others]
+        used = [u for u in used if u.id not in others]
         if not sentences or (e.kind == "file" and len(sentences) == 1):
             continue  # a file without lines near the question: its candidate line says all there is
         which = ORDINALS[n] if n < len(ORDINALS) else f"candidate {n + 1}"
-        out.append(f"\n\nThe {which} in more detail: {compose(sentences)}")
+        out.append(f"\n\nThe {which} in more detail: {compose(sentences).rstrip()}")
         shown += used
         detailed.add(e.id)
     return "".join(out), shown, detailed

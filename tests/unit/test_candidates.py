@@ -209,6 +209,17 @@ def test_a_candidate_the_answer_only_names_is_shown_in_more_detail() -> None:
     assert detail.startswith("Session's `send` (method) is defined in net/session.py") and "return self.adapter.send" in detail
 
 
+def test_a_detail_does_not_point_to_another_candidate() -> None:
+    plan = Plan(standalone="Where is the request timeout passed to the session?")
+    doc = DOC.model_copy(update={"text": "Every request takes a timeout argument, which Session.send passes on.\n"})
+    draft = Draft(text="`send` is defined in net/session.py [1].",
+                  citations=[Citation(evidence_id=1, path=SESSION.path, start_line=1, end_line=10)])
+    out = with_candidates(draft, plan, [SESSION, doc, FILE], {})
+    second = out.text.split("The second in more detail: ", 1)[1]
+    # The docs name `send`, the first candidate, whose own paragraph says where it is: no "The code does it in".
+    assert "which Session.send passes on [2]" in second and "The code does it in" not in second
+
+
 def test_a_model_written_answer_gets_no_extractive_details() -> None:
     plan = Plan(standalone="Where is the request timeout passed to the session?")
     draft = Draft(text="The session passes it on in `send` [1].", mode="llm",
