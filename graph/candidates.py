@@ -219,12 +219,13 @@ def details(plan: Plan, chosen: Sequence[Evidence], evidence: Sequence[Evidence]
     out: list[str] = []
     shown: list[Evidence] = []
     detailed: set[int] = set()
+    ids = {c.id for c in chosen}
     for n, e in enumerate(chosen[1:], start=1):
         sentences, used = answer_sentences(plan, [e], evidence, tokens, idf)
         # A sentence that only points to another candidate ("The code does it in `X`") would say again what that
         # candidate's own paragraph says.
-        others = {c.id for c in chosen} - {e.id}
-        sentences = [s for s in sentences if s.startswith(CODE) or not cited_ids(s) or not set(cited_ids(s)) <= others]
+        others = ids - {e.id}
+        sentences = [s for s in sentences if s.startswith(CODE) or not _cites_only(s, others)]
         used = [u for u in used if u.id not in others]
         if not sentences or (e.kind == "file" and len(sentences) == 1):
             continue  # a file without lines near the question: its candidate line says all there is
@@ -233,3 +234,9 @@ def details(plan: Plan, chosen: Sequence[Evidence], evidence: Sequence[Evidence]
         shown += used
         detailed.add(e.id)
     return "".join(out), shown, detailed
+
+
+def _cites_only(sentence: str, ids: set[int]) -> bool:
+    """The sentence carries markers, all of them among ``ids``."""
+    cited = set(cited_ids(sentence))
+    return bool(cited) and cited <= ids
