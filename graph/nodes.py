@@ -35,6 +35,7 @@ from sift.graph.numbering import numbering, renumber_text
 from sift.graph.planner import plan_question
 from sift.graph.retrieval import (
     build_evidence,
+    family_evidence,
     fuse_results,
     in_daemon_thread,
     leading_hits,
@@ -58,7 +59,14 @@ from sift.graph.state import (
     Verdict,
     reset,
 )
-from sift.graph.support import MODULE_CHANNEL, list_anchor, module_listing, select_evidence
+from sift.graph.support import (
+    MODULE_CHANNEL,
+    family_nouns,
+    list_anchor,
+    module_listing,
+    select_evidence,
+    without_bases,
+)
 from sift.retrievers.search import COPY_DEPTH
 from sift.text import split_lines
 
@@ -148,10 +156,26 @@ async def fuse(state: AskState, runtime: Runtime[AskContext]) -> dict[str, Any]:
                   if id(e) in listed and MODULE_CHANNEL not in e.channels else e for e in ev]
             ev += [e.model_copy(update={"id": len(ev) + i})
                    for i, e in enumerate((e for e in extra if id(e) in listed), 1)]
+        else:  # "which renderers are there": the classes named after them (JSONRenderer, KeyValueRenderer …)
+            ev = with_family(ctx, kb, tenant, plan, ev)
         return ev, idf
 
     evidence, idf = await asyncio.to_thread(work)
     return {"evidence": reset(evidence), "idf": idf}
+
+
+def with_family(ctx: AskContext, kb: str, tenant: str, plan: Plan, ev: list[Evidence]) -> list[Evidence]:
+    """``ev`` with the family of classes a list question asks for (``support.family_nouns``, the first noun
+    that names one) marked for the writer and joined to the evidence; ``ev`` unchanged when none does."""
+    for noun in family_nouns(plan, ev):
+        found = family_evidence(ctx.engine, kb, tenant, noun, ev)
+        if found is not None:
+            whole, extra = found
+            members = {id(e) for e in without_bases([*(e for e in ev if e.id in whole), *extra])}
+            ev = [e.model_copy(update={"channels": [*e.channels, MODULE_CHANNEL]})
+                  if id(e) in members and MODULE_CHANNEL not in e.channels else e for e in ev]
+            return [*ev, *(e for e in extra if id(e) in members)]
+    return ev
 
 
 async def generate(state: AskState) -> dict[str, Any]:

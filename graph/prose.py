@@ -33,7 +33,7 @@ from sift.models import CODE_KINDS
 from sift.retrievers.paths import is_stub_path, is_test_path
 from sift.text import lines_phrase
 from sift.text import shown as escaped
-from sift.tokenize import tokenize
+from sift.tokenize import tokenize, word_parts
 
 SHORT_BODY = 4  # body lines: a definition this short shows them all, not the lines nearest the question
 # Body lines shown of a longer definition, the ones nearest the question: two where the question asks where it is,
@@ -144,10 +144,19 @@ def _listing_sentences(items: Sequence[Evidence]) -> list[str]:
     heads = [signature(e) for e in items]
     noun = "classes" if all(h.startswith("class ") for h in heads) else "functions" if all(
         _FUNCTION_HEAD.match(h) for h in heads) else "definitions"
-    out = [f"{items[0].path} defines {len(items)} {noun}:"]
+    files = list(dict.fromkeys(e.path for e in items))
+    ends = {word_parts(last_name(e))[-1] for e in items if word_parts(last_name(e))}
+    if len(files) == 1:
+        out = [f"{items[0].path} defines {len(items)} {noun}:"]
+    elif len(ends) == 1:  # a family of classes named alike ("which renderers": JSONRenderer, KeyValueRenderer …)
+        out = [f"{len(items)} {noun} named …{ends.pop()} are defined in {len(files)} files:"]
+    else:
+        out = [f"{len(items)} {noun} are defined in {len(files)} files:"]
     for e in items:
         doc = summary(e.docstring)
-        out.append("- " + cite(_placed(f"`{last_name(e)}`", f"({lines_phrase(e.start_line, e.end_line)})", _kind(e, signature(e)), doc)
+        where = f"({lines_phrase(e.start_line, e.end_line)})" if len(files) == 1 \
+            else f"{escaped(e.path)} ({lines_phrase(e.start_line, e.end_line)})"
+        out.append("- " + cite(_placed(f"`{last_name(e)}`", where, _kind(e, signature(e)), doc)
                                .replace(" in (lines", " (lines"), e.id))
     return out
 

@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, func, select
 
 from sift.catalog import get_serving_kb
 from sift.db import visible_in
@@ -25,13 +25,14 @@ from sift.errors import SiftError
 from sift.graph.callers import callers as find_callers
 from sift.graph.excerpts import open_fence
 from sift.graph.state import ChannelResult, Evidence, Plan, RankedChunk, RetrieveTask
-from sift.graph.support import MODULE_CHANNEL
+from sift.graph.support import MAX_MODULE_ITEMS, MODULE_CHANNEL, family_member
 from sift.graph.terms import CEILING_KEY
 from sift.index.bm25 import idf_plus_one
 from sift.models import Filters, Hit, SourceType
 from sift.retrievers.base import KbIndex
 from sift.retrievers.docql import DocQLChannel
 from sift.retrievers.fusion import dedup_overlaps, fuse, sort_hits
+from sift.retrievers.paths import is_stub_path, is_test_path
 from sift.retrievers.ranker import question_forms
 from sift.retrievers.search import Searcher, identifiers_in
 from sift.text import split_lines
@@ -301,6 +302,48 @@ def module_evidence(engine: Engine, kb: str, tenant: str, path: str, evidence: S
             docstring=n.docstring, content_hash=row.content_hash,
         ))
     return out
+
+
+FAMILY_MIN = 3  # classes named alike that make a family worth listing; more than MAX_MODULE_ITEMS are no list to show
+
+
+def family_evidence(engine: Engine, kb: str, tenant: str, noun: str,
+                    evidence: Sequence[Evidence]) -> tuple[set[int], list[Evidence]] | None:
+    """The family of public top-level classes named after ``noun`` (``support.family_member``: ``JSONRenderer``,
+    ``KeyValueRenderer`` … for renderer) outside tests and type stubs: the ids of the evidence that holds a member
+    whole, and the other members as evidence numbered after ``evidence``. None unless the family has
+    ``FAMILY_MIN`` to ``MAX_MODULE_ITEMS`` members. One query on the kb's classes by name, then the members' files."""
+    ref = get_serving_kb(engine, kb, tenant)
+    pattern = f"%{noun[:max(4, len(noun) - 2)]}%"  # the stem that ``stems_match`` asks of the name's last word
+    with engine.connect() as conn:
+        nodes = [n for n in conn.execute(
+            select(Node.file_id, Node.path, Node.kind, Node.name, Node.start_line, Node.end_line, Node.signature,
+                   Node.docstring)
+            .join(File, File.id == Node.file_id)
+            .where(Node.kb_id == ref.id, Node.kind == "class", Node.level == 1, visible_in(File, ref.generation),
+                   func.lower(Node.name).like(pattern))
+            .order_by(Node.path, Node.start_line).limit(MAX_MODULE_DEFS)
+        ).all() if family_member(n.name, noun) and not is_test_path(n.path) and not is_stub_path(n.path)]
+        if not FAMILY_MIN <= len(nodes) <= MAX_MODULE_ITEMS:
+            return None
+        have = {e.id: (e.path, e.symbol, e.start_line, e.end_line) for e in evidence}
+        whole = {i for i, (p, s, a, b) in have.items()
+                 if any(p == n.path and s == n.name and a <= n.start_line and n.end_line <= b for n in nodes)}
+        wanted = [n for n in nodes if not any(p == n.path and s == n.name and a <= n.start_line and n.end_line <= b
+                                              for p, s, a, b in have.values())]
+        files = {r.id: r for r in conn.execute(select(File.id, File.content, File.content_hash).where(
+            File.id.in_({n.file_id for n in wanted})))} if wanted else {}
+    out: list[Evidence] = []
+    for n in wanted:
+        lines = split_lines(files[n.file_id].content)
+        end = min(n.end_line, len(lines))
+        out.append(Evidence(
+            id=len(evidence) + len(out) + 1, path=n.path, start_line=n.start_line, end_line=end, kind=n.kind,
+            name=n.name, score=0.0, channels=[MODULE_CHANNEL],
+            text="\n".join(lines[n.start_line - 1 : end])[:MAX_EVIDENCE_CHARS], signature=n.signature,
+            docstring=n.docstring, content_hash=files[n.file_id].content_hash,
+        ))
+    return whole, out
 
 
 def term_idf(searcher: Searcher, kb: str, tenant: str, terms: Sequence[str]) -> dict[str, float]:

@@ -3,7 +3,8 @@
 ``rank_evidence`` is the order fused search gave (``sift.retrievers.ranker``: one notion of the best evidence for
 search and answers). ``select_evidence`` cites the first item that shares enough of the question with its further
 parts; a list question
-enumerates the module named after what it asks for (``parsers.py`` for "which parsers"), or cites several sibling
+enumerates the module named after what it asks for (``parsers.py`` for "which parsers"), or the family of classes
+named after it (``JSONRenderer``, ``KeyValueRenderer`` … for "which renderers"), or cites several sibling
 definitions (or the subclasses of the base class it found).
 """
 
@@ -24,7 +25,7 @@ from sift.graph.terms import (
 )
 from sift.models import CODE_KINDS
 from sift.retrievers.paths import is_stub_path, is_test_path
-from sift.tokenize import tokenize
+from sift.tokenize import tokenize, word_parts
 
 MIN_COVERAGE = 0.3  # below this share of the question's (idf-weighted) terms, evidence does not answer it
 # The floor instead when every search channel ranked the fused first item among its first few: a newcomer's words
@@ -98,6 +99,37 @@ def list_anchor(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, floa
     return None
 
 
+# A list question whose subject is a kind word ("which error classes") asks for the family the word before names.
+KIND_WORDS = frozenset({"class", "type", "kind", "function", "object"})
+
+
+def family_nouns(plan: Plan, evidence: Sequence[Evidence]) -> list[str]:
+    """For a list question that no module answers ("which renderers are there?"), the words that may name the
+    family of classes it asks for, to try in order: the head of its subject (``renderer``), or for a kind word
+    ("which error types") the word before it first. ``[]`` when the question names a class of the evidence (its
+    members are the answer) or has no such subject."""
+    if plan.question_type != "list":
+        return []
+    tokens = [t for t in list_subject(plan.standalone) if len(t) >= 4]
+    if not tokens:
+        return []
+    names = named_identifiers(plan)
+    if any(last_name(e).lower() in names for e in evidence if _plain_code(e)):
+        return []
+    head = tokens[-1]
+    return [tokens[-2], head] if head in KIND_WORDS and len(tokens) >= 2 else [head]
+
+
+def family_member(name: str, noun: str) -> bool:
+    """A public class named after ``noun`` by its last word, with at least one word before it: ``JSONRenderer``
+    and ``KeyValueRenderer`` for renderer, not ``Renderer`` itself (the base of the family) or ``_Renderer``."""
+    parts = word_parts(name)
+    if name.startswith("_") or len(parts) < 2:
+        return False
+    last = parts[-1].lower()  # one noun's forms, not another noun it begins ("format" is no "formatter")
+    return stems_match(last, noun) and abs(len(last) - len(noun)) <= 2
+
+
 def module_listing(plan: Plan, anchor: Evidence, evidence: Sequence[Evidence],
                    idf: Mapping[str, float]) -> list[Evidence]:
     """The public top-level definitions of the anchor's module (retrieved or listed by the fuse node), in file
@@ -127,9 +159,13 @@ def module_listing(plan: Plan, anchor: Evidence, evidence: Sequence[Evidence],
     if len(items) > MAX_MODULE_ITEMS:
         best = {id(e) for _, e in rank_evidence(plan, items, idf)[:MAX_MODULE_ITEMS]}
         items = [e for e in items if id(e) in best]
-    # An abstract base the others derive from is not one of the things listed ("which parsers…").
-    items = [e for e in items if not (_abstract(e) and sum(_derives_from(o, e) for o in items) >= 2)]
-    return sorted(items, key=lambda e: e.start_line)
+    return sorted(without_bases(items), key=lambda e: e.start_line)
+
+
+def without_bases(items: Sequence[Evidence]) -> list[Evidence]:
+    """``items`` less an abstract base that two or more of them derive from: it is not one of the things listed
+    ("which parsers…")."""
+    return [e for e in items if not (_abstract(e) and sum(_derives_from(o, e) for o in items) >= 2)]
 
 
 _ABSTRACT = re.compile(r"class\s+\w+\s*\([^)]*\b(ABC|ABCMeta|Protocol|Generic)\b|\babstract\b|\bbase class\b", re.I)
@@ -165,7 +201,8 @@ def select_evidence(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, 
         anchor = list_anchor(plan, evidence, idf)
         listed = module_listing(plan, anchor, evidence, idf) if anchor is not None else []
     if len(listed) >= 2:
-        return sorted([*listed, *between(listed, evidence, MAX_MODULE_ITEMS - len(listed))], key=lambda e: e.start_line)
+        return sorted([*listed, *between(listed, evidence, MAX_MODULE_ITEMS - len(listed))],
+                      key=lambda e: (e.path, e.start_line))  # file by file, as a family over files reads
     derived = [(sc, e) for sc, e in ranked if e is not primary and _derives_from(e, primary)]
     if derived:  # "which parsers are there": the subclasses of the base class are the answer
         return [e for _, e in derived[:MAX_LIST_ITEMS]]

@@ -1,5 +1,6 @@
 """List questions through the real graph: the module a list question names is enumerated from the code tree,
-not only from what retrieval ranked, and in a long module only the definitions the question is about are cited."""
+not only from what retrieval ranked, and in a long module only the definitions the question is about are cited;
+with no such module, the classes named after what it asks for (a family over several files) are."""
 
 from __future__ import annotations
 
@@ -57,11 +58,24 @@ FIELDS = '"""Field types."""\n\n\nclass Field:\n    """Base class of every field
 
 README = "# Forms\n\nA small form library with validators and field types.\n"
 
+# Renderers spread over files that no module is named after: the family is found by the classes' names.
+RENDER_FILES = {
+    "forms/output/base.py": '"""Output."""\n\n\nclass Renderer:\n    """Base of every renderer."""\n\n'
+                            '    def __call__(self, form):\n        raise NotImplementedError\n',
+    "forms/output/structured.py": '"""Machine-readable output."""\n\nfrom forms.output.base import Renderer\n\n\n'
+                                  'class JSONRenderer(Renderer):\n    """Renders a form as a JSON document."""\n\n\n'
+                                  'class _CachedRenderer(Renderer):\n    """Keeps the last rendering."""\n',
+    "forms/output/plain.py": '"""Human-readable output."""\n\nfrom forms.output.base import Renderer\n\n\n'
+                             'class TextRenderer(Renderer):\n    """Renders a form as aligned plain text."""\n\n\n'
+                             'class HtmlRenderer(Renderer):\n    """Renders a form as an HTML table."""\n',
+    "tests/test_output.py": 'class FakeRenderer:\n    """Records what it was asked to render."""\n',
+}
+
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory, local_embedder):
     files = {"forms/__init__.py": '"""Forms."""\n', "forms/validate.py": VALIDATORS, "forms/fields.py": FIELDS,
-             "README.md": README}
+             "README.md": README, **RENDER_FILES}
     with ingested_repo(tmp_path_factory.mktemp("lists"), files, "forms", local_embedder) as ready:
         yield ready
 
@@ -99,3 +113,19 @@ def test_list_question_in_a_long_module_keeps_only_what_it_asks_about(env) -> No
     names = {c.snippet.splitlines()[0] for c in answer.citations}
     assert {"class IPv4(Field):", "class IPv6(Field):", "class IPInterface(Field):"} <= names
     assert not any(f"class {n}(" in line for n in _PLAIN_FIELDS for line in names), names
+
+
+def test_list_question_without_a_module_lists_the_classes_named_after_it(env) -> None:
+    answer = _ask(env, "Which renderers come with the library?")
+    assert answer.grounded
+    assert "3 classes named …Renderer are defined in 2 files:" in answer.text
+    cited = {(c.path, c.snippet.splitlines()[0]) for c in answer.citations}
+    # File by file, each in its file's order.
+    assert answer.text.index("`TextRenderer`") < answer.text.index("`HtmlRenderer`") < answer.text.index("`JSONRenderer`")
+    assert {("forms/output/structured.py", "class JSONRenderer(Renderer):"),
+            ("forms/output/plain.py", "class TextRenderer(Renderer):"),
+            ("forms/output/plain.py", "class HtmlRenderer(Renderer):")} <= cited
+    # Not the base the others derive from, a private class, or a test's stand-in.
+    for name in ("`Renderer`", "_CachedRenderer", "FakeRenderer"):
+        assert name not in answer.text
+

@@ -1,0 +1,72 @@
+"""A list question that no module answers lists the family of classes named after what it asks for: which words
+name the family, which class names belong to it, and how the answer introduces a family spread over files."""
+
+from __future__ import annotations
+
+import pytest
+
+from sift.graph.planner import plan_question
+from sift.graph.prose import answer_sentences
+from sift.graph.state import Evidence
+from sift.graph.support import MODULE_CHANNEL, family_member, family_nouns
+
+
+def ev(n: int, path: str, name: str, text: str, doc: str | None = None) -> Evidence:
+    return Evidence(id=n, path=path, start_line=10 * n, end_line=10 * n + len(text.splitlines()) - 1, kind="class",
+                    name=name, score=0.0, text=text, docstring=doc, channels=[MODULE_CHANNEL], content_hash=f"h-{path}")
+
+
+@pytest.mark.parametrize(("question", "nouns"), [
+    ("Which renderers come built in?", ["renderer"]),
+    ("What schedulers can I choose from?", ["scheduler"]),
+    ("What error classes does verification raise?", ["error", "class"]),  # a kind word: the word before it first
+    ("Which built-in value types are there?", ["value", "type"]),
+    ("Which types are there?", ["type"]),  # a kind word alone is the family's word
+    ("How do I render a table?", []),  # not a list question
+    ("Which are there?", []),  # no subject
+])
+def test_family_nouns(question: str, nouns: list[str]) -> None:
+    assert family_nouns(plan_question(question, "kb"), []) == nouns
+
+
+def test_no_family_when_the_question_names_a_class_of_the_evidence() -> None:
+    plan = plan_question("Which renderers does `ConsoleRenderer` wrap?", "kb")
+    console = ev(1, "pkg/dev.py", "ConsoleRenderer", "class ConsoleRenderer:\n    pass")
+    assert family_nouns(plan, [console]) == []
+
+
+@pytest.mark.parametrize(("name", "noun", "member"), [
+    ("JSONRenderer", "renderer", True),
+    ("KeyValueRenderer", "renderer", True),
+    ("key_value_renderer", "renderer", True),
+    ("TokenExpiredError", "error", True),
+    ("BlockingScheduler", "scheduler", True),
+    ("Renderer", "renderer", False),  # the family's base, not one of its members
+    ("_CachedRenderer", "renderer", False),  # private
+    ("RendererFactory", "renderer", False),  # named after something else
+    ("DateFormatter", "format", False),  # another noun that begins with the word
+    ("UrlFormat", "format", True),
+])
+def test_family_member(name: str, noun: str, member: bool) -> None:
+    assert family_member(name, noun) is member
+
+
+def test_a_family_over_several_files_is_introduced_by_its_common_name_and_each_item_by_its_file() -> None:
+    items = [ev(1, "pkg/processors.py", "JSONRenderer", "class JSONRenderer:\n    pass",
+                "Render the event as JSON."),
+             ev(2, "pkg/processors.py", "KeyValueRenderer", "class KeyValueRenderer:\n    pass",
+                "Render the event as key=value pairs."),
+             ev(3, "pkg/dev.py", "ConsoleRenderer", "class ConsoleRenderer:\n    pass",
+                "Render the event for a terminal.")]
+    plan = plan_question("Which renderers come built in?", "kb")
+    sentences, cited = answer_sentences(plan, items, items, [])
+    assert sentences[0] == "3 classes named …Renderer are defined in 2 files:"
+    assert sentences[1].startswith("- `JSONRenderer` in pkg/processors.py (lines 10-11)")
+    assert sentences[3].startswith("- `ConsoleRenderer` in pkg/dev.py (lines 30-31)")
+    assert [s[-4:] for s in sentences[1:]] == ["[1].", "[2].", "[3]."]
+    assert cited == items
+    # Items of one module are placed by their lines alone, as before.
+    one = [e.model_copy(update={"path": "pkg/processors.py"}) for e in items]
+    sentences, _ = answer_sentences(plan, one, one, [])
+    assert sentences[0] == "pkg/processors.py defines 3 classes:"
+    assert sentences[1].startswith("- `JSONRenderer` (lines 10-11)")
