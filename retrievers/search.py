@@ -130,7 +130,7 @@ class Searcher:
         self._warm_lock = threading.Lock()
         self._encoder_warm = False
         self._warm_vectors: set[tuple[int, int]] = set()
-        self._entries: dict[tuple[int, int], tuple[str, ...]] = {}
+        self._entries: dict[int, tuple[int, tuple[str, ...]]] = {}  # kb id → (generation, its entry points)
 
     def close(self) -> None:
         """Stop the worker threads; queued work is dropped (nothing waits for it at exit)."""
@@ -268,16 +268,18 @@ class Searcher:
 
     def entry_paths(self, kb_id: int, generation: int) -> tuple[str, ...]:
         """The entry points that the knowledge base's ``package.json`` names (``copies.entry_paths``), read once
-        per generation."""
-        key = (kb_id, generation)
-        found = self._entries.get(key)
-        if found is None:
-            with self.engine.connect() as conn:
-                manifest = conn.execute(select(File.content).where(
-                    File.kb_id == kb_id, File.path == copies.MANIFEST, visible_in(File, generation))).scalar()
-            found = copies.entry_paths(manifest) if manifest else ()
-            with self._text_lock:
-                self._entries[key] = found
+        per generation; only the newest generation read is kept for each knowledge base."""
+        kept = self._entries.get(kb_id)
+        if kept is not None and kept[0] == generation:
+            return kept[1]
+        with self.engine.connect() as conn:
+            manifest = conn.execute(select(File.content).where(
+                File.kb_id == kb_id, File.path == copies.MANIFEST, visible_in(File, generation))).scalar()
+        found = copies.entry_paths(manifest) if manifest else ()
+        with self._text_lock:
+            newest = self._entries.get(kb_id)
+            if newest is None or newest[0] <= generation:  # a search still on an older generation keeps the newer
+                self._entries[kb_id] = (generation, found)
         return found
 
     def query_embedder(self) -> Embedder:

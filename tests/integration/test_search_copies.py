@@ -73,6 +73,20 @@ def test_search_shows_one_copy_where_the_manifest_points(env):
     assert len(hits) == 5 or len(hits) == len({(h.path, h.start_line) for h in hits})
 
 
+def test_the_entry_points_are_read_once_per_generation_and_only_the_newest_is_kept(env):
+    _, engine, searcher = env
+    from sift.catalog import get_serving_kb
+
+    ref = get_serving_kb(engine, "cards", "default")
+    entries = searcher.entry_paths(ref.id, ref.generation)
+    assert entries[0] == "lib/cjs/cards.js"
+    assert searcher.entry_paths(ref.id, ref.generation) is entries  # read once
+    # A later generation (its manifest unchanged) replaces the one kept; an older one is read again, not kept.
+    assert searcher.entry_paths(ref.id, ref.generation + 1) == entries
+    assert searcher.entry_paths(ref.id, ref.generation) == entries
+    assert searcher._entries == {ref.id: (ref.generation + 1, entries)}
+
+
 def test_without_a_manifest_the_best_ranked_copy_is_shown(bare):
     _, _, searcher = bare
     unfolded = searcher.search(QUESTION, Filters(kb="bare"), k=20, channels="bm25").hits
