@@ -254,6 +254,17 @@ def split_fields(docstring: str) -> tuple[str, list[Field]]:
 _BORDER = re.compile(r"^\s*=+(?:[ \t]+=+)+\s*$")  # an reStructuredText simple table's border: "====  ====="
 
 
+def _closed_below(lines: list[str], j: int, border: str) -> bool:
+    """A border like ``border`` closes rows from line ``j`` on before a blank line: the border above ``j`` was a
+    header's."""
+    for line in lines[j:]:
+        if not line.strip():
+            return False
+        if _BORDER.match(line) and _indent(line) == _indent(border):
+            return True
+    return False
+
+
 def _table(lines: list[str], i: int, prose: list[str], fields: list[Field]) -> int:
     """Read the reStructuredText simple table whose border is line ``i``: each row of two or more columns as a
     field (a name, then its description: "``daemon``  Set the daemon option…", how docstrings list extra options),
@@ -265,9 +276,9 @@ def _table(lines: list[str], i: int, prose: list[str], fields: list[Field]) -> i
     while j < len(lines):
         if _BORDER.match(lines[j]) and _indent(lines[j]) == _indent(border):
             j += 1
-            if j >= len(lines) or not lines[j].strip() or len(groups) > 1:
-                break  # the closing border
-            groups.append([])  # the border under a header row
+            if len(groups) > 1 or not _closed_below(lines, j, border):
+                break  # the closing border (text may follow it without a blank line)
+            groups.append([])  # the border under a header row: another closes the rows below it
             continue
         if not lines[j].strip():
             break  # a simple table has no blank rows: it was never closed

@@ -78,6 +78,9 @@ JSDOC = ("Format a wait time.\n\n@param {number} seconds - The wait time.\n@para
     # A header row (above the second border) is left out; a table of other rows stays prose, row by row.
     (RST_HEADED, "Modes.\n\n\nr+: read and write\n\n\nw: write\n\n\nAfter.", []),
     ("Broken.\n\n==== ====\nx    y\n", "Broken.", [Field("param", "x", "y")]),  # never closed: ends with the text
+    # Text right under the closing border (no blank line) is prose after the table, not rows under a header.
+    ("Run it.\n\nOptions:\n\n======  ====\ndaemon  Run as a daemon.\nname    The name.\n======  ====\nMore after.",
+     "Run it.\n\nMore after.", [Field("param", "daemon", "Run as a daemon."), Field("param", "name", "The name.")]),
     # A first paragraph that is only the call's signature (for Sphinx) is no prose; a sentence about a call is.
     ("\n    add(func, name=None, \\\n        run=False)\n\n    Adds the job.\n", "Adds the job.", []),
     ("parse(text) -> Tree\n\nParse it.", "Parse it.", []),
