@@ -156,7 +156,7 @@ async def fuse(state: AskState, runtime: Runtime[AskContext]) -> dict[str, Any]:
                   if id(e) in listed and MODULE_CHANNEL not in e.channels else e for e in ev]
             ev += [e.model_copy(update={"id": len(ev) + i})
                    for i, e in enumerate((e for e in extra if id(e) in listed), 1)]
-        else:  # "which renderers are there": the classes named after them (JSONRenderer, KeyValueRenderer …)
+        else:  # "which exporters are there": the classes named after them (JsonExporter, CsvExporter …)
             ev = with_family(ctx, kb, tenant, plan, ev)
         return ev, idf
 

@@ -148,7 +148,7 @@ def _listing_sentences(items: Sequence[Evidence]) -> list[str]:
     ends = {word_parts(last_name(e))[-1] for e in items if word_parts(last_name(e))}
     if len(files) == 1:
         out = [f"{items[0].path} defines {len(items)} {noun}:"]
-    elif len(ends) == 1:  # a family of classes named alike ("which renderers": JSONRenderer, KeyValueRenderer …)
+    elif len(ends) == 1:  # a family of classes named alike ("which exporters": JsonExporter, CsvExporter …)
         out = [f"{len(items)} {noun} named …{ends.pop()} are defined in {len(files)} files:"]
     else:
         out = [f"{len(items)} {noun} are defined in {len(files)} files:"]

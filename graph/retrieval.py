@@ -309,8 +309,8 @@ FAMILY_MIN = 3  # classes named alike that make a family worth listing; more tha
 
 def family_evidence(engine: Engine, kb: str, tenant: str, noun: str,
                     evidence: Sequence[Evidence]) -> tuple[set[int], list[Evidence]] | None:
-    """The family of public top-level classes named after ``noun`` (``support.family_member``: ``JSONRenderer``,
-    ``KeyValueRenderer`` … for renderer) outside tests and type stubs: the ids of the evidence that holds a member
+    """The family of public top-level classes named after ``noun`` (``support.family_member``: ``JsonExporter``,
+    ``CsvExporter`` … for exporter) outside tests and type stubs: the ids of the evidence that holds a member
     whole, and the other members as evidence numbered after ``evidence``. None unless the family has
     ``FAMILY_MIN`` to ``MAX_MODULE_ITEMS`` members. One query on the kb's classes by name, then the members' files."""
     ref = get_serving_kb(engine, kb, tenant)

@@ -4,7 +4,7 @@
 search and answers). ``select_evidence`` cites the first item that shares enough of the question with its further
 parts; a list question
 enumerates the module named after what it asks for (``parsers.py`` for "which parsers"), or the family of classes
-named after it (``JSONRenderer``, ``KeyValueRenderer`` … for "which renderers"), or cites several sibling
+named after it (``JsonExporter``, ``CsvExporter`` … for "which exporters"), or cites several sibling
 definitions (or the subclasses of the base class it found).
 """
 
@@ -104,8 +104,8 @@ KIND_WORDS = frozenset({"class", "type", "kind", "function", "object"})
 
 
 def family_nouns(plan: Plan, evidence: Sequence[Evidence]) -> list[str]:
-    """For a list question that no module answers ("which renderers are there?"), the words that may name the
-    family of classes it asks for, to try in order: the head of its subject (``renderer``), or for a kind word
+    """For a list question that no module answers ("which exporters are there?"), the words that may name the
+    family of classes it asks for, to try in order: the head of its subject (``exporter``), or for a kind word
     ("which error types") the word before it first. ``[]`` when the question names a class of the evidence (its
     members are the answer) or has no such subject."""
     if plan.question_type != "list":
@@ -121,8 +121,8 @@ def family_nouns(plan: Plan, evidence: Sequence[Evidence]) -> list[str]:
 
 
 def family_member(name: str, noun: str) -> bool:
-    """A public class named after ``noun`` by its last word, with at least one word before it: ``JSONRenderer``
-    and ``KeyValueRenderer`` for renderer, not ``Renderer`` itself (the base of the family) or ``_Renderer``."""
+    """A public class named after ``noun`` by its last word, with at least one word before it: ``JsonExporter``
+    and ``CsvExporter`` for exporter, not ``Exporter`` itself (the base of the family) or ``_Exporter``."""
     parts = word_parts(name)
     if name.startswith("_") or len(parts) < 2:
         return False

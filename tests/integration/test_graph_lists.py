@@ -58,17 +58,17 @@ FIELDS = '"""Field types."""\n\n\nclass Field:\n    """Base class of every field
 
 README = "# Forms\n\nA small form library with validators and field types.\n"
 
-# Renderers spread over files that no module is named after: the family is found by the classes' names.
+# Exporters spread over files that no module is named after: the family is found by the classes' names.
 RENDER_FILES = {
-    "forms/output/base.py": '"""Output."""\n\n\nclass Renderer:\n    """Base of every renderer."""\n\n'
+    "forms/output/base.py": '"""Output."""\n\n\nclass Exporter:\n    """Base of every exporter."""\n\n'
                             '    def __call__(self, form):\n        raise NotImplementedError\n',
-    "forms/output/structured.py": '"""Machine-readable output."""\n\nfrom forms.output.base import Renderer\n\n\n'
-                                  'class JSONRenderer(Renderer):\n    """Renders a form as a JSON document."""\n\n\n'
-                                  'class _CachedRenderer(Renderer):\n    """Keeps the last rendering."""\n',
-    "forms/output/plain.py": '"""Human-readable output."""\n\nfrom forms.output.base import Renderer\n\n\n'
-                             'class TextRenderer(Renderer):\n    """Renders a form as aligned plain text."""\n\n\n'
-                             'class HtmlRenderer(Renderer):\n    """Renders a form as an HTML table."""\n',
-    "tests/test_output.py": 'class FakeRenderer:\n    """Records what it was asked to render."""\n',
+    "forms/output/structured.py": '"""Machine-readable output."""\n\nfrom forms.output.base import Exporter\n\n\n'
+                                  'class JsonExporter(Exporter):\n    """Exports a form as a JSON document."""\n\n\n'
+                                  'class _CachedExporter(Exporter):\n    """Keeps the last export."""\n',
+    "forms/output/plain.py": '"""Human-readable output."""\n\nfrom forms.output.base import Exporter\n\n\n'
+                             'class TextExporter(Exporter):\n    """Exports a form as aligned plain text."""\n\n\n'
+                             'class HtmlExporter(Exporter):\n    """Exports a form as an HTML table."""\n',
+    "tests/test_output.py": 'class FakeExporter:\n    """Records what it was asked to export."""\n',
 }
 
 
@@ -116,16 +116,16 @@ def test_list_question_in_a_long_module_keeps_only_what_it_asks_about(env) -> No
 
 
 def test_list_question_without_a_module_lists_the_classes_named_after_it(env) -> None:
-    answer = _ask(env, "Which renderers come with the library?")
+    answer = _ask(env, "Which exporters come with the library?")
     assert answer.grounded
-    assert "3 classes named …Renderer are defined in 2 files:" in answer.text
+    assert "3 classes named …Exporter are defined in 2 files:" in answer.text
     cited = {(c.path, c.snippet.splitlines()[0]) for c in answer.citations}
     # File by file, each in its file's order.
-    assert answer.text.index("`TextRenderer`") < answer.text.index("`HtmlRenderer`") < answer.text.index("`JSONRenderer`")
-    assert {("forms/output/structured.py", "class JSONRenderer(Renderer):"),
-            ("forms/output/plain.py", "class TextRenderer(Renderer):"),
-            ("forms/output/plain.py", "class HtmlRenderer(Renderer):")} <= cited
+    assert answer.text.index("`TextExporter`") < answer.text.index("`HtmlExporter`") < answer.text.index("`JsonExporter`")
+    assert {("forms/output/structured.py", "class JsonExporter(Exporter):"),
+            ("forms/output/plain.py", "class TextExporter(Exporter):"),
+            ("forms/output/plain.py", "class HtmlExporter(Exporter):")} <= cited
     # Not the base the others derive from, a private class, or a test's stand-in.
-    for name in ("`Renderer`", "_CachedRenderer", "FakeRenderer"):
+    for name in ("`Exporter`", "_CachedExporter", "FakeExporter"):
         assert name not in answer.text
 

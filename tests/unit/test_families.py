@@ -17,12 +17,12 @@ def ev(n: int, path: str, name: str, text: str, doc: str | None = None) -> Evide
 
 
 @pytest.mark.parametrize(("question", "nouns"), [
-    ("Which renderers come built in?", ["renderer"]),
-    ("What schedulers can I choose from?", ["scheduler"]),
+    ("Which exporters come built in?", ["exporter"]),
+    ("What workers can I choose from?", ["worker"]),
     ("What error classes does verification raise?", ["error", "class"]),  # a kind word: the word before it first
     ("Which built-in value types are there?", ["value", "type"]),
     ("Which types are there?", ["type"]),  # a kind word alone is the family's word
-    ("How do I render a table?", []),  # not a list question
+    ("How do I export a report?", []),  # not a list question
     ("Which are there?", []),  # no subject
 ])
 def test_family_nouns(question: str, nouns: list[str]) -> None:
@@ -30,20 +30,20 @@ def test_family_nouns(question: str, nouns: list[str]) -> None:
 
 
 def test_no_family_when_the_question_names_a_class_of_the_evidence() -> None:
-    plan = plan_question("Which renderers does `ConsoleRenderer` wrap?", "kb")
-    console = ev(1, "pkg/dev.py", "ConsoleRenderer", "class ConsoleRenderer:\n    pass")
+    plan = plan_question("Which exporters does `XmlExporter` wrap?", "kb")
+    console = ev(1, "pkg/markup.py", "XmlExporter", "class XmlExporter:\n    pass")
     assert family_nouns(plan, [console]) == []
 
 
 @pytest.mark.parametrize(("name", "noun", "member"), [
-    ("JSONRenderer", "renderer", True),
-    ("KeyValueRenderer", "renderer", True),
-    ("key_value_renderer", "renderer", True),
-    ("TokenExpiredError", "error", True),
-    ("BlockingScheduler", "scheduler", True),
-    ("Renderer", "renderer", False),  # the family's base, not one of its members
-    ("_CachedRenderer", "renderer", False),  # private
-    ("RendererFactory", "renderer", False),  # named after something else
+    ("JsonExporter", "exporter", True),
+    ("CsvExporter", "exporter", True),
+    ("csv_exporter", "exporter", True),
+    ("QuotaExceededError", "error", True),
+    ("ThreadPoolWorker", "worker", True),
+    ("Exporter", "exporter", False),  # the family's base, not one of its members
+    ("_CachedExporter", "exporter", False),  # private
+    ("ExporterFactory", "exporter", False),  # named after something else
     ("DateFormatter", "format", False),  # another noun that begins with the word
     ("UrlFormat", "format", True),
 ])
@@ -52,21 +52,21 @@ def test_family_member(name: str, noun: str, member: bool) -> None:
 
 
 def test_a_family_over_several_files_is_introduced_by_its_common_name_and_each_item_by_its_file() -> None:
-    items = [ev(1, "pkg/processors.py", "JSONRenderer", "class JSONRenderer:\n    pass",
-                "Render the event as JSON."),
-             ev(2, "pkg/processors.py", "KeyValueRenderer", "class KeyValueRenderer:\n    pass",
-                "Render the event as key=value pairs."),
-             ev(3, "pkg/dev.py", "ConsoleRenderer", "class ConsoleRenderer:\n    pass",
-                "Render the event for a terminal.")]
-    plan = plan_question("Which renderers come built in?", "kb")
+    items = [ev(1, "pkg/processors.py", "JsonExporter", "class JsonExporter:\n    pass",
+                "Export the report as JSON."),
+             ev(2, "pkg/processors.py", "CsvExporter", "class CsvExporter:\n    pass",
+                "Export the report as comma-separated rows."),
+             ev(3, "pkg/markup.py", "XmlExporter", "class XmlExporter:\n    pass",
+                "Export the report as an XML document.")]
+    plan = plan_question("Which exporters come built in?", "kb")
     sentences, cited = answer_sentences(plan, items, items, [])
-    assert sentences[0] == "3 classes named …Renderer are defined in 2 files:"
-    assert sentences[1].startswith("- `JSONRenderer` in pkg/processors.py (lines 10-11)")
-    assert sentences[3].startswith("- `ConsoleRenderer` in pkg/dev.py (lines 30-31)")
+    assert sentences[0] == "3 classes named …Exporter are defined in 2 files:"
+    assert sentences[1].startswith("- `JsonExporter` (class) in pkg/processors.py (lines 10-11): Export the report")
+    assert sentences[3].startswith("- `XmlExporter` (class) in pkg/markup.py (lines 30-31)")
     assert [s[-4:] for s in sentences[1:]] == ["[1].", "[2].", "[3]."]
     assert cited == items
     # Items of one module are placed by their lines alone, as before.
     one = [e.model_copy(update={"path": "pkg/processors.py"}) for e in items]
     sentences, _ = answer_sentences(plan, one, one, [])
     assert sentences[0] == "pkg/processors.py defines 3 classes:"
-    assert sentences[1].startswith("- `JSONRenderer` (lines 10-11)")
+    assert sentences[1].startswith("- `JsonExporter` (class) (lines 10-11)")
