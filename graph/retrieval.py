@@ -287,21 +287,26 @@ def module_evidence(engine: Engine, kb: str, tenant: str, path: str, evidence: S
             .where(Node.file_id == row.id, Node.parent_id == top, Node.kind.in_(("class", "function")))
             .order_by(Node.start_line).limit(MAX_MODULE_DEFS)
         ).all()
-    have = {(e.path, e.symbol, e.start_line, e.end_line) for e in evidence}
     lines = split_lines(row.content)
     out: list[Evidence] = []
     for n in nodes:
-        if n.name.startswith("_") or any(p == path and s == n.name and a <= n.start_line and n.end_line <= b
-                                         for p, s, a, b in have):
-            continue  # retrieved whole already (a chunk of only its header does not count: the listing cites it all)
-        end = min(n.end_line, len(lines))
-        out.append(Evidence(
-            id=len(evidence) + len(out) + 1, path=path, start_line=n.start_line, end_line=end, kind=n.kind,
-            name=n.name, score=0.0, channels=[MODULE_CHANNEL],
-            text="\n".join(lines[n.start_line - 1 : end])[:MAX_EVIDENCE_CHARS], signature=n.signature,
-            docstring=n.docstring, content_hash=row.content_hash,
-        ))
+        # Retrieved whole already: not again (a chunk of only its header does not count: the listing cites it all).
+        if not n.name.startswith("_") and not any(_holds(e, path, n) for e in evidence):
+            out.append(_listed(len(evidence) + len(out) + 1, path, n, lines, row.content_hash))
     return out
+
+
+def _holds(e: Evidence, path: str, node: Any) -> bool:
+    """The evidence item is the definition ``node`` of ``path`` whole (its name, covering all its lines)."""
+    return e.path == path and e.symbol == node.name and e.start_line <= node.start_line and node.end_line <= e.end_line
+
+
+def _listed(n: int, path: str, node: Any, lines: Sequence[str], content_hash: str) -> Evidence:
+    """The definition ``node`` (a row of ``nodes``) as evidence item ``n`` that the fuse node listed."""
+    end = min(node.end_line, len(lines))
+    return Evidence(id=n, path=path, start_line=node.start_line, end_line=end, kind=node.kind, name=node.name,
+                    score=0.0, channels=[MODULE_CHANNEL], signature=node.signature, docstring=node.docstring,
+                    text="\n".join(lines[node.start_line - 1 : end])[:MAX_EVIDENCE_CHARS], content_hash=content_hash)
 
 
 FAMILY_MIN = 3  # classes named alike that make a family worth listing; more than MAX_MODULE_ITEMS are no list to show
@@ -326,23 +331,12 @@ def family_evidence(engine: Engine, kb: str, tenant: str, noun: str,
         ).all() if family_member(n.name, noun) and not is_test_path(n.path) and not is_stub_path(n.path)]
         if not FAMILY_MIN <= len(nodes) <= MAX_MODULE_ITEMS:
             return None
-        have = {e.id: (e.path, e.symbol, e.start_line, e.end_line) for e in evidence}
-        whole = {i for i, (p, s, a, b) in have.items()
-                 if any(p == n.path and s == n.name and a <= n.start_line and n.end_line <= b for n in nodes)}
-        wanted = [n for n in nodes if not any(p == n.path and s == n.name and a <= n.start_line and n.end_line <= b
-                                              for p, s, a, b in have.values())]
+        whole = {e.id for e in evidence if any(_holds(e, n.path, n) for n in nodes)}
+        wanted = [n for n in nodes if not any(_holds(e, n.path, n) for e in evidence)]
         files = {r.id: r for r in conn.execute(select(File.id, File.content, File.content_hash).where(
             File.id.in_({n.file_id for n in wanted})))} if wanted else {}
-    out: list[Evidence] = []
-    for n in wanted:
-        lines = split_lines(files[n.file_id].content)
-        end = min(n.end_line, len(lines))
-        out.append(Evidence(
-            id=len(evidence) + len(out) + 1, path=n.path, start_line=n.start_line, end_line=end, kind=n.kind,
-            name=n.name, score=0.0, channels=[MODULE_CHANNEL],
-            text="\n".join(lines[n.start_line - 1 : end])[:MAX_EVIDENCE_CHARS], signature=n.signature,
-            docstring=n.docstring, content_hash=files[n.file_id].content_hash,
-        ))
+    out = [_listed(len(evidence) + i, n.path, n, split_lines(files[n.file_id].content), files[n.file_id].content_hash)
+           for i, n in enumerate(wanted, 1)]
     return whole, out
 
 
