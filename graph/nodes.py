@@ -150,12 +150,7 @@ async def fuse(state: AskState, runtime: Runtime[AskContext]) -> dict[str, Any]:
         anchor = list_anchor(plan, ev, idf)
         if anchor is not None:  # "which validators are there": the anchor's module lists them
             extra = module_evidence(ctx.engine, kb, tenant, anchor.path, ev)
-            listed = {id(e) for e in module_listing(plan, anchor, [*ev, *extra], idf)}
-            # The listed items are marked for the writer; only those join the evidence (and the checkpoint).
-            ev = [e.model_copy(update={"channels": [*e.channels, MODULE_CHANNEL]})
-                  if id(e) in listed and MODULE_CHANNEL not in e.channels else e for e in ev]
-            ev += [e.model_copy(update={"id": len(ev) + i})
-                   for i, e in enumerate((e for e in extra if id(e) in listed), 1)]
+            ev = with_listed(ev, extra, {id(e) for e in module_listing(plan, anchor, [*ev, *extra], idf)})
         else:  # "which exporters are there": the classes named after them (JsonExporter, CsvExporter …)
             ev = with_family(ctx, kb, tenant, plan, ev)
         return ev, idf
@@ -171,11 +166,17 @@ def with_family(ctx: AskContext, kb: str, tenant: str, plan: Plan, ev: list[Evid
         found = family_evidence(ctx.engine, kb, tenant, noun, ev)
         if found is not None:
             whole, extra = found
-            members = {id(e) for e in without_bases([*(e for e in ev if e.id in whole), *extra])}
-            ev = [e.model_copy(update={"channels": [*e.channels, MODULE_CHANNEL]})
-                  if id(e) in members and MODULE_CHANNEL not in e.channels else e for e in ev]
-            return [*ev, *(e for e in extra if id(e) in members)]
+            return with_listed(ev, extra, {id(e) for e in without_bases([*(e for e in ev if e.id in whole), *extra])})
     return ev
+
+
+def with_listed(ev: list[Evidence], extra: list[Evidence], listed: set[int]) -> list[Evidence]:
+    """``ev`` with its ``listed`` items (by object id) marked for the writer, and the listed ``extra`` items joined
+    after it, numbered on from ``ev``'s last; the others never join the evidence (or the checkpoint)."""
+    ev = [e.model_copy(update={"channels": [*e.channels, MODULE_CHANNEL]})
+          if id(e) in listed and MODULE_CHANNEL not in e.channels else e for e in ev]
+    return [*ev, *(e.model_copy(update={"id": len(ev) + i})
+                   for i, e in enumerate((e for e in extra if id(e) in listed), 1))]
 
 
 async def generate(state: AskState) -> dict[str, Any]:

@@ -69,6 +69,15 @@ RENDER_FILES = {
                              'class TextExporter(Exporter):\n    """Exports a form as aligned plain text."""\n\n\n'
                              'class HtmlExporter(Exporter):\n    """Exports a form as an HTML table."""\n',
     "tests/test_output.py": 'class FakeExporter:\n    """Records what it was asked to export."""\n',
+    # A family whose abstract base is named like its members: the base is left out of the list.
+    "forms/input/base.py": '"""Input."""\n\nfrom abc import ABC\n\n\nclass BaseImporter(ABC):\n'
+                           '    """Abstract base class of every importer."""\n',
+    "forms/input/csv_in.py": 'from forms.input.base import BaseImporter\n\n\nclass CsvImporter(BaseImporter):\n'
+                             '    """Reads a form from comma-separated rows."""\n',
+    "forms/input/json_in.py": 'from forms.input.base import BaseImporter\n\n\nclass JsonImporter(BaseImporter):\n'
+                              '    """Reads a form from a JSON document."""\n',
+    "forms/input/xml_in.py": 'from forms.input.base import BaseImporter\n\n\nclass XmlImporter(BaseImporter):\n'
+                             '    """Reads a form from an XML document."""\n',
 }
 
 
@@ -129,3 +138,13 @@ def test_list_question_without_a_module_lists_the_classes_named_after_it(env) ->
     for name in ("`Exporter`", "_CachedExporter", "FakeExporter"):
         assert name not in answer.text
 
+
+def test_a_family_without_its_abstract_base_is_numbered_without_gaps(env) -> None:
+    answer = _ask(env, "Which importers come with the library?")
+    assert answer.grounded
+    assert "3 classes named …Importer are defined in 3 files:" in answer.text
+    for name in ("`CsvImporter`", "`JsonImporter`", "`XmlImporter`"):
+        assert name in answer.text
+    assert "- `BaseImporter`" not in answer.text  # not one of the listed items
+    # The base was read with the family and left out: the evidence is still numbered 1..n.
+    assert [e.id for e in answer.evidence] == list(range(1, len(answer.evidence) + 1))

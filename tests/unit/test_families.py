@@ -70,3 +70,19 @@ def test_a_family_over_several_files_is_introduced_by_its_common_name_and_each_i
     sentences, _ = answer_sentences(plan, one, one, [])
     assert sentences[0] == "pkg/processors.py defines 3 classes:"
     assert sentences[1].startswith("- `JsonExporter` (class) (lines 10-11)")
+
+
+def test_listed_items_join_the_evidence_marked_and_numbered_on_without_gaps() -> None:
+    from sift.graph.nodes import with_listed
+
+    retrieved = [ev(1, "pkg/a.py", "JsonExporter", "class JsonExporter:\n    pass"),
+                 ev(2, "README.md", "Usage", "Export a report.")]
+    retrieved = [e.model_copy(update={"channels": ["bm25"]}) for e in retrieved]
+    base = ev(3, "pkg/base.py", "BaseExporter", "class BaseExporter(ABC):\n    pass")
+    extra = [base, ev(4, "pkg/b.py", "CsvExporter", "class CsvExporter(BaseExporter):\n    pass"),
+             ev(5, "pkg/c.py", "XmlExporter", "class XmlExporter(BaseExporter):\n    pass")]
+    joined = with_listed(retrieved, extra, {id(retrieved[0]), id(extra[1]), id(extra[2])})
+    assert [(e.id, e.name) for e in joined] == [(1, "JsonExporter"), (2, "Usage"), (3, "CsvExporter"),
+                                                (4, "XmlExporter")]  # the base left out, no number skipped
+    assert [MODULE_CHANNEL in e.channels for e in joined] == [True, False, True, True]
+    assert retrieved[0].channels == ["bm25"]  # the given items are not changed in place
