@@ -8,6 +8,10 @@ counts only when it is resolved to this method, made on ``self``/``this``/``cls`
 class by name (``Registry.add``), or, when no other definition in the knowledge base has the method's name and the
 name is not a method of Python's built-in types, made on any object. A call of a name the calling function binds
 itself (``Ref.bound_locally``: ``for rule in rules: rule(x)``) calls no definition.
+
+A calling definition is named once (``distinct_sites``): a function that calls the definition twice is one caller,
+and so is one caller in each copy of a source that a package ships several times (``lib/cjs/tmpl.js`` beside
+``lib/esm/tmpl.js``, ``render.js`` beside ``render.mjs``), so that the few sites an answer names are different callers.
 """
 
 from __future__ import annotations
@@ -60,6 +64,24 @@ def calls_it(callee: str, callee_qualified: str | None, caller: str | None, qual
     return unique and name not in BUILTIN_METHODS
 
 
+def _stem(path: str) -> str:
+    """A file's name up to its first dot: ``lib/esm/tmpl.js`` → ``tmpl``, ``render.min.js`` → ``render``."""
+    return path.rpartition("/")[2].split(".", 1)[0]
+
+
+def distinct_sites(sites: list[dict[str, Any]], own_path: str = "") -> list[dict[str, Any]]:
+    """Call sites, one per calling definition, in their order: sites in the same calling definition in one file, or in
+    files of the same name (a bundle's copies of one module), are one site, shown in ``own_path`` (the called
+    definition's file) when one of them is there, else the first. A module-level site (no caller) is always its own."""
+    keep: dict[tuple[str, str] | int, dict[str, Any]] = {}
+    for i, site in enumerate(sites):
+        key: tuple[str, str] | int = (site["caller"], _stem(site["path"])) if site.get("caller") else i
+        if key not in keep or (site["path"] == own_path and keep[key]["path"] != own_path):
+            keep[key] = site
+    chosen = {id(site) for site in keep.values()}
+    return [site for site in sites if id(site) in chosen]
+
+
 def callers(engine: Engine, kb_id: int, generation: int, node: Any) -> list[dict[str, Any]]:
     """Up to ``MAX_CALLERS`` call sites of ``node`` (a function, method or class row with ``name``,
     ``qualified_name`` and ``kind``), in path and line order."""
@@ -81,4 +103,5 @@ def callers(engine: Engine, kb_id: int, generation: int, node: Any) -> list[dict
             unique = same <= 1
     found = [r for r in rows if calls_it(r.callee, r.callee_qualified, r.caller_name, node.qualified_name or "",
                                          node.kind, unique)]
-    return [{"path": r.path, "line": r.line, "caller": r.caller_name} for r in found[:MAX_CALLERS]]
+    sites = [{"path": r.path, "line": r.line, "caller": r.caller_name} for r in found]
+    return distinct_sites(sites, (node.qualified_name or "").partition("::")[0])[:MAX_CALLERS]
