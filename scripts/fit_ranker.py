@@ -294,6 +294,23 @@ def newcomer_by_project(groups: dict[str, list[Group]], newcomer: dict[str, list
     return out
 
 
+def read_cached_pool() -> tuple[list[dict], dict[str, list[Any]], dict[str, list[Group]], list[Group],
+                                dict[str, str]]:
+    """For scripts that compare models on the pool this script caches: the train questions, the newcomer questions
+    by split, the newcomer groups by project, the mined groups with a positive, and each mined question's kind of
+    pair. Exits when the cache is missing."""
+    from bench.train.make_pairs import load_packages
+
+    newcomer = newcomer_questions()
+    train = _train_questions(load_packages(), None)
+    cache = OUT / f"pool-{_pool_key(train, newcomer)}.npz"
+    if not cache.exists():
+        raise SystemExit(f"{cache} is missing: run python scripts/fit_ranker.py first (it pools and caches)")
+    pooled = load_pool(cache)
+    mined = [g for g in pooled["train"] if g.y.any()]
+    return train, newcomer, newcomer_by_project(pooled, newcomer), mined, {q["id"]: q["source"] for q in train}
+
+
 def _diff(doc: dict[str, Any]) -> str:
     """How a fit differs from the committed weights file: the largest weight difference and the other keys that
     differ (a refit on another CPU can differ in the last digits: its BLAS kernels sum in another order)."""

@@ -47,7 +47,6 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import fit_ranker as fr  # noqa: E402  (scripts/fit_ranker.py: the questions and the pooled candidates)
 
 from bench.train import ranker_fit as rf  # noqa: E402
-from bench.train.pool_cache import load_pool  # noqa: E402
 from bench.train.ranker_fit import Group  # noqa: E402
 from sift.retrievers.ranker import FEATURES, HAND_WEIGHTS, RankerWeights  # noqa: E402
 from sift.retrievers.search import identifiers_in  # noqa: E402
@@ -164,8 +163,6 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--only", nargs="*", default=None, help="extra sets to measure, e.g. cos_doc,cos_code file_rrf")
     args = ap.parse_args()
-    from bench.train.make_pairs import load_packages
-
     t0 = time.perf_counter()
     chosen = json.loads(fr.WEIGHTS.read_text(encoding="utf-8"))
     alpha, lam = float(chosen["alpha"]), float(chosen["lambda"])
@@ -173,15 +170,7 @@ def main() -> None:
     unknown = sorted({n for s in sets for n in s} - set(EXTRAS))
     if unknown:
         raise SystemExit(f"unknown extra features {unknown}; known: {', '.join(EXTRAS)}")
-    newcomer = fr.newcomer_questions()
-    train = fr._train_questions(load_packages(), None)
-    cache = fr.OUT / f"pool-{fr._pool_key(train, newcomer)}.npz"
-    if not cache.exists():
-        raise SystemExit(f"{cache} is missing: run python scripts/fit_ranker.py first (it pools and caches)")
-    pooled = load_pool(cache)
-    by_project = fr.newcomer_by_project(pooled, newcomer)
-    mined = [g for g in pooled["train"] if g.y.any()]
-    source = {q["id"]: q["source"] for q in train}
+    train, newcomer, by_project, mined, source = fr.read_cached_pool()
     query = {q["id"]: q["query"] for q in train} | {q.id: q.query for qs in newcomer.values() for q in qs}
     base = held_out(mined, by_project, source, alpha, lam, (), query)
     print(f"base (alpha {alpha:g}, lambda {lam:g}): held out span MRR {_macro(base, 'spanMRR')}, span@1 "

@@ -40,7 +40,6 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import fit_ranker as fr  # noqa: E402  (scripts/fit_ranker.py: the questions and the pooled candidates)
 
 from bench.train import ranker_fit as rf  # noqa: E402
-from bench.train.pool_cache import load_pool  # noqa: E402
 from bench.train.ranker_fit import Group  # noqa: E402
 from sift.retrievers.ranker import HAND_WEIGHTS, RankerWeights  # noqa: E402
 
@@ -79,20 +78,10 @@ def fit_trees(groups: Sequence[Group], gw: np.ndarray, leaves: int, rounds: int)
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.parse_args()
-    from bench.train.make_pairs import load_packages
-
     t0 = time.perf_counter()
     chosen = json.loads(fr.WEIGHTS.read_text(encoding="utf-8"))
     alpha, lam = float(chosen["alpha"]), float(chosen["lambda"])
-    newcomer = fr.newcomer_questions()
-    train = fr._train_questions(load_packages(), None)
-    cache = fr.OUT / f"pool-{fr._pool_key(train, newcomer)}.npz"
-    if not cache.exists():
-        raise SystemExit(f"{cache} is missing: run python scripts/fit_ranker.py first (it pools and caches)")
-    pooled = load_pool(cache)
-    by_project = fr.newcomer_by_project(pooled, newcomer)
-    mined = [g for g in pooled["train"] if g.y.any()]
-    source = {q["id"]: q["source"] for q in train}
+    _, _, by_project, mined, source = fr.read_cached_pool()
     print(f"{len(mined)} mined questions, {sum(map(len, by_project.values()))} newcomer questions over "
           f"{len(by_project)} projects; alpha {alpha:g} (the linear fit's)", flush=True)
     linear = rf.leave_one_project_out(mined, by_project, source, alpha, lam)
