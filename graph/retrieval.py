@@ -321,14 +321,17 @@ def family_evidence(engine: Engine, kb: str, tenant: str, noun: str,
     ref = get_serving_kb(engine, kb, tenant)
     pattern = f"%{noun[:max(4, len(noun) - 2)]}%"  # the stem that ``stems_match`` asks of the name's last word
     with engine.connect() as conn:
-        nodes = [n for n in conn.execute(
+        rows = conn.execute(
             select(Node.file_id, Node.path, Node.kind, Node.name, Node.start_line, Node.end_line, Node.signature,
                    Node.docstring)
             .join(File, File.id == Node.file_id)
             .where(Node.kb_id == ref.id, Node.kind == "class", Node.level == 1, visible_in(File, ref.generation),
                    func.lower(Node.name).like(pattern))
             .order_by(Node.path, Node.start_line).limit(MAX_MODULE_DEFS)
-        ).all() if family_member(n.name, noun) and not is_test_path(n.path) and not is_stub_path(n.path)]
+        ).all()
+        if len(rows) >= MAX_MODULE_DEFS:
+            return None  # cut off: members may be missing, and a partial family is no list of them
+        nodes = [n for n in rows if family_member(n.name, noun) and not is_test_path(n.path) and not is_stub_path(n.path)]
         if not FAMILY_MIN <= len(nodes) <= MAX_MODULE_ITEMS:
             return None
         whole = {e.id for e in evidence if any(_holds(e, n.path, n) for n in nodes)}

@@ -8,6 +8,7 @@ import asyncio
 
 import pytest
 
+from sift.graph import retrieval
 from sift.graph.service import AskService, open_checkpointer
 from tests.conftest import ingested_repo
 
@@ -148,3 +149,12 @@ def test_a_family_without_its_abstract_base_is_numbered_without_gaps(env) -> Non
     assert "- `BaseImporter`" not in answer.text  # not one of the listed items
     # The base was read with the family and left out: the evidence is still numbered 1..n.
     assert [e.id for e in answer.evidence] == list(range(1, len(answer.evidence) + 1))
+
+
+def test_a_family_query_cut_off_by_its_limit_lists_nothing(env, monkeypatch) -> None:
+    _, engine, _ = env
+    found = retrieval.family_evidence(engine, "forms", "default", "exporter", [])
+    assert found is not None and len(found[1]) == 3  # JsonExporter, TextExporter, HtmlExporter
+    # Six classes' names hold the stem; with room for four, the members read may not be all of them.
+    monkeypatch.setattr(retrieval, "MAX_MODULE_DEFS", 4)
+    assert retrieval.family_evidence(engine, "forms", "default", "exporter", []) is None
