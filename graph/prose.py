@@ -145,7 +145,7 @@ def _listing_sentences(items: Sequence[Evidence]) -> list[str]:
     noun = "classes" if all(h.startswith("class ") for h in heads) else "functions" if all(
         _FUNCTION_HEAD.match(h) for h in heads) else "definitions"
     files = list(dict.fromkeys(e.path for e in items))
-    ends = {word_parts(last_name(e))[-1] for e in items if word_parts(last_name(e))}
+    ends = {parts[-1] for e in items if (parts := word_parts(last_name(e)))}
     if len(files) == 1:
         out = [f"{items[0].path} defines {len(items)} {noun}:"]
     elif len(ends) == 1:  # a family of classes named alike ("which exporters": JsonExporter, CsvExporter …)
