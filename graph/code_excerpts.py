@@ -194,18 +194,40 @@ def _assembled(lines: Sequence[str], start: int, end: int, wanted: Sequence[int]
     return out
 
 
-def code_block(e: Evidence, shown: Sequence[tuple[int, str]], header: bool = True) -> str:
-    """A fenced block of the definition's header (as written, across lines) and the body lines ``shown`` (file
-    line numbers), with ``...`` where lines are left out; "" when there is nothing safe to show.
-
-    A definition whose chunk opens with its doc comment (JSDoc ``/** … */``, ``///``) is shown from the
-    definition itself: the answer states the docstring in words, and the citation still covers the comment."""
+def _frame(e: Evidence, header: bool = True) -> tuple[list[str], int, int]:
+    """The definition's lines, and where its shown header starts and ends (-1: no header): past a doc comment
+    its chunk opens with (JSDoc ``/** … */``, ``///``) and its decorators."""
     lines = split_lines(e.text)
     lang = fence_language(e.path)
     first = definition_start(lines, lang) if header and e.docstring and (e.part is None or e.part <= 1) else 0
     end = _header_end(lines, lang) if header and (e.part is None or e.part <= 1) else -1
     start = next((i for i in range(first, len(lines)) if lines[i].strip() and not lines[i].strip().startswith("@")),
                  0)
+    return lines, start, end
+
+
+def whole_body(e: Evidence, body: Sequence[tuple[int, str]]) -> list[tuple[int, str]] | None:
+    """Every line of a definition's body (file line numbers) from its first quotable line (``body_lines``) to its
+    last, closing brackets and comments too, when its block with the header fits ``MAX_CODE_LINES``; else None.
+    A definition this short is its own best excerpt."""
+    if not body:
+        return None
+    lines, start, end = _frame(e)
+    span = [off for off in range(body[0][0], body[-1][0] + 1) if lines[off].strip()]
+    if any(not fenceable(lines[off].strip()) or len(lines[off].strip()) > 160 for off in span):
+        return None
+    if len(_assembled(lines, start, end, span)) > MAX_CODE_LINES:
+        return None
+    return [(e.start_line + off, lines[off].strip()) for off in span]
+
+
+def code_block(e: Evidence, shown: Sequence[tuple[int, str]], header: bool = True) -> str:
+    """A fenced block of the definition's header (as written, across lines) and the body lines ``shown`` (file
+    line numbers), with ``...`` where lines are left out; "" when there is nothing safe to show.
+
+    A definition whose chunk opens with its doc comment (JSDoc ``/** … */``, ``///``) is shown from the
+    definition itself: the answer states the docstring in words, and the citation still covers the comment."""
+    lines, start, end = _frame(e, header)
     wanted = [ln - e.start_line for ln, _ in shown]
     guards: list[list[int]] = []
     for off in list(wanted):  # a line that opens a block ("if verbose:") is shown with the first line it guards
@@ -227,4 +249,4 @@ def code_block(e: Evidence, shown: Sequence[tuple[int, str]], header: bool = Tru
             wanted, out = wanted + lines_of, more
     if not out or any(CODE in ln or citation_like(ln) for ln in out):
         return ""
-    return fenced_block(out, lang)
+    return fenced_block(out, fence_language(e.path))

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 
 from sift.graph.checker import cited_ids
-from sift.graph.code_excerpts import body_lines, code_block, key_lines, signature
+from sift.graph.code_excerpts import body_lines, code_block, key_lines, signature, whole_body
 from sift.graph.docstrings import predicate
 from sift.graph.excerpts import (
     API_NAME,
@@ -35,7 +35,6 @@ from sift.text import lines_phrase
 from sift.text import shown as escaped
 from sift.tokenize import tokenize, word_parts
 
-SHORT_BODY = 4  # body lines: a definition this short shows them all, not the lines nearest the question
 # Body lines shown of a longer definition, the ones nearest the question: two where the question asks where it is,
 # six where it asks how it works (six against four: 2 more answers hit on the fitting sets, none fewer; eight: 1).
 LOCATE_LINES, EXPLAIN_LINES = 2, 6
@@ -94,9 +93,8 @@ def _code_sentences(e: Evidence, plan: Plan, tokens: Sequence[str], idf: Mapping
         # "Module-level code in…" opens a sentence; a name keeps its case ("parseArgs", "app's `listen`").
         out = [cite(first[:1].upper() + first[1:] if e.module_code else first, n)]
     body = body_lines(e, fenced=True) if kind != "class" and not e.module_code else []
-    if 0 < len(body) <= SHORT_BODY:  # a short definition is its own best excerpt: shown whole
-        shown = [(e.start_line + off, text) for off, text in body]
-    else:
+    shown = whole_body(e, body)
+    if shown is None:
         shown = key_lines(e, tokens, limit=LOCATE_LINES if plan.question_type == "locate" else EXPLAIN_LINES,
                           own=tokenize(e.symbol.rsplit(".", 1)[-1]), idf=idf, fenced=True)
     block = code_block(e, shown) if shown or (kind != "class" and "(" in sig) else ""  # a bare class line shows nothing

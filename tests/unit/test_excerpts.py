@@ -11,9 +11,11 @@ from sift.graph.code_excerpts import (
     definition_start,
     key_lines,
     signature,
+    whole_body,
 )
 from sift.graph.excerpts import (
     CODE,
+    MAX_CODE_LINES,
     doc_lines,
     doc_sentences,
     fenceable,
@@ -189,6 +191,27 @@ def test_code_block_of_documented_js_starts_at_the_definition() -> None:
 ])
 def test_statement_lines(lines: list[str], off: int, expected: list[int]) -> None:
     assert statement(lines, off) == expected
+
+
+_JS_BODY = ("function pick(a, b) {\n  if (a) {\n    // the first wins\n    return a;\n  }\n\n  return b;\n}")
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # every line from the first quotable one to the last: the closing bracket and the comment too, blank lines not
+    (_JS_BODY, ["if (a) {", "// the first wins", "return a;", "}", "return b;"]),
+    # a docstring is no body line: the body starts after it
+    ('def f(x):\n    """Pick one."""\n    y = x + 1\n    return y', ["y = x + 1", "return y"]),
+    ("def f(x):\n    # to do", None),  # no quotable line: nothing to show whole
+    ("def f(x):\n" + "".join(f"    y{i} = x\n" for i in range(MAX_CODE_LINES)), None),  # does not fit one block
+])
+def test_whole_body(text: str, expected: list[str] | None) -> None:
+    e = ev(text) if not text.startswith("function") else Evidence(
+        id=1, path="web/pick.js", start_line=10, end_line=17, kind="function", name="pick", score=1.0, text=text)
+    got = whole_body(e, body_lines(e, fenced=True))
+    assert (None if got is None else [line for _, line in got]) == expected
+    if got is not None:  # file line numbers, and the block shows them with no gap
+        assert got[0][0] == 10 + text.splitlines().index(next(ln for ln in text.splitlines() if ln.strip() == got[0][1]))
+        assert "..." not in code_block(e, got).splitlines()[2:]
 
 
 def test_code_block_shows_a_chosen_line_with_its_whole_statement() -> None:

@@ -98,7 +98,8 @@ FIELDS = ev(2, "pkg/retry.py", "retry_delay", start=10,
 
 
 def test_a_longer_definition_shows_only_the_lines_nearest_the_question() -> None:
-    body = "".join(f"    step{i} = attempt * {i}\n" for i in range(5)) + "    return min(cap, step4)"
+    # Twenty body lines do not fit one block (``MAX_CODE_LINES``): the definition is not shown whole.
+    body = "".join(f"    step{i} = attempt * {i}\n" for i in range(20)) + "    return min(cap, step4)"
     longer = FIELDS.model_copy(update={"text": FIELDS.text.replace("    return min(cap, 2 ** attempt)", body)})
     text = compose(answer_sentences(Plan(standalone="q"), [longer], [longer], ["delay"])[0])
     assert "step" not in text  # only the name is shared: no body line shows anything more
