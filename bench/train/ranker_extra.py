@@ -18,7 +18,10 @@ What the features ask:
 - per-kind gaps: a candidate's cosine or BM25 score below the best of its own kind in the pool, since prose and
   code sit at different cosine levels;
 - file aggregates: how much of the pool its file holds, and whether it is its file's best candidate;
-- the question's form: a documentation section for a question that names no identifier.
+- the question's form: a documentation section for a question that names no identifier;
+- agreement within the pool (these read the candidates' texts from the pool's database): a section that names a
+  definition among the first candidates, a definition that such a section names, one that calls or is called by
+  another of the first candidates.
 
 Deterministic: fixed question and project order, L-BFGS from zero.
 """
@@ -32,6 +35,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import json  # noqa: E402
+import re  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from collections import Counter, defaultdict  # noqa: E402
@@ -52,9 +56,41 @@ from sift.retrievers.ranker import FEATURES, HAND_WEIGHTS, RankerWeights  # noqa
 from sift.retrievers.search import identifiers_in  # noqa: E402
 
 Spans = Sequence[tuple[str, int, int, str]]
-Extra = Callable[[np.ndarray, Spans, str], np.ndarray]  # (FEATURES rows, spans, the question)
+Extra = Callable[["Pool"], np.ndarray]  # one column for a question's candidates
 COL = {name: i for i, name in enumerate(FEATURES)}
 HAND = RankerWeights(HAND_WEIGHTS).vector()
+TOP = 10  # "the first candidates" of the agreement features: by RRF over every channel
+
+
+class Texts:
+    """The pooled candidates' chunks (name, symbol, text) by knowledge base and span, read once from the database
+    ``scripts/fit_ranker.py`` pooled from (its current generation)."""
+
+    def __init__(self, kb_of: Mapping[str, str]) -> None:
+        self.kb_of = kb_of
+        self._chunks: dict[tuple[str, str, int, int], tuple[str, str, str]] | None = None
+
+    def of(self, qid: str, spans: Spans) -> list[tuple[str, str, str]]:
+        if self._chunks is None:
+            import sqlite3
+
+            with sqlite3.connect(fr.OUT / "data" / "sift.db") as db:
+                rows = db.execute("SELECT k.name, c.path, c.start_line, c.end_line, c.name, c.symbol, c.text FROM chunks c"
+                                  " JOIN files f ON f.id = c.file_id JOIN knowledge_bases k ON k.id = c.kb_id"
+                                  " WHERE f.gen_to IS NULL").fetchall()
+            self._chunks = {(kb, p, s, e): (name, symbol, text) for kb, p, s, e, name, symbol, text in rows}
+        kb = self.kb_of[qid]
+        return [self._chunks.get((kb, p, s, e), ("", "", "")) for p, s, e, _ in spans]
+
+
+class Pool:
+    """One question's pooled candidates, as the extra features read them."""
+
+    def __init__(self, g: Group, query: str, texts: Texts) -> None:
+        self.x, self.spans, self.query, self.qid, self._texts = g.x, g.spans, query, g.qid, texts
+
+    def texts(self) -> list[tuple[str, str, str]]:
+        return self._texts.of(self.qid, self.spans)
 
 
 def _col(x: np.ndarray, name: str) -> np.ndarray:
@@ -84,40 +120,91 @@ def per_file(values: np.ndarray, spans: Spans, combine: Callable[[float, float],
     return np.array([acc[path] for path, _, _, _ in spans])
 
 
-def _file_count(x: np.ndarray, spans: Spans, query: str) -> np.ndarray:
-    count = Counter(path for path, _, _, _ in spans)
-    return np.log1p(np.array([count[path] for path, _, _, _ in spans], dtype=np.float64))
+def _file_count(p: Pool) -> np.ndarray:
+    count = Counter(path for path, _, _, _ in p.spans)
+    return np.log1p(np.array([count[path] for path, _, _, _ in p.spans], dtype=np.float64))
+
+
+def _short_name(name: str, symbol: str) -> str:
+    """A definition's own name when it is distinctive enough to look for in text (four characters or more)."""
+    last = (symbol or name).replace("#", ".").rsplit(".", 1)[-1]
+    return last if len(last) >= 4 and re.fullmatch(r"\w+", last) else ""
+
+
+def agreement(p: Pool) -> dict[str, np.ndarray]:
+    """The pool-agreement columns of one question: how many of the first ``TOP`` candidates' definitions a
+    section names (log1p), whether a first section names a definition, whether a definition calls (log1p of how
+    many) or is called by another first definition."""
+    texts, kinds = p.texts(), [k for _, _, _, k in p.spans]
+    names = [_short_name(name, symbol) for name, symbol, _ in texts]
+    top = np.argsort(-_col(p.x, "log_rrf"), kind="stable")[:TOP].tolist()
+    top_code = {names[i] for i in top if kinds[i] != "doc" and names[i]}
+    top_doc_words = {w for i in top if kinds[i] == "doc" for w in re.findall(r"\w+", texts[i][2])}
+    n = len(p.spans)
+    out = {k: np.zeros(n) for k in ("doc_names_top_code", "code_named_by_top_doc", "calls_top_code",
+                                     "called_by_top_code")}
+    for i, (_, _, text) in enumerate(texts):
+        if kinds[i] == "doc":
+            out["doc_names_top_code"][i] = np.log1p(len(top_code & set(re.findall(r"\w+", text))))
+            continue
+        calls = {m for m in top_code if m != names[i] and re.search(rf"\b{re.escape(m)}\s*\(", text)}
+        out["calls_top_code"][i] = np.log1p(len(calls))
+        if names[i]:
+            out["code_named_by_top_doc"][i] = float(names[i] in top_doc_words)
+            call = re.compile(rf"\b{re.escape(names[i])}\s*\(")
+            out["called_by_top_code"][i] = float(any(call.search(texts[j][2]) for j in top
+                                                     if j != i and kinds[j] != "doc"))
+    return out
+
+
+_AGREEMENT: dict[str, dict[str, np.ndarray]] = {}  # per question: its columns are computed together
+
+
+def _agreeing(name: str) -> Extra:
+    def column(p: Pool) -> np.ndarray:
+        qid = p.qid
+        if qid not in _AGREEMENT:
+            _AGREEMENT[qid] = agreement(p)
+        return _AGREEMENT[qid][name]
+
+    return column
 
 
 EXTRAS: Mapping[str, Extra] = {
-    "cos_doc": lambda x, s, q: _col(x, "vector_cos") * _col(x, "doc"),
-    "cos_code": lambda x, s, q: _col(x, "vector_cos") * _col(x, "code"),
-    "bm25_doc": lambda x, s, q: _col(x, "bm25_rel") * _col(x, "doc"),
-    "bm25_code": lambda x, s, q: _col(x, "bm25_rel") * _col(x, "code"),
-    "lines_doc": lambda x, s, q: _col(x, "log_lines") * _col(x, "doc"),
-    "rr_vector_doc": lambda x, s, q: _col(x, "rr_vector") * _col(x, "doc"),
-    "cos_squared": lambda x, s, q: _col(x, "vector_cos") ** 2,
-    "bm25_squared": lambda x, s, q: _col(x, "bm25_rel") ** 2,
-    "cos_bm25": lambda x, s, q: _col(x, "vector_cos") * _col(x, "bm25_rel"),
-    "name_cover_code": lambda x, s, q: _col(x, "name_cover") * _col(x, "code"),
-    "cos_gap_in_kind": lambda x, s, q: gap_within_kind(_col(x, "vector_cos"), s),
-    "bm25_gap_in_kind": lambda x, s, q: gap_within_kind(_col(x, "bm25_rel"), s),
+    "cos_doc": lambda p: _col(p.x, "vector_cos") * _col(p.x, "doc"),
+    "cos_code": lambda p: _col(p.x, "vector_cos") * _col(p.x, "code"),
+    "bm25_doc": lambda p: _col(p.x, "bm25_rel") * _col(p.x, "doc"),
+    "bm25_code": lambda p: _col(p.x, "bm25_rel") * _col(p.x, "code"),
+    "lines_doc": lambda p: _col(p.x, "log_lines") * _col(p.x, "doc"),
+    "rr_vector_doc": lambda p: _col(p.x, "rr_vector") * _col(p.x, "doc"),
+    "cos_squared": lambda p: _col(p.x, "vector_cos") ** 2,
+    "bm25_squared": lambda p: _col(p.x, "bm25_rel") ** 2,
+    "cos_bm25": lambda p: _col(p.x, "vector_cos") * _col(p.x, "bm25_rel"),
+    "name_cover_code": lambda p: _col(p.x, "name_cover") * _col(p.x, "code"),
+    "cos_gap_in_kind": lambda p: gap_within_kind(_col(p.x, "vector_cos"), p.spans),
+    "bm25_gap_in_kind": lambda p: gap_within_kind(_col(p.x, "bm25_rel"), p.spans),
     "file_candidates": _file_count,
-    "file_rrf": lambda x, s, q: np.log(per_file(np.exp(_col(x, "log_rrf")), s, lambda a, b: a + b, 0.0)),
-    "best_in_file": lambda x, s, q: (_col(x, "log_rrf") >= per_file(_col(x, "log_rrf"), s, max, -np.inf)).astype(float),
-    "file_best_cos": lambda x, s, q: per_file(_col(x, "vector_cos"), s, max, 0.0),
-    "doc_no_identifier": lambda x, s, q: _col(x, "doc") * (not identifiers_in(q)),
+    "file_rrf": lambda p: np.log(per_file(np.exp(_col(p.x, "log_rrf")), p.spans, lambda a, b: a + b, 0.0)),
+    "best_in_file": lambda p: (_col(p.x, "log_rrf") >= per_file(_col(p.x, "log_rrf"), p.spans, max, -np.inf))
+    .astype(float),
+    "file_best_cos": lambda p: per_file(_col(p.x, "vector_cos"), p.spans, max, 0.0),
+    "doc_no_identifier": lambda p: _col(p.x, "doc") * (not identifiers_in(p.query)),
+    **{name: _agreeing(name)
+       for name in ("doc_names_top_code", "code_named_by_top_doc", "calls_top_code", "called_by_top_code")},
 }
 EXTRA_SETS: tuple[tuple[str, ...], ...] = (
     ("cos_doc", "cos_code"), ("bm25_doc", "bm25_code"), ("lines_doc",), ("rr_vector_doc",),
     ("cos_squared", "bm25_squared"), ("cos_bm25",), ("name_cover_code",), ("cos_gap_in_kind",), ("bm25_gap_in_kind",),
     ("file_candidates",), ("file_rrf",), ("best_in_file",), ("file_best_cos",), ("doc_no_identifier",),
+    ("doc_names_top_code",), ("code_named_by_top_doc",), ("calls_top_code", "called_by_top_code"),
+    ("doc_names_top_code", "code_named_by_top_doc", "calls_top_code", "called_by_top_code"),
 )
 
 
-def widened(g: Group, names: Sequence[str], query: str) -> Group:
+def widened(g: Group, names: Sequence[str], query: str, texts: Texts) -> Group:
     """The group (of the question ``query``) with the ``names`` columns after its ``FEATURES`` ones."""
-    cols = [EXTRAS[n](g.x, g.spans, query)[:, None] for n in names]
+    pool = Pool(g, query, texts)
+    cols = [EXTRAS[n](pool)[:, None] for n in names]
     return Group(g.qid, np.hstack([g.x, *cols]) if cols else g.x, g.y, g.spans, g.gold)
 
 
@@ -142,10 +229,11 @@ def linear_maker(lam: float) -> Callable[[Sequence[Group], np.ndarray], Callable
 
 
 def held_out(mined: Sequence[Group], by_project: Mapping[str, Sequence[Group]], source: Mapping[str, str],
-             alpha: float, lam: float, names: Sequence[str], query: Mapping[str, str]) -> dict[str, dict[str, float]]:
+             alpha: float, lam: float, names: Sequence[str], query: Mapping[str, str],
+             texts: Texts) -> dict[str, dict[str, float]]:
     """Each newcomer project's span MRR and span@1 under a fit without it, with the ``names`` columns."""
-    wide_mined = [widened(g, names, query[g.qid]) for g in mined]
-    wide = {p: [widened(g, names, query[g.qid]) for g in gs] for p, gs in by_project.items()}
+    wide_mined = [widened(g, names, query[g.qid], texts) for g in mined]
+    wide = {p: [widened(g, names, query[g.qid], texts) for g in gs] for p, gs in by_project.items()}
     make = linear_maker(lam)
     out = {}
     for held in sorted(wide):
@@ -172,11 +260,12 @@ def main() -> None:
         raise SystemExit(f"unknown extra features {unknown}; known: {', '.join(EXTRAS)}")
     train, newcomer, by_project, mined, source = fr.read_cached_pool()
     query = {q["id"]: q["query"] for q in train} | {q.id: q.query for qs in newcomer.values() for q in qs}
-    base = held_out(mined, by_project, source, alpha, lam, (), query)
+    texts = Texts({q["id"]: q["kb"] for q in train} | {q.id: q.kb for qs in newcomer.values() for q in qs})
+    base = held_out(mined, by_project, source, alpha, lam, (), query, texts)
     print(f"base (alpha {alpha:g}, lambda {lam:g}): held out span MRR {_macro(base, 'spanMRR')}, span@1 "
           f"{_macro(base, 'span@1')} over {len(base)} projects ({time.perf_counter() - t0:.0f}s)", flush=True)
     for names in sets:
-        per = held_out(mined, by_project, source, alpha, lam, names, query)
+        per = held_out(mined, by_project, source, alpha, lam, names, query, texts)
         better = sum(per[p]["spanMRR"] > base[p]["spanMRR"] for p in per)
         worse = sum(per[p]["spanMRR"] < base[p]["spanMRR"] for p in per)
         print(f"+ {', '.join(names)}: span MRR {_macro(per, 'spanMRR')}, span@1 {_macro(per, 'span@1')} "
