@@ -64,10 +64,12 @@ def _open_docstring(evidence: Evidence, lines: Sequence[str]) -> str | None:
     return _EITHER if first and not first.startswith(_QUOTES) and first in said else None
 
 
-def body_lines(evidence: Evidence, after_header: bool = True, fenced: bool = False) -> list[tuple[int, str]]:
+def body_lines(evidence: Evidence, after_header: bool = True, fenced: bool = False,
+               safe: bool = True) -> list[tuple[int, str]]:
     """A definition's quotable body lines as (offset, stripped text): not its header (with ``after_header``),
     docstring, comments, decorators, or lines without a word (blank, ``}``, ``});``). With ``fenced`` the lines are
-    for a fenced block, where a backtick (a template literal) or a sentence end inside a line is safe."""
+    for a fenced block, where a backtick (a template literal) or a sentence end inside a line is safe. Without
+    ``safe``, also the lines that cannot be quoted (too long, or read as a citation marker)."""
     out = []
     lines = split_lines(evidence.text)
     in_doc: str | None = _open_docstring(evidence, lines)
@@ -86,7 +88,8 @@ def body_lines(evidence: Evidence, after_header: bool = True, fenced: bool = Fal
         if offset <= header or not stripped or stripped.startswith(("#", "def ", "class ", "async def ", "@")) \
                 or stripped.startswith(("/*", "//", "* ")) or stripped in ("*", "*/"):  # JS comments too
             continue
-        if len(stripped) <= 160 and (fenceable(stripped) if fenced else quotable(stripped)) and _WORDY.search(stripped):
+        if (not safe or len(stripped) <= 160 and (fenceable(stripped) if fenced else quotable(stripped))) \
+                and _WORDY.search(stripped):
             out.append((offset, stripped))
     return out
 
@@ -207,10 +210,10 @@ def _frame(e: Evidence, header: bool = True) -> tuple[list[str], int, int]:
 
 
 def whole_body(e: Evidence, body: Sequence[tuple[int, str]]) -> list[tuple[int, str]] | None:
-    """Every line of a definition's body (file line numbers) from its first quotable line (``body_lines``) to its
-    last, closing brackets and comments too, when its block with the header fits ``MAX_CODE_LINES``; else None.
-    A definition this short is its own best excerpt."""
-    if not body:
+    """Every line of a definition's body (file line numbers) from its first line of code to its last, closing
+    brackets and comments too, when each can be fenced and the block with the header fits ``MAX_CODE_LINES``;
+    else None. ``body`` is its ``body_lines``. A definition this short is its own best excerpt."""
+    if not body or len(body_lines(e, fenced=True, safe=False)) != len(body):
         return None
     lines, start, end = _frame(e)
     span = [off for off in range(body[0][0], body[-1][0] + 1) if lines[off].strip()]

@@ -202,6 +202,8 @@ _JS_BODY = ("function pick(a, b) {\n  if (a) {\n    // the first wins\n    retur
     # a docstring is no body line: the body starts after it
     ('def f(x):\n    """Pick one."""\n    y = x + 1\n    return y', ["y = x + 1", "return y"]),
     ("def f(x):\n    # to do", None),  # no quotable line: nothing to show whole
+    # a line the checker would read as a citation ("x[0]") cannot be fenced: the nearest lines are shown instead
+    ("def f(x):\n    y = x[0]\n    return y", None),
     ("def f(x):\n" + "".join(f"    y{i} = x\n" for i in range(MAX_CODE_LINES)), None),  # does not fit one block
 ])
 def test_whole_body(text: str, expected: list[str] | None) -> None:
