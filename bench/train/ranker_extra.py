@@ -21,7 +21,12 @@ What the features ask:
 - the question's form: a documentation section for a question that names no identifier;
 - agreement within the pool (these read the candidates' texts from the pool's database): a section that names a
   definition among the first candidates, a definition that such a section names, one that calls or is called by
-  another of the first candidates.
+  another of the first candidates;
+- a crowded directory (read from the same database): how many files share the candidate's directory, since a
+  package's many locale or data files of one shape can crowd out the code that uses them.
+
+``--drop`` measures the opposite: the base fit with one of ``FEATURES`` at zero for every candidate, feature by
+feature, i.e. what each committed feature adds held out.
 
 Deterministic: fixed question and project order, L-BFGS from zero.
 """
@@ -69,6 +74,19 @@ class Texts:
     def __init__(self, kb_of: Mapping[str, str]) -> None:
         self.kb_of = kb_of
         self._chunks: dict[tuple[str, str, int, int], tuple[str, str, str]] | None = None
+        self._dirs: Counter[tuple[str, str]] | None = None
+
+    def directory_files(self, qid: str, spans: Spans) -> np.ndarray:
+        """How many files the knowledge base holds in each candidate's directory."""
+        if self._dirs is None:
+            import sqlite3
+
+            with sqlite3.connect(fr.OUT / "data" / "sift.db") as db:
+                rows = db.execute("SELECT k.name, f.path FROM files f JOIN knowledge_bases k ON k.id = f.kb_id"
+                                  " WHERE f.gen_to IS NULL").fetchall()
+            self._dirs = Counter((kb, path.rpartition("/")[0]) for kb, path in rows)
+        kb = self.kb_of[qid]
+        return np.array([self._dirs[(kb, p.rpartition("/")[0])] for p, _, _, _ in spans], dtype=np.float64)
 
     def of(self, qid: str, spans: Spans) -> list[tuple[str, str, str]]:
         if self._chunks is None:
@@ -91,6 +109,9 @@ class Pool:
 
     def texts(self) -> list[tuple[str, str, str]]:
         return self._texts.of(self.qid, self.spans)
+
+    def directory_files(self) -> np.ndarray:
+        return self._texts.directory_files(self.qid, self.spans)
 
 
 def _col(x: np.ndarray, name: str) -> np.ndarray:
@@ -189,6 +210,8 @@ EXTRAS: Mapping[str, Extra] = {
     .astype(float),
     "file_best_cos": lambda p: per_file(_col(p.x, "vector_cos"), p.spans, max, 0.0),
     "doc_no_identifier": lambda p: _col(p.x, "doc") * (not identifiers_in(p.query)),
+    "directory_files": lambda p: np.log1p(p.directory_files()),
+    "directory_files_code": lambda p: np.log1p(p.directory_files()) * _col(p.x, "code"),
     **{name: _agreeing(name)
        for name in ("doc_names_top_code", "code_named_by_top_doc", "calls_top_code", "called_by_top_code")},
 }
@@ -198,6 +221,7 @@ EXTRA_SETS: tuple[tuple[str, ...], ...] = (
     ("file_candidates",), ("file_rrf",), ("best_in_file",), ("file_best_cos",), ("doc_no_identifier",),
     ("doc_names_top_code",), ("code_named_by_top_doc",), ("calls_top_code", "called_by_top_code"),
     ("doc_names_top_code", "code_named_by_top_doc", "calls_top_code", "called_by_top_code"),
+    ("directory_files",), ("directory_files_code",),
 )
 
 
@@ -250,12 +274,14 @@ def _macro(per: Mapping[str, Mapping[str, float]], key: str) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--only", nargs="*", default=None, help="extra sets to measure, e.g. cos_doc,cos_code file_rrf")
+    ap.add_argument("--drop", nargs="*", default=None, metavar="FEATURE",
+                    help="instead, the base fit without each of these features (none named: every one)")
     args = ap.parse_args()
     t0 = time.perf_counter()
     chosen = json.loads(fr.WEIGHTS.read_text(encoding="utf-8"))
     alpha, lam = float(chosen["alpha"]), float(chosen["lambda"])
     sets = EXTRA_SETS if args.only is None else tuple(tuple(s.split(",")) for s in args.only)
-    unknown = sorted({n for s in sets for n in s} - set(EXTRAS))
+    unknown = sorted({n for s in sets for n in s} - set(EXTRAS)) + sorted(set(args.drop or ()) - set(FEATURES))
     if unknown:
         raise SystemExit(f"unknown extra features {unknown}; known: {', '.join(EXTRAS)}")
     train, newcomer, by_project, mined, source = fr.read_cached_pool()
@@ -264,12 +290,34 @@ def main() -> None:
     base = held_out(mined, by_project, source, alpha, lam, (), query, texts)
     print(f"base (alpha {alpha:g}, lambda {lam:g}): held out span MRR {_macro(base, 'spanMRR')}, span@1 "
           f"{_macro(base, 'span@1')} over {len(base)} projects ({time.perf_counter() - t0:.0f}s)", flush=True)
+    if args.drop is not None:
+        for name in args.drop or FEATURES:
+            j = FEATURES.index(name)
+            per = held_out(without(mined, j), {p: without(gs, j) for p, gs in by_project.items()}, source, alpha, lam,
+                           (), query, texts)
+            _report(f"- {name}", per, base, t0)
+        return
     for names in sets:
         per = held_out(mined, by_project, source, alpha, lam, names, query, texts)
-        better = sum(per[p]["spanMRR"] > base[p]["spanMRR"] for p in per)
-        worse = sum(per[p]["spanMRR"] < base[p]["spanMRR"] for p in per)
-        print(f"+ {', '.join(names)}: span MRR {_macro(per, 'spanMRR')}, span@1 {_macro(per, 'span@1')} "
-              f"(better on {better}, worse on {worse} of {len(per)}; {time.perf_counter() - t0:.0f}s)", flush=True)
+        _report(f"+ {', '.join(names)}", per, base, t0)
+
+
+def without(groups: Sequence[Group], j: int) -> list[Group]:
+    """The groups with feature column ``j`` at zero."""
+    out = []
+    for g in groups:
+        x = g.x.copy()
+        x[:, j] = 0.0
+        out.append(Group(g.qid, x, g.y, g.spans, g.gold))
+    return out
+
+
+def _report(label: str, per: Mapping[str, Mapping[str, float]], base: Mapping[str, Mapping[str, float]],
+            t0: float) -> None:
+    better = sum(per[p]["spanMRR"] > base[p]["spanMRR"] for p in per)
+    worse = sum(per[p]["spanMRR"] < base[p]["spanMRR"] for p in per)
+    print(f"{label}: span MRR {_macro(per, 'spanMRR')}, span@1 {_macro(per, 'span@1')} "
+          f"(better on {better}, worse on {worse} of {len(per)}; {time.perf_counter() - t0:.0f}s)", flush=True)
 
 
 if __name__ == "__main__":
