@@ -281,9 +281,12 @@ def main() -> None:
     chosen = json.loads(fr.WEIGHTS.read_text(encoding="utf-8"))
     alpha, lam = float(chosen["alpha"]), float(chosen["lambda"])
     sets = EXTRA_SETS if args.only is None else tuple(tuple(s.split(",")) for s in args.only)
-    unknown = sorted({n for s in sets for n in s} - set(EXTRAS)) + sorted(set(args.drop or ()) - set(FEATURES))
+    unknown = sorted({n for s in sets for n in s} - set(EXTRAS))
     if unknown:
         raise SystemExit(f"unknown extra features {unknown}; known: {', '.join(EXTRAS)}")
+    unknown = sorted(set(args.drop or ()) - set(FEATURES))
+    if unknown:
+        raise SystemExit(f"unknown ranker features {unknown}; known: {', '.join(FEATURES)}")
     train, newcomer, by_project, mined, source = fr.read_cached_pool()
     query = {q["id"]: q["query"] for q in train} | {q.id: q.query for qs in newcomer.values() for q in qs}
     texts = Texts({q["id"]: q["kb"] for q in train} | {q.id: q.kb for qs in newcomer.values() for q in qs})
