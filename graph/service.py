@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
@@ -54,7 +55,36 @@ async def open_checkpointer(settings: Settings) -> AsyncIterator[AsyncSqliteSave
 
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     async with aiosqlite.connect(str(settings.data_dir / "checkpoints.db")) as conn:
-        yield AsyncSqliteSaver(conn, serde=make_serde())
+        sqlite_saver = AsyncSqliteSaver(conn, serde=make_serde())
+        await _sqlite_setup(sqlite_saver)
+        yield sqlite_saver
+
+
+_SQLITE_SETUP = threading.Lock()  # batch questions run on threads of their own, each opening the checkpointer
+SETUP_WAIT = 10.0  # seconds another process may hold the checkpoint database while it creates the tables
+
+
+async def _sqlite_setup(saver: AsyncSqliteSaver) -> None:
+    """Create the checkpoint tables before the saver is used, one connection at a time. The saver creates them
+    lazily on a first write, where two connections opened at once (a batch run's concurrent questions, or the CLI
+    beside the server on a fresh data directory) both switch the file to WAL and create the tables: one gets
+    "database is locked", and a thread deleted after a failed run finds no table. Another process's setup is
+    waited for, up to ``SETUP_WAIT``."""
+    import sqlite3
+
+    deadline = time.monotonic() + SETUP_WAIT
+    while True:
+        # Polled, never awaited while held by a blocking acquire: the holder may be a coroutine on this same loop.
+        if _SQLITE_SETUP.acquire(blocking=False):
+            try:
+                await saver.setup()
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+            finally:
+                _SQLITE_SETUP.release()
+        await asyncio.sleep(0.02)
 
 
 @asynccontextmanager
