@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 import uuid
@@ -282,10 +283,15 @@ def ask_sync(settings: Settings, question: str, kb: str, tenant: str = "default"
         async with open_checkpointer(settings) as saver:
             key = thread_id or uuid.uuid4().hex
             try:
-                return await answered(AskService(settings, engine, searcher, saver, chat_model), key)
-            finally:
-                if forget:
-                    await saver.adelete_thread(key)
+                answer = await answered(AskService(settings, engine, searcher, saver, chat_model), key)
+            except BaseException:
+                if forget:  # the run's own error is the one to report, not a failed clean-up after it
+                    with contextlib.suppress(Exception):
+                        await saver.adelete_thread(key)
+                raise
+            if forget:
+                await saver.adelete_thread(key)
+            return answer
 
     async def answered(service: AskService, key: str) -> Answer:
         if on_event is None:
