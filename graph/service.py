@@ -75,7 +75,8 @@ async def _sqlite_setup(saver: AsyncSqliteSaver) -> None:
 
     deadline = time.monotonic() + SETUP_WAIT
     while True:
-        # Polled, never awaited while held by a blocking acquire: the holder may be a coroutine on this same loop.
+        # Polled, not acquired with a blocking wait: the holder may be a coroutine on this same event loop, which
+        # a blocking wait would never let finish.
         if _SQLITE_SETUP.acquire(blocking=False):
             try:
                 await saver.setup()
