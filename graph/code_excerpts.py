@@ -209,19 +209,20 @@ def _frame(e: Evidence, header: bool = True) -> tuple[list[str], int, int]:
     return lines, start, end
 
 
-def whole_body(e: Evidence, body: Sequence[tuple[int, str]]) -> list[tuple[int, str]] | None:
+def whole_body(e: Evidence) -> list[tuple[int, str]] | None:
     """Every line of a definition's body (file line numbers) from its first line of code to its last, closing
     brackets and comments too, when each can be fenced and the block with the header fits ``MAX_CODE_LINES``;
-    else None. ``body`` is its ``body_lines``. A definition this short is its own best excerpt."""
-    if not body or len(body_lines(e, fenced=True, safe=False)) != len(body):
+    else None. A definition this short is its own best excerpt."""
+    code = body_lines(e, fenced=True, safe=False)
+    if not code:
         return None
     lines, start, end = _frame(e)
-    span = [off for off in range(body[0][0], body[-1][0] + 1) if lines[off].strip()]
-    if any(not fenceable(lines[off].strip()) or len(lines[off].strip()) > 160 for off in span):
+    offsets = [off for off in range(code[0][0], code[-1][0] + 1) if lines[off].strip()]
+    if any(not fenceable(lines[off].strip()) or len(lines[off].strip()) > 160 for off in offsets):
         return None
-    if len(_assembled(lines, start, end, span)) > MAX_CODE_LINES:
+    if len(_assembled(lines, start, end, offsets)) > MAX_CODE_LINES:
         return None
-    return [(e.start_line + off, lines[off].strip()) for off in span]
+    return [(e.start_line + off, lines[off].strip()) for off in offsets]
 
 
 def code_block(e: Evidence, shown: Sequence[tuple[int, str]], header: bool = True) -> str:

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 
 from sift.graph.checker import cited_ids
-from sift.graph.code_excerpts import body_lines, code_block, key_lines, signature, whole_body
+from sift.graph.code_excerpts import code_block, key_lines, signature, whole_body
 from sift.graph.docstrings import predicate
 from sift.graph.excerpts import (
     API_NAME,
@@ -92,8 +92,7 @@ def _code_sentences(e: Evidence, plan: Plan, tokens: Sequence[str], idf: Mapping
         first = _placed(name, where, "" if e.module_code else kind, doc)
         # "Module-level code in…" opens a sentence; a name keeps its case ("parseArgs", "app's `listen`").
         out = [cite(first[:1].upper() + first[1:] if e.module_code else first, n)]
-    body = body_lines(e, fenced=True) if kind != "class" and not e.module_code else []
-    shown = whole_body(e, body)
+    shown = whole_body(e) if kind != "class" and not e.module_code else None
     if shown is None:
         shown = key_lines(e, tokens, limit=LOCATE_LINES if plan.question_type == "locate" else EXPLAIN_LINES,
                           own=tokenize(e.symbol.rsplit(".", 1)[-1]), idf=idf, fenced=True)

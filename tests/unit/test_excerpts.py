@@ -209,7 +209,7 @@ _JS_BODY = ("function pick(a, b) {\n  if (a) {\n    // the first wins\n    retur
 def test_whole_body(text: str, expected: list[str] | None) -> None:
     e = ev(text) if not text.startswith("function") else Evidence(
         id=1, path="web/pick.js", start_line=10, end_line=17, kind="function", name="pick", score=1.0, text=text)
-    got = whole_body(e, body_lines(e, fenced=True))
+    got = whole_body(e)
     assert (None if got is None else [line for _, line in got]) == expected
     if got is not None:  # file line numbers, and the block shows them with no gap
         assert got[0][0] == 10 + text.splitlines().index(next(ln for ln in text.splitlines() if ln.strip() == got[0][1]))
