@@ -7,14 +7,42 @@ candidate modules reuse them, so each heuristic has this one owner.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Mapping, Sequence
+from functools import cache
+from pathlib import Path
 
 from sift.graph.state import Evidence, Plan
 from sift.tokenize import prefix_variants, tokenize
 
 CEILING_KEY = "\x00absent"  # term_idf stores the idf of a term no chunk contains under this key
+
+# Words generic in software text, with how they spread over the train packages (normalised entropy over the
+# packages, residual idf over their chunks): data written by scripts/generic_words.py, which says how.
+GENERIC_FILE = Path(__file__).with_name("generic_words.json")
+# The (least entropy, most residual idf) at which a word counts as generic: the candidates, and the one
+# scripts/fit_abstention.py chose on the dev, dev2 and spent sets (None: no word is generic).
+GENERIC_CUTS: tuple[tuple[float, float], ...] = ((0.7, 0.5), (0.6, 0.75), (0.5, 1.0))
+GENERIC_CUT: tuple[float, float] | None = (0.5, 1.0)
+
+
+@cache
+def _generic_measures() -> dict[str, tuple[float, float]]:
+    data = json.loads(GENERIC_FILE.read_text(encoding="utf-8"))
+    return {w: (float(m[0]), float(m[1])) for w, m in data["words"].items()}
+
+
+def is_generic(term: str, cut: tuple[float, float] | None = None) -> bool:
+    """Whether a (stemmed) term is common phrasing in software text rather than a topic ("decide", "whether",
+    "combine" against "yaml", "coroutine"): spread over many packages (normalised entropy at least ``cut[0]``) and
+    thinly over their chunks (residual idf at most ``cut[1]``); ``cut`` defaults to ``GENERIC_CUT``."""
+    cut = cut or GENERIC_CUT
+    if cut is None:
+        return False
+    m = _generic_measures().get(term)
+    return m is not None and m[0] >= cut[0] and m[1] <= cut[1]
 
 
 # Words that frame a question ("what happens inside X", "how exactly…") rather than name what it is about.
@@ -24,7 +52,9 @@ FRAMING = frozenset(tokenize("happen happens happened inside exactly actually re
 def query_tokens(plan: Plan, idf: Mapping[str, float] | None = None) -> list[str]:
     """The stemmed, stopword-free terms of the (standalone) question plus its identifiers, unique, without
     framing words. With ``idf``, a compound word no chunk contains ("GitHub") is left to its parts (git, hub),
-    which is how a corpus that writes "Git Hub" can match it."""
+    which is how a corpus that writes "Git Hub" can match it, and a generic word no chunk contains
+    (``is_generic``: "decide", "whether") is left out: it is the asker's phrasing, which the project happens never
+    to write, and weighing it as the rarest of words would leave no passage covering the question."""
     question = plan.standalone or " ".join(plan.key_terms)
     toks = [t for t in tokenize(question) if t not in FRAMING]
     for ident in plan.identifiers:
@@ -37,7 +67,7 @@ def query_tokens(plan: Plan, idf: Mapping[str, float] | None = None) -> list[str
             parts = tokenize(word)
             if len(parts) > 2 and idf.get(parts[0], 0.0) >= ceiling:  # the whole, then its parts
                 unseen.add(parts[0])
-        toks = [t for t in toks if t not in unseen]
+        toks = [t for t in toks if t not in unseen and not (idf.get(t, 0.0) >= ceiling and is_generic(t))]
     return toks
 
 

@@ -1,19 +1,21 @@
 """Choose ``graph.abstention.ABSENT_TERMS`` (how many rare question words the evidence must lack to be no answer),
-``graph.support.AGREED_COVERAGE`` (the coverage that suffices when every search channel agrees on the first item)
-and ``graph.abstention.MEANING_FLOOR`` (the cosine to the question at which the first evidence item overrides a
-not-found on the question's words alone).
+``graph.support.AGREED_COVERAGE`` (the coverage that suffices when every search channel agrees on the first item),
+``graph.abstention.MEANING_FLOOR`` (the cosine to the question at which the first evidence item overrides a
+not-found on the question's words alone) and ``graph.terms.GENERIC_CUT`` (which question words the corpus lacks
+are generic phrasing, left out of the question's terms, rather than topics).
 
     python scripts/fit_abstention.py           # ask the fitting sets, replay the decision, print the table and choice
     python scripts/fit_abstention.py --check   # also fail unless the committed constants are the choice
 
-For each candidate ``AGREED_COVERAGE`` (``MIN_COVERAGE`` switches it off) it asks every question of the dev, dev2
+For each candidate ``AGREED_COVERAGE`` (``MIN_COVERAGE`` switches it off) and ``GENERIC_CUT`` (None: no word is
+generic) it asks every question of the dev, dev2
 and spent test sets (never the test sets) through the graph, as ``bench/answer.py`` does, and records the measures
 (``abstention.signals``) of each question's last draft and its first evidence item's cosine to the question under
 the local model. Then, for each candidate count and meaning floor, it replays ``abstention.decide`` and
 ``abstention.near_in_meaning`` on those measures and counts the negatives answered "not found" and the answerable
 questions turned away. The choice maximises the balanced accuracy of the two (the share of negatives caught plus
 the share of answerable questions answered, halved); a tie keeps the more cautious choice: the higher coverage
-floor, then the smaller count, then the higher meaning floor. The replay holds the graph's path fixed: a draft
+floor, then the fewer generic words, then the smaller count, then the higher meaning floor. The replay holds the graph's path fixed: a draft
 that abstains may send the graph to another retrieval round, which the replay does not follow, so
 ``bench/answer.py`` is the figure to quote afterwards.
 """
@@ -34,11 +36,12 @@ sys.path.insert(0, str(ROOT / "bench"))
 import answer as bench  # noqa: E402  (bench/answer.py)
 
 import sift.graph.extractive as extractive  # noqa: E402
-from sift.graph import abstention, support  # noqa: E402
+from sift.graph import abstention, support, terms  # noqa: E402
 
 CANDIDATES = (2, 3, 4, 5, 6)
 MEANING_FLOORS = (None, 0.7, 0.65, 0.6, 0.55, 0.5)  # candidate MEANING_FLOOR values; None never overrides
 FLOORS = (support.MIN_COVERAGE, 0.26, 0.22, 0.18)  # candidate AGREED_COVERAGE values, the first switches it off
+CUTS = (None, *terms.GENERIC_CUTS)  # candidate GENERIC_CUT values, from no generic word to the most
 
 
 @cache
@@ -49,15 +52,15 @@ def _embedder() -> Any:
     return make_embedder(bench.Settings(data_dir=bench.DATA))
 
 
-def record(floor: float) -> dict[str, Any]:
-    """Ask the fitting sets with ``AGREED_COVERAGE`` at ``floor`` and the writer's abstention measured: the last
-    draft's signals per question."""
+def record(floor: float, cut: tuple[float, float] | None) -> dict[str, Any]:
+    """Ask the fitting sets with ``AGREED_COVERAGE`` at ``floor``, ``GENERIC_CUT`` at ``cut`` and the writer's
+    abstention measured: the last draft's signals per question."""
     from sift.graph.closeness import closeness
 
     embedder = _embedder()
     seen: dict[str, Any] = {}
-    real, committed = extractive.not_found_reason, support.AGREED_COVERAGE
-    support.AGREED_COVERAGE = floor
+    real, committed, committed_cut = extractive.not_found_reason, support.AGREED_COVERAGE, terms.GENERIC_CUT
+    support.AGREED_COVERAGE, terms.GENERIC_CUT = floor, cut
 
     def measured(plan: Any, evidence: Any, chosen: Any, idf: Any) -> str | None:
         near = closeness(embedder, plan.standalone, abstention.PASSAGE_CHARS)
@@ -70,12 +73,13 @@ def record(floor: float) -> dict[str, Any]:
         rows = asyncio.run(bench.collect(bench.FIT_SETS))
     finally:
         extractive.not_found_reason = real  # type: ignore[assignment]
-        support.AGREED_COVERAGE = committed
+        support.AGREED_COVERAGE, terms.GENERIC_CUT = committed, committed_cut
     questions = {q.id: q.query for path in bench.FIT_SETS for q in bench.load_questions(path, strict=True)[0]}
     return {"rows": rows, "signals": {r["id"]: seen.get(questions[r["id"]]) for r in rows}}
 
 
-def table(rows: list[dict[str, Any]], found: dict[str, Any], floor: float) -> list[dict[str, Any]]:
+def table(rows: list[dict[str, Any]], found: dict[str, Any], floor: float,
+          cut: tuple[float, float] | None) -> list[dict[str, Any]]:
     """For each candidate count and meaning floor: negatives caught, answerable turned away, and their balanced
     accuracy."""
     negatives = [r for r in rows if r["negative"]]
@@ -93,7 +97,7 @@ def table(rows: list[dict[str, Any]], found: dict[str, Any], floor: float) -> li
             caught = sum(abstains(r, k, meaning) for r in negatives)
             turned = sum(abstains(r, k, meaning) for r in answerable)
             balanced = (caught / max(len(negatives), 1) + 1 - turned / max(len(answerable), 1)) / 2
-            out.append({"agreed_coverage": floor, "absent_terms": k, "meaning_floor": meaning,
+            out.append({"agreed_coverage": floor, "generic_cut": cut, "absent_terms": k, "meaning_floor": meaning,
                         "negatives_caught": caught, "negatives": len(negatives), "answerable_turned_away": turned,
                         "answerable": len(answerable), "balanced": round(balanced, 4)})
     return out
@@ -106,24 +110,27 @@ def main() -> int:
     args = p.parse_args()
     rows = []
     for floor in FLOORS:
-        got = record(floor)
-        rows += table(got["rows"], got["signals"], floor)
+        for cut in CUTS:
+            got = record(floor, cut)
+            rows += table(got["rows"], got["signals"], floor, cut)
     for row in rows:
         meaning = "off " if row["meaning_floor"] is None else f"{row['meaning_floor']:.2f}"
-        print(f"agreed_coverage {row['agreed_coverage']:.2f} absent_terms {row['absent_terms']} "
+        print(f"agreed_coverage {row['agreed_coverage']:.2f} generic_cut {row['generic_cut']} "
+              f"absent_terms {row['absent_terms']} "
               f"meaning_floor {meaning}: negatives caught {row['negatives_caught']}/{row['negatives']}, "
               f"answerable turned away {row['answerable_turned_away']}/{row['answerable']}, "
               f"balanced accuracy {row['balanced']:.4f}")
 
-    def cautious(row: dict[str, Any]) -> tuple[float, float, float, float]:
+    def cautious(row: dict[str, Any]) -> tuple[float, float, int, float, float]:
         meaning = 2.0 if row["meaning_floor"] is None else row["meaning_floor"]
-        return row["balanced"], row["agreed_coverage"], -row["absent_terms"], meaning
+        return (row["balanced"], row["agreed_coverage"], -CUTS.index(row["generic_cut"]), -row["absent_terms"],
+                meaning)
 
     best = max(rows, key=cautious)
-    chosen = (best["agreed_coverage"], best["absent_terms"], best["meaning_floor"])
-    committed = (support.AGREED_COVERAGE, abstention.ABSENT_TERMS, abstention.MEANING_FLOOR)
-    print(f"chosen: AGREED_COVERAGE = {chosen[0]}, ABSENT_TERMS = {chosen[1]}, MEANING_FLOOR = {chosen[2]} "
-          f"(committed: {committed[0]}, {committed[1]}, {committed[2]})")
+    chosen = (best["agreed_coverage"], best["generic_cut"], best["absent_terms"], best["meaning_floor"])
+    committed = (support.AGREED_COVERAGE, terms.GENERIC_CUT, abstention.ABSENT_TERMS, abstention.MEANING_FLOOR)
+    print(f"chosen: AGREED_COVERAGE = {chosen[0]}, GENERIC_CUT = {chosen[1]}, ABSENT_TERMS = {chosen[2]}, "
+          f"MEANING_FLOOR = {chosen[3]} (committed: {', '.join(map(str, committed))})")
     same = chosen == committed
     return 1 if args.check and not same else 0
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from sift.graph import terms
 from sift.graph.state import Evidence, Plan
 from sift.graph.terms import (
     CEILING_KEY,
     has_term,
+    is_generic,
     joined_compounds,
     matched_terms,
     named_identifiers,
@@ -121,3 +123,43 @@ def test_query_tokens_leave_an_unseen_compound_to_its_parts() -> None:
     tokens = query_tokens(plan, unseen)
     assert "github" not in tokens and {"git", "hub"} <= set(tokens)
     assert "github" in query_tokens(plan, {CEILING_KEY: 9.0, "github": 4.0})  # some chunk has it: kept whole
+
+
+@pytest.mark.parametrize(("measures", "cut", "expected"), [
+    ((0.8, 0.1), (0.6, 0.75), True),  # spread over the packages, thinly over their chunks: phrasing
+    ((0.6, 0.75), (0.6, 0.75), True),  # the cut-off is inclusive
+    ((0.59, 0.1), (0.6, 0.75), False),  # held by a few packages: a topic of theirs
+    ((0.8, 0.9), (0.6, 0.75), False),  # in bursts where it occurs: a content word
+    ((0.8, 0.9), (0.5, 1.0), True),
+    (None, (0.5, 1.0), False),  # not among the generic words at all
+])
+def test_is_generic(monkeypatch: pytest.MonkeyPatch, measures: tuple[float, float] | None,
+                    cut: tuple[float, float], expected: bool) -> None:
+    monkeypatch.setattr(terms, "_generic_measures", lambda: {"word": measures} if measures else {})
+    assert is_generic("word", cut) is expected
+
+
+def test_is_generic_off_without_a_cut(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(terms, "GENERIC_CUT", None)
+    assert not is_generic("whether")
+
+
+def test_committed_generic_words_hold_phrasing_not_topics() -> None:
+    """The committed table (scripts/generic_words.py) under the chosen cut: common phrasing is generic, the topics
+    of some kinds of projects are not."""
+    assert terms.GENERIC_CUT in terms.GENERIC_CUTS
+    for word in ("whether", "decide", "give", "differ"):
+        assert is_generic(word), word
+    for word in ("yaml", "coroutine", "websocket", "json", "cron"):
+        assert not is_generic(word), word
+
+
+def test_query_tokens_leave_out_generic_words_the_corpus_lacks(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(terms, "_generic_measures", lambda: {"decide": (0.7, 0.1), "yaml": (0.3, 0.3)})
+    monkeypatch.setattr(terms, "GENERIC_CUT", (0.6, 0.75))
+    plan = Plan(standalone="Where does it decide to read YAML?")
+    assert {"decide", "yaml"} <= set(query_tokens(plan))  # without idf: every word
+    absent = {CEILING_KEY: 9.0, "decide": 9.0, "yaml": 9.0, "read": 2.0}
+    tokens = query_tokens(plan, absent)
+    assert "decide" not in tokens and {"yaml", "read"} <= set(tokens)  # a topic the corpus lacks still counts
+    assert "decide" in query_tokens(plan, {**absent, "decide": 5.0})  # the corpus has it: the project's word
