@@ -57,8 +57,10 @@ import fit_ranker as fr  # noqa: E402  (scripts/fit_ranker.py: the questions and
 
 from bench.train import ranker_fit as rf  # noqa: E402
 from bench.train.ranker_fit import Group  # noqa: E402
+from sift.graph.terms import is_generic  # noqa: E402
 from sift.retrievers.ranker import FEATURES, HAND_WEIGHTS, RankerWeights  # noqa: E402
 from sift.retrievers.search import identifiers_in  # noqa: E402
+from sift.tokenize import tokenize  # noqa: E402
 
 Spans = Sequence[tuple[str, int, int, str]]
 Extra = Callable[["Pool"], np.ndarray]  # one column for a question's candidates
@@ -99,6 +101,28 @@ class Texts:
             self._chunks = {(kb, p, s, e): (name, symbol, text) for kb, p, s, e, name, symbol, text in rows}
         kb = self.kb_of[qid]
         return [self._chunks.get((kb, p, s, e), ("", "", "")) for p, s, e, _ in spans]
+
+
+_WORDS: dict[tuple[str, str, str], frozenset[str]] = {}
+
+
+def _words(chunk: tuple[str, str, str]) -> frozenset[str]:
+    """The tokens of a chunk's name, symbol and text (cached: one chunk is in many pools)."""
+    got = _WORDS.get(chunk)
+    if got is None:
+        got = _WORDS[chunk] = frozenset(tokenize(" ".join(chunk)))
+    return got
+
+
+def text_cover(p: Pool, topical: bool) -> np.ndarray:
+    """The share of the question's distinct terms (with ``topical``, those not ``terms.is_generic``) that each
+    candidate's name, symbol or text holds."""
+    asked = list(dict.fromkeys(tokenize(p.query)))
+    if topical:
+        asked = [t for t in asked if not is_generic(t)] or asked
+    if not asked:
+        return np.zeros(len(p.spans))
+    return np.array([len(_words(c).intersection(asked)) / len(asked) for c in p.texts()], dtype=np.float64)
 
 
 class Pool:
@@ -212,6 +236,8 @@ EXTRAS: Mapping[str, Extra] = {
     "doc_no_identifier": lambda p: _col(p.x, "doc") * (not identifiers_in(p.query)),
     "directory_files": lambda p: np.log1p(p.directory_files()),
     "directory_files_code": lambda p: np.log1p(p.directory_files()) * _col(p.x, "code"),
+    "text_cover": lambda p: text_cover(p, topical=False),
+    "topic_cover": lambda p: text_cover(p, topical=True),
     **{name: _agreeing(name)
        for name in ("doc_names_top_code", "code_named_by_top_doc", "calls_top_code", "called_by_top_code")},
 }
@@ -221,7 +247,7 @@ EXTRA_SETS: tuple[tuple[str, ...], ...] = (
     ("file_candidates",), ("file_rrf",), ("best_in_file",), ("file_best_cos",), ("doc_no_identifier",),
     ("doc_names_top_code",), ("code_named_by_top_doc",), ("calls_top_code", "called_by_top_code"),
     ("doc_names_top_code", "code_named_by_top_doc", "calls_top_code", "called_by_top_code"),
-    ("directory_files",), ("directory_files_code",),
+    ("directory_files",), ("directory_files_code",), ("text_cover",), ("topic_cover",),
 )
 
 
