@@ -25,8 +25,6 @@ downloaded and checked against their sha256 once when missing.
 from __future__ import annotations
 
 import argparse
-import hashlib
-import json
 import re
 import sys
 from collections import Counter, defaultdict
@@ -36,7 +34,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.train.make_pairs import PACKAGES, fetch, load_packages  # noqa: E402
+from bench.train import data_file  # noqa: E402
+from bench.train.make_pairs import fetch, load_packages  # noqa: E402
 from bench.train.pairs import CODE_KINDS, is_stub, is_test, parse_repo  # noqa: E402
 from bench.train.text import docstring_summary  # noqa: E402
 from sift.graph.docstrings import OBJECT_WORDS, VERBS_FILE, third_person  # noqa: E402
@@ -98,17 +97,8 @@ def derive(rows: list[tuple[str, str]]) -> dict[str, list]:
 
 def render(verbs: dict[str, list], packages: list[dict[str, str]]) -> str:
     """The data file's text: the rule's thresholds, where the summaries came from, one verb a line."""
-    head = {
-        "source": "scripts/docstring_verbs.py",
-        "packages": len(packages),  # which ones: bench/train/packages.json, pinned by this hash
-        "packages_sha256": hashlib.sha256(PACKAGES.read_bytes()).hexdigest(),
-        "min_openings": MIN_OPENINGS,
-        "min_packages": MIN_PACKAGES,
-        "min_object_share": MIN_OBJECT_SHARE,
-    }
-    lines = [f"  {json.dumps(k)}: {json.dumps(v)}," for k, v in head.items()]
-    body = [f"    {json.dumps(v)}: {json.dumps(data)}" for v, data in verbs.items()]
-    return "{\n" + "\n".join(lines) + '\n  "verbs": {\n' + ",\n".join(body) + "\n  }\n}\n"
+    settings = {"min_openings": MIN_OPENINGS, "min_packages": MIN_PACKAGES, "min_object_share": MIN_OBJECT_SHARE}
+    return data_file.render("scripts/docstring_verbs.py", len(packages), settings, "verbs", verbs)
 
 
 def main() -> int:
@@ -117,16 +107,7 @@ def main() -> int:
     ap.add_argument("--check", action="store_true", help="fail unless the committed file comes out equal")
     args = ap.parse_args()
     packages = load_packages()
-    text = render(derive(summaries(packages)), packages)
-    if args.check:
-        if VERBS_FILE.read_text(encoding="utf-8") != text:
-            print(f"{VERBS_FILE} differs from what the train packages give; run without --check", file=sys.stderr)
-            return 1
-        print(f"{VERBS_FILE} reproduced", file=sys.stderr)
-        return 0
-    VERBS_FILE.write_text(text, encoding="utf-8")
-    print(f"wrote {len(json.loads(text)['verbs'])} verbs to {VERBS_FILE}", file=sys.stderr)
-    return 0
+    return data_file.write_or_check(VERBS_FILE, render(derive(summaries(packages)), packages), args.check, "verbs")
 
 
 if __name__ == "__main__":

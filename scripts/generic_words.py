@@ -25,8 +25,6 @@ their sha256 once when missing.
 from __future__ import annotations
 
 import argparse
-import hashlib
-import json
 import math
 import sys
 from collections import Counter, defaultdict
@@ -36,7 +34,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.train.make_pairs import PACKAGES, fetch, load_packages  # noqa: E402
+from bench.train import data_file  # noqa: E402
+from bench.train.make_pairs import fetch, load_packages  # noqa: E402
 from bench.train.pairs import parse_repo  # noqa: E402
 from sift.graph.terms import GENERIC_CUTS, GENERIC_FILE  # noqa: E402
 from sift.ingest.chunk import chunk_tree  # noqa: E402
@@ -92,17 +91,8 @@ def derive(packages: list[dict[str, str]]) -> dict[str, list[float]]:
 
 def render(words: dict[str, list[float]], packages: list[dict[str, str]]) -> str:
     """The data file's text: where the measures came from and the widest cut-off, then one word a line."""
-    head = {
-        "source": "scripts/generic_words.py",
-        "packages": len(packages),  # which ones: bench/train/packages.json, pinned by this hash
-        "packages_sha256": hashlib.sha256(PACKAGES.read_bytes()).hexdigest(),
-        "min_entropy": MIN_ENTROPY,
-        "max_ridf": MAX_RIDF,
-        "columns": ["entropy", "ridf"],
-    }
-    lines = [f"  {json.dumps(k)}: {json.dumps(v)}," for k, v in head.items()]
-    body = [f"    {json.dumps(w)}: {json.dumps(m)}" for w, m in words.items()]
-    return "{\n" + "\n".join(lines) + '\n  "words": {\n' + ",\n".join(body) + "\n  }\n}\n"
+    settings = {"min_entropy": MIN_ENTROPY, "max_ridf": MAX_RIDF, "columns": ["entropy", "ridf"]}
+    return data_file.render("scripts/generic_words.py", len(packages), settings, "words", words)
 
 
 def main() -> int:
@@ -111,16 +101,7 @@ def main() -> int:
     ap.add_argument("--check", action="store_true", help="fail unless the committed file comes out equal")
     args = ap.parse_args()
     packages = load_packages()
-    text = render(derive(packages), packages)
-    if args.check:
-        if not GENERIC_FILE.exists() or GENERIC_FILE.read_text(encoding="utf-8") != text:
-            print(f"{GENERIC_FILE} differs from what the train packages give; run without --check", file=sys.stderr)
-            return 1
-        print(f"{GENERIC_FILE} reproduced", file=sys.stderr)
-        return 0
-    GENERIC_FILE.write_text(text, encoding="utf-8")
-    print(f"wrote {len(json.loads(text)['words'])} words to {GENERIC_FILE}", file=sys.stderr)
-    return 0
+    return data_file.write_or_check(GENERIC_FILE, render(derive(packages), packages), args.check, "words")
 
 
 if __name__ == "__main__":

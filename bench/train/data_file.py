@@ -1,0 +1,41 @@
+"""The data files that scripts derive from the train packages (``graph/docstring_verbs.json``,
+``graph/generic_words.json``): one way to write them, one entry a line, and to check a committed one."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from bench.train.make_pairs import PACKAGES
+
+
+def render(source: str, packages: int, settings: Mapping[str, Any], key: str, entries: Mapping[str, Any]) -> str:
+    """The file's text: which script wrote it from how many packages (pinned by ``packages.json``'s hash), the
+    ``settings`` it used, then ``entries`` under ``key``, one a line, in the order given."""
+    head = {
+        "source": source,
+        "packages": packages,  # which ones: bench/train/packages.json, pinned by this hash
+        "packages_sha256": hashlib.sha256(PACKAGES.read_bytes()).hexdigest(),
+        **settings,
+    }
+    lines = [f"  {json.dumps(k)}: {json.dumps(v)}," for k, v in head.items()]
+    body = [f"    {json.dumps(k)}: {json.dumps(v)}" for k, v in entries.items()]
+    return "{\n" + "\n".join(lines) + f'\n  {json.dumps(key)}: {{\n' + ",\n".join(body) + "\n  }\n}\n"
+
+
+def write_or_check(path: Path, text: str, check: bool, key: str) -> int:
+    """Write ``text`` to ``path`` (saying how many entries it holds under ``key``), or with ``check`` compare it
+    with the committed file; the exit status."""
+    if check:
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            print(f"{path} differs from what the train packages give; run without --check", file=sys.stderr)
+            return 1
+        print(f"{path} reproduced", file=sys.stderr)
+        return 0
+    path.write_text(text, encoding="utf-8")
+    print(f"wrote {len(json.loads(text)[key])} {key} to {path}", file=sys.stderr)
+    return 0
