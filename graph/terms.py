@@ -1,6 +1,7 @@
 """What a question asks about: its terms, the kind of question it is, and how much of it an evidence item shares.
 
-Pure functions of the plan's question and identifiers, the corpus idf of its terms and the evidence text. The
+Pure functions of the plan's question and identifiers, the corpus idf of its terms and the evidence text (and of
+which words are generic in software text: ``generic_words.json``, data derived from the train packages). The
 writer ranks evidence by them (``support.py``), abstains on them (``abstention.py``), and the confidence and
 candidate modules reuse them, so each heuristic has this one owner.
 """
