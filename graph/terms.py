@@ -36,8 +36,8 @@ def _generic_measures() -> dict[str, tuple[float, float]]:
 
 
 def is_generic(term: str, cut: tuple[float, float] | None = None) -> bool:
-    """Whether a (stemmed) term is common phrasing in software text rather than a topic ("decide", "whether",
-    "combine" against "yaml", "coroutine"): spread over many packages (normalised entropy at least ``cut[0]``) and
+    """Whether a (stemmed) term is common phrasing in software text rather than a topic ("suppose", "figure",
+    "therefore" against "kafka", "protobuf"): spread over many packages (normalised entropy at least ``cut[0]``) and
     thinly over their chunks (residual idf at most ``cut[1]``); ``cut`` defaults to ``GENERIC_CUT``."""
     cut = cut or GENERIC_CUT
     if cut is None:
@@ -54,7 +54,7 @@ def query_tokens(plan: Plan, idf: Mapping[str, float] | None = None) -> list[str
     """The stemmed, stopword-free terms of the (standalone) question plus its identifiers, unique, without
     framing words. With ``idf``, a compound word no chunk contains ("GitHub") is left to its parts (git, hub),
     which is how a corpus that writes "Git Hub" can match it, and a generic word no chunk contains
-    (``is_generic``: "decide", "whether") is left out: it is the asker's phrasing, which the project happens never
+    (``is_generic``: "suppose", "therefore") is left out: it is the asker's phrasing, which the project happens never
     to write, and weighing it as the rarest of words would leave no passage covering the question."""
     question = plan.standalone or " ".join(plan.key_terms)
     toks = [t for t in tokenize(question) if t not in FRAMING]

@@ -4,13 +4,13 @@
     python scripts/generic_words.py --check    # fail unless the committed file comes out equal
 
 A question word that no chunk of a project contains is, for the writer, a sign that the project does not cover
-what is asked ("YAML", "coroutine", "WebSocket"). Many such words are only the asker's phrasing ("decide",
-"give", "whether", "combine"): common English that a small project happens never to write. What tells them
+what is asked ("Kafka", "protobuf", "OAuth"). Many such words are only the asker's phrasing ("suppose",
+"figure", "notice", "therefore"): common English that a small project happens never to write. What tells them
 apart is how a word spreads over many projects' text (``bench/train/packages.json``, never a dev or test
 project; every file the ingest would index, chunked as the ingest chunks it, each chunk a document):
 
 - ``entropy``: the normalised entropy of the word's occurrences over the packages (0 when one package has them
-  all, 1 when every package has an equal share). A topic of one kind of project ("cron", "jinja") has little;
+  all, 1 when every package has an equal share). A topic of some kinds of project ("kafka", "protobuf") has little;
 - ``ridf``: residual idf (Church and Gale, 1995), the word's idf less the idf a Poisson spread of its
   occurrences over the chunks would give: ``log2(N / df) + log2(1 - exp(-cf / N))``. A content word comes in
   bursts (high), a word of the prose around content is spread thinly (near 0).
