@@ -24,7 +24,6 @@ downloaded and checked against their sha256 once when missing.
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from collections import Counter, defaultdict
@@ -35,7 +34,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.train import data_file  # noqa: E402
-from bench.train.make_pairs import fetch, load_packages  # noqa: E402
+from bench.train.make_pairs import fetch  # noqa: E402
 from bench.train.pairs import CODE_KINDS, is_stub, is_test, parse_repo  # noqa: E402
 from bench.train.text import docstring_summary  # noqa: E402
 from sift.graph.docstrings import OBJECT_WORDS, VERBS_FILE, third_person  # noqa: E402
@@ -103,11 +102,8 @@ def render(verbs: dict[str, list], packages: list[dict[str, str]]) -> str:
 
 def main() -> int:
     """Derive the verbs and write the file, or compare with the committed one (``--check``)."""
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--check", action="store_true", help="fail unless the committed file comes out equal")
-    args = ap.parse_args()
-    packages = load_packages()
-    return data_file.write_or_check(VERBS_FILE, render(derive(summaries(packages)), packages), args.check, "verbs")
+    return data_file.main(__doc__ or "", VERBS_FILE, "verbs",
+                          lambda packages: render(derive(summaries(packages)), packages))
 
 
 if __name__ == "__main__":

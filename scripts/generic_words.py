@@ -24,7 +24,6 @@ their sha256 once when missing.
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 from collections import Counter, defaultdict
@@ -35,7 +34,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.train import data_file  # noqa: E402
-from bench.train.make_pairs import fetch, load_packages  # noqa: E402
+from bench.train.make_pairs import fetch  # noqa: E402
 from bench.train.pairs import parse_repo  # noqa: E402
 from sift.graph.terms import GENERIC_CUTS, GENERIC_FILE  # noqa: E402
 from sift.ingest.chunk import chunk_tree  # noqa: E402
@@ -97,11 +96,7 @@ def render(words: dict[str, list[float]], packages: list[dict[str, str]]) -> str
 
 def main() -> int:
     """Derive the words and write the file, or compare with the committed one (``--check``)."""
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--check", action="store_true", help="fail unless the committed file comes out equal")
-    args = ap.parse_args()
-    packages = load_packages()
-    return data_file.write_or_check(GENERIC_FILE, render(derive(packages), packages), args.check, "words")
+    return data_file.main(__doc__ or "", GENERIC_FILE, "words", lambda packages: render(derive(packages), packages))
 
 
 if __name__ == "__main__":

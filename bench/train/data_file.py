@@ -3,14 +3,15 @@
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from bench.train.make_pairs import PACKAGES
+from bench.train.make_pairs import PACKAGES, load_packages
 
 
 def render(source: str, packages: int, settings: Mapping[str, Any], key: str, entries: Mapping[str, Any]) -> str:
@@ -39,3 +40,12 @@ def write_or_check(path: Path, text: str, check: bool, key: str) -> int:
     path.write_text(text, encoding="utf-8")
     print(f"wrote {len(json.loads(text)[key])} {key} to {path}", file=sys.stderr)
     return 0
+
+
+def main(doc: str, path: Path, key: str, text_of: Callable[[list[dict[str, str]]], str]) -> int:
+    """A deriving script's command line: ``text_of`` the pinned packages, written to ``path`` or, with ``--check``,
+    compared with the committed file; the exit status."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--check", action="store_true", help="fail unless the committed file comes out equal")
+    args = ap.parse_args()
+    return write_or_check(path, text_of(load_packages()), args.check, key)
