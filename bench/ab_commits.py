@@ -34,7 +34,6 @@ import json
 import os
 import re
 import shutil
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -43,6 +42,11 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))  # this checkout's helper, whichever commit a driver then imports
+from bench.embedding_cache import seed as seed_embeddings  # noqa: E402
+
+sys.path.remove(str(ROOT))
+
 DEV = ["eval/sets/attrs.jsonl", "eval/sets/marshmallow.jsonl", "eval/sets/click.jsonl"]
 TEST = ["eval/sets/test/structlog.jsonl", "eval/sets/test/axios.jsonl"]
 RETRIEVAL_DATA = "bench/out/retrieval/data"
@@ -280,24 +284,6 @@ def _driver_path(src: Path) -> None:
     sys.path.insert(0, str(src))
 
 
-def _seed_embeddings(db: Path, others: list[Path]) -> None:
-    """Copy other databases' embedding-cache rows (keyed by model id and chunk content hash) into ``db``."""
-    con = sqlite3.connect(db)
-    for other in others:
-        if other.exists() and other.resolve() != db.resolve():
-            con.execute("ATTACH DATABASE ? AS other", (str(other),))
-            try:
-                con.execute("INSERT OR IGNORE INTO embedding_cache (model_id, content_hash, dim, vector) "
-                            "SELECT model_id, content_hash, dim, vector FROM other.embedding_cache")
-                con.commit()
-            except sqlite3.OperationalError as exc:  # a checkout whose migrations never ran
-                print(f"not seeding from {other}: {exc}", flush=True)
-            con.execute("DETACH DATABASE other")
-    n = con.execute("SELECT count(*) FROM embedding_cache").fetchone()[0]
-    con.close()
-    print(f"{db}: {n} cached embeddings before ingest", flush=True)
-
-
 def driver_ingest(src: Path, seeds: list[Path], sources: Path) -> None:
     """Ingest the eval projects into the retrieval and answer benches' data dirs, as those benches would.
 
@@ -323,7 +309,8 @@ def driver_ingest(src: Path, seeds: list[Path], sources: Path) -> None:
                            (ANSWER_DATA, Settings(data_dir=src / ANSWER_DATA))):
         engine = open_database(settings)
         engine.dispose()
-        _seed_embeddings(src / data / "sift.db", seeds + [src / RETRIEVAL_DATA / "sift.db"])
+        n = seed_embeddings(src / data / "sift.db", seeds + [src / RETRIEVAL_DATA / "sift.db"])
+        print(f"{src / data / 'sift.db'}: {n} cached embeddings before ingest", flush=True)
         embedder = local if data == RETRIEVAL_DATA else make_embedder(settings)
         for kb in kbs:
             t0 = time.perf_counter()

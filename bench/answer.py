@@ -1,6 +1,7 @@
 """Answer quality, confidence calibration and latency of the graph (extractive unless an LLM is configured).
 
-Ingests each set's project once into ``bench/out/answer-data`` (reused on later runs): the dev sets'
+Ingests each set's project once into ``bench/out/answer-data`` (reused on later runs; vectors another bench
+already embedded are copied, ``bench/embedding_cache.py``): the dev sets'
 (``eval/sets/*.jsonl``) and the frozen test sets' (``eval/sets/test/``, ``test2/`` and ``test3/``, spent, and
 ``eval/sets/test4/`` and ``test5/``, the test sets), from the pinned sdists and npm tarballs of ``tests/sources.py``. It warms
 the graph up, then asks every question one at a time and prints, for each split separately: answer hit rate,
@@ -66,6 +67,7 @@ def _source(name: str) -> Path:
 def ensure_kbs(settings: Settings, embedder: Any, names: set[str]) -> None:
     """Ingest each kb's sdist once: skipped when the kb already serves a generation chunked by this version of
     the chunker, ingested again (incrementally, as an upgrade would) when another version chunked it."""
+    from bench.embedding_cache import seed_from_benches
     from sift.catalog import get_serving_kb
     from sift.db import open_database
     from sift.errors import SiftError
@@ -74,6 +76,7 @@ def ensure_kbs(settings: Settings, embedder: Any, names: set[str]) -> None:
     from sift.ingest.pipeline import ingest
 
     engine = open_database(settings)
+    seeded = False
     for name in sorted(names):
         try:
             kb = get_serving_kb(engine, name, settings.tenant)
@@ -83,6 +86,9 @@ def ensure_kbs(settings: Settings, embedder: Any, names: set[str]) -> None:
                 continue
         except SiftError:
             pass
+        if not seeded and (DATA / "sift.db").exists():  # the other benches' vectors, once (SQLite only)
+            seed_from_benches(DATA / "sift.db")
+            seeded = True
         t0 = time.perf_counter()
         ingest(settings, _source(name), name, embedder=embedder, engine=engine)
         print(f"ingested {name} in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
