@@ -176,6 +176,12 @@ def _ingest_all(settings: Any, embedder: Any, sources: list[tuple[str, str, Any]
     done: dict[str, dict] = json.loads(DONE.read_text(encoding="utf-8")) if DONE.exists() else {}
     todo = [(kb, label, fetch) for kb, label, fetch in sources if done.get(kb, {}).get("label") != label]
     print(f"ingest: {len(sources) - len(todo)} of {len(sources)} knowledge bases already ingested", flush=True)
+    if todo and not settings.database_url:  # SQLite: the vectors the other benches embedded, copied first
+        from bench.embedding_cache import seed_from_benches
+        from sift.db import open_database
+
+        open_database(settings).dispose()  # its tables, on a first run
+        print(f"{seed_from_benches(settings.data_dir / 'sift.db')} cached embeddings before ingest", flush=True)
     for n, (kb, label, fetch) in enumerate(todo, 1):
         t0 = time.perf_counter()
         summary = ingest(settings, fetch(), kb, embedder=embedder)
