@@ -86,7 +86,7 @@ def ensure_kbs(settings: Settings, embedder: Any, names: set[str]) -> None:
                 continue
         except SiftError:
             pass
-        if not seeded and (DATA / "sift.db").exists():  # the other benches' vectors, once (SQLite only)
+        if not seeded and not settings.database_url:  # SQLite in DATA: the other benches' vectors, copied once
             seed_from_benches(DATA / "sift.db")
             seeded = True
         t0 = time.perf_counter()
