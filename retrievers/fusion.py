@@ -1,10 +1,12 @@
-"""Fusion of channel rankings: the ranker's score, dedup by id and overlapping lines, grouping by file.
+"""Fusion of channel rankings: the ranker's score, dedup by id and overlapping lines, later parts of one place
+moved down, grouping by file.
 
 Pure functions, no I/O; ties break deterministically by score, then path, then start line.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
@@ -64,12 +66,51 @@ def fuse(
         _Candidate(float(score), h.path, h.start_line, h.end_line, h.kind, tuple(sorted(p.channels[key])), h)
         for key, h, score in zip(p.keys, p.hits, scored, strict=True)
     ]
-    kept = sort_hits(dedup_overlaps(sort_hits(candidates)))
+    kept = later_parts_down(sort_hits(dedup_overlaps(sort_hits(candidates))))
     return [
         c.hit.model_copy(update={"score": c.score, "channel": "fused", "channels": c.channels, "rank": rank,
                                  "start_line": c.start_line, "end_line": c.end_line})
         for rank, c in enumerate(kept[:limit] if limit is not None else kept, 1)
     ]
+
+
+# How many places a later part of a definition or section moves down. A long function or docs section is
+# several chunks (``ChunkIdentity.part``) that share its words, so they rank side by side and can fill the first
+# places with one answer. Chosen on the dev and spent sets (``docs/architecture.md``, "Retrieval and fusion").
+LATER_PART_DEPTH = 3
+
+
+def later_parts_down(hits: Sequence[S], depth: int | None = None) -> list[S]:
+    """``hits`` (best first) with each hit of a place already listed (same file and symbol: another part of one
+    definition or section, or another chunk of that file's module code) moved ``depth`` places down
+    (default ``LATER_PART_DEPTH``).
+
+    A hit scoring at least the one it now follows gets the float just below that one's score, so the scores
+    stay in rank order and a later ``sort_hits`` keeps this order. Hits of distinct places keep their order.
+    """
+    depth = LATER_PART_DEPTH if depth is None else depth
+    if depth <= 0 or len(hits) < 2:
+        return list(hits)
+    seen: set[tuple[str, str]] = set()
+    slots: list[tuple[float, int]] = []
+    for i, h in enumerate(hits):
+        place = (h.path, _symbol(h))
+        slots.append((i + depth + 0.5 if place in seen else float(i), i))
+        seen.add(place)
+    order = [i for _, i in sorted(slots)]
+    if order == list(range(len(hits))):
+        return list(hits)
+    out: list[S] = []
+    for i in order:
+        h = hits[i]
+        if out and h.score >= out[-1].score:
+            h = _replace(h, h.channels, score=math.nextafter(out[-1].score, -math.inf))
+        out.append(h)
+    return out
+
+
+def _symbol(h: S) -> str:
+    return h.symbol if isinstance(h, Hit) else h.hit.symbol
 
 
 def sort_hits(hits: Iterable[S]) -> list[S]:

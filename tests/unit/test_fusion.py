@@ -5,7 +5,15 @@ from __future__ import annotations
 import pytest
 
 from sift.models import Hit, display_name
-from sift.retrievers.fusion import dedup_overlaps, duplicate_rate, fuse, group_by_file, rrf, sort_hits
+from sift.retrievers.fusion import (
+    dedup_overlaps,
+    duplicate_rate,
+    fuse,
+    group_by_file,
+    later_parts_down,
+    rrf,
+    sort_hits,
+)
 
 
 def hit(cid, path="a.py", start=1, end=5, score=1.0, kind="function", name="f", channel="bm25", part=None):
@@ -61,6 +69,45 @@ def test_fuse_merges_channels_ranks_and_breaks_ties_by_path():
     out = fuse([a, b])
     assert [(h.path, h.rank) for h in out] == [("a.py", 1), ("b.py", 2)]  # equal scores: path order
     assert out[0].channels == ("bm25", "vector") and out[0].channel == "fused"
+
+
+def _places(spec):
+    """Hits from ``(file, symbol)`` pairs, scores 10, 9, 8 …, each in its own lines."""
+    return [hit(i, path=f, start=10 * i + 1, end=10 * i + 5, score=10.0 - i, name=sym) for i, (f, sym) in enumerate(spec)]
+
+
+@pytest.mark.parametrize(
+    ("spec", "depth", "order"),
+    [
+        ([], 3, []),
+        ([("a.py", "f"), ("b.py", "g")], 3, [0, 1]),  # distinct places keep their order
+        ([("a.py", "f"), ("a.py", "f"), ("b.py", "g"), ("c.py", "h"), ("d.py", "k"), ("e.py", "m")], 3,
+         [0, 2, 3, 4, 1, 5]),  # the second part of f moves three places down
+        ([("a.py", "f"), ("a.py", "f"), ("a.py", "f"), ("b.py", "g")], 3, [0, 3, 1, 2]),  # below the end: in order
+        ([("a.py", "f"), ("b.py", "f"), ("a.py", "g")], 3, [0, 1, 2]),  # one symbol in two files: two places
+        ([("a.py", "f"), ("a.py", "f"), ("b.py", "g")], 0, [0, 1, 2]),  # depth 0: unchanged
+        ([("a.py", "f"), ("b.py", "g"), ("a.py", "f"), ("c.py", "h")], 1, [0, 1, 3, 2]),
+    ],
+)
+def test_later_parts_down_table(spec, depth, order):
+    hits = _places(spec)
+    out = later_parts_down(hits, depth)
+    assert [h.chunk_id for h in out] == order
+    assert [h.score for h in out] == sorted((h.score for h in out), reverse=True)
+    assert sort_hits(out) == out  # a later sort keeps the order: scores strictly follow it where hits moved
+
+
+def test_later_parts_down_in_fuse():
+    """fuse moves the second part of a section below the next distinct places, and ranks stay 1..n."""
+    spec = [("README.md", "Usage", 1), ("README.md", "Usage", 2), ("a.md", "Install", None), ("b.md", "Config", None),
+            ("c.md", "Errors", None), ("d.md", "Tests", None)]
+    vector = [hit(i + 1, path=f, start=40 * i + 1, end=40 * i + 40, kind="doc", name=n, part=part, score=0.9 - 0.05 * i,
+                  channel="vector") for i, (f, n, part) in enumerate(spec)]
+    assert [h.chunk_id for h in fuse([vector]) if h.chunk_id != 2][:3] == [1, 3, 4]
+    out = fuse([vector])
+    assert [h.chunk_id for h in out] == [1, 3, 4, 5, 2, 6]
+    assert [h.rank for h in out] == [1, 2, 3, 4, 5, 6]
+    assert [h.score for h in out] == sorted((h.score for h in out), reverse=True)
 
 
 def test_fuse_empty():
