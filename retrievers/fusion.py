@@ -1,5 +1,5 @@
 """Fusion of channel rankings: the ranker's score, dedup by id and overlapping lines, later parts of one place
-moved down, grouping by file.
+moved down (for a list of places), grouping by file.
 
 Pure functions, no I/O; ties break deterministically by score, then path, then start line.
 """
@@ -50,12 +50,14 @@ def fuse(
     limit: int | None = None,
     names: Sequence[str] | None = None,
     forms: frozenset[str] = frozenset(),
+    spread_parts: bool = False,
 ) -> list[Hit]:
     """Pool the channels' rankings, score every candidate with the ranker, dedup; hits ranked 1..n.
 
     ``weights`` default to the active ones (``ranker.active_weights``); ``names`` are the channels of
     ``rankings`` (default: each ranking's own channel); ``forms`` are the question's (``ranker.question_forms``).
-    ``limit`` caps how many Hits are built (the ranking and dedup still see every candidate).
+    ``limit`` caps how many Hits are built (the ranking and dedup still see every candidate). ``spread_parts``
+    moves later parts of a place already listed down (``later_parts_down``), for a list of distinct places.
     """
     p = pool(rankings, names)
     if not p.keys:
@@ -66,7 +68,9 @@ def fuse(
         _Candidate(float(score), h.path, h.start_line, h.end_line, h.kind, tuple(sorted(p.channels[key])), h)
         for key, h, score in zip(p.keys, p.hits, scored, strict=True)
     ]
-    kept = later_parts_down(sort_hits(dedup_overlaps(sort_hits(candidates))))
+    kept = sort_hits(dedup_overlaps(sort_hits(candidates)))
+    if spread_parts:
+        kept = later_parts_down(kept)
     return [
         c.hit.model_copy(update={"score": c.score, "channel": "fused", "channels": c.channels, "rank": rank,
                                  "start_line": c.start_line, "end_line": c.end_line})
@@ -74,9 +78,10 @@ def fuse(
     ]
 
 
-# How many places a later part of a definition or section moves down. A long function or docs section is
-# several chunks (``ChunkIdentity.part``) that share its words, so they rank side by side and can fill the first
-# places with one answer. Chosen on the dev and spent sets (``docs/architecture.md``, "Retrieval and fusion").
+# How many places a later part of a definition or section moves down in fused search's list. A long function or
+# docs section is several chunks (``ChunkIdentity.part``) that share its words, so they rank side by side and can
+# fill the first places with one answer. Chosen on the dev and spent sets (``docs/architecture.md``, "Retrieval
+# and fusion"). The graph keeps fusion's order: its writer reads a place's parts together.
 LATER_PART_DEPTH = 3
 
 

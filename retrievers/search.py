@@ -250,7 +250,7 @@ class Searcher:
             fused = per_channel[names[0]][:k]
         else:
             fused = fuse([per_channel[n] for n in names], tokenize(query), identifiers_in(query),
-                         limit=k * COPY_DEPTH, forms=question_forms(query))
+                         limit=k * COPY_DEPTH, forms=question_forms(query), spread_parts=True)
             fused = self.fold_copies(fused, bundle)[:k]
         snippets = self.snippets(fused)
         timings["total"] = (time.perf_counter() - t_all) * 1000

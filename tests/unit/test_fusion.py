@@ -98,13 +98,14 @@ def test_later_parts_down_table(spec, depth, order):
 
 
 def test_later_parts_down_in_fuse():
-    """fuse moves the second part of a section below the next distinct places, and ranks stay 1..n."""
+    """With ``spread_parts`` (fused search's list), fuse moves the second part of a section below the next
+    distinct places, and ranks stay 1..n; without (the graph's evidence), parts keep the ranker's order."""
     spec = [("README.md", "Usage", 1), ("README.md", "Usage", 2), ("a.md", "Install", None), ("b.md", "Config", None),
             ("c.md", "Errors", None), ("d.md", "Tests", None)]
     vector = [hit(i + 1, path=f, start=40 * i + 1, end=40 * i + 40, kind="doc", name=n, part=part, score=0.9 - 0.05 * i,
                   channel="vector") for i, (f, n, part) in enumerate(spec)]
-    assert [h.chunk_id for h in fuse([vector]) if h.chunk_id != 2][:3] == [1, 3, 4]
-    out = fuse([vector])
+    assert [h.chunk_id for h in fuse([vector])] == [1, 2, 3, 4, 5, 6]
+    out = fuse([vector], spread_parts=True)
     assert [h.chunk_id for h in out] == [1, 3, 4, 5, 2, 6]
     assert [h.rank for h in out] == [1, 2, 3, 4, 5, 6]
     assert [h.score for h in out] == sorted((h.score for h in out), reverse=True)
