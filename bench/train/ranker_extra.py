@@ -23,7 +23,11 @@ What the features ask:
   definition among the first candidates, a definition that such a section names, one that calls or is called by
   another of the first candidates;
 - a crowded directory (read from the same database): how many files share the candidate's directory, since a
-  package's many locale or data files of one shape can crowd out the code that uses them.
+  package's many locale or data files of one shape can crowd out the code that uses them;
+- what a chunk is (read from the same database): a file's module code (code outside every definition), which
+  fills many of the first ten places and is rarely what a question asks about; a TypeScript declaration file
+  (``.d.ts``), which declares what a JavaScript file beside it defines, as a ``.pyi`` stub does; how many other
+  files among the candidates define the same name (a locale or plugin family's shared function).
 
 ``--drop`` measures the opposite: the base fit with one of ``FEATURES`` at zero for every candidate, feature by
 feature, i.e. what each committed feature adds held out.
@@ -77,6 +81,20 @@ class Texts:
         self.kb_of = kb_of
         self._chunks: dict[tuple[str, str, int, int], tuple[str, str, str]] | None = None
         self._dirs: Counter[tuple[str, str]] | None = None
+        self._module_code: set[tuple[str, str, int, int]] | None = None
+
+    def module_code(self, qid: str, spans: Spans) -> np.ndarray:
+        """1 for a candidate that is a chunk of its file's module code (code outside every definition)."""
+        if self._module_code is None:
+            import sqlite3
+
+            with sqlite3.connect(fr.OUT / "data" / "sift.db") as db:
+                rows = db.execute("SELECT k.name, c.path, c.start_line, c.end_line FROM chunks c"
+                                  " JOIN files f ON f.id = c.file_id JOIN knowledge_bases k ON k.id = c.kb_id"
+                                  " WHERE f.gen_to IS NULL AND c.module_code").fetchall()
+            self._module_code = {tuple(r) for r in rows}
+        kb = self.kb_of[qid]
+        return np.array([(kb, p, s, e) in self._module_code for p, s, e, _ in spans], dtype=np.float64)
 
     def directory_files(self, qid: str, spans: Spans) -> np.ndarray:
         """How many files the knowledge base holds in each candidate's directory."""
@@ -137,6 +155,9 @@ class Pool:
     def directory_files(self) -> np.ndarray:
         return self._texts.directory_files(self.qid, self.spans)
 
+    def module_code(self) -> np.ndarray:
+        return self._texts.module_code(self.qid, self.spans)
+
 
 def _col(x: np.ndarray, name: str) -> np.ndarray:
     return x[:, COL[name]]
@@ -163,6 +184,18 @@ def per_file(values: np.ndarray, spans: Spans, combine: Callable[[float, float],
     for (path, _, _, _), v in zip(spans, values, strict=True):
         acc[path] = combine(acc[path], float(v))
     return np.array([acc[path] for path, _, _, _ in spans])
+
+
+def symbol_files(p: Pool) -> np.ndarray:
+    """log(1 + how many other files among the candidates hold a definition of the same name): the same function
+    in every locale or plugin file is that family's plumbing, not the one place a question is about."""
+    names = [symbol.rsplit(".", 1)[-1] if kind != "doc" else "" for (_, symbol, _), (_, _, _, kind)
+             in zip(p.texts(), p.spans, strict=True)]
+    files: defaultdict[str, set[str]] = defaultdict(set)
+    for name, (path, _, _, _) in zip(names, p.spans, strict=True):
+        if name:
+            files[name].add(path)
+    return np.array([np.log1p(len(files[n]) - 1) if n else 0.0 for n in names], dtype=np.float64)
 
 
 def _file_count(p: Pool) -> np.ndarray:
@@ -236,6 +269,10 @@ EXTRAS: Mapping[str, Extra] = {
     "doc_no_identifier": lambda p: _col(p.x, "doc") * (not identifiers_in(p.query)),
     "directory_files": lambda p: np.log1p(p.directory_files()),
     "directory_files_code": lambda p: np.log1p(p.directory_files()) * _col(p.x, "code"),
+    "module_code": lambda p: p.module_code(),
+    "symbol_files": lambda p: symbol_files(p),
+    "declaration_file": lambda p: np.array([path.endswith((".d.ts", ".d.mts", ".d.cts")) for path, _, _, _ in p.spans],
+                                           dtype=np.float64),
     "text_cover": lambda p: text_cover(p, topical=False),
     "topic_cover": lambda p: text_cover(p, topical=True),
     **{name: _agreeing(name)
@@ -247,7 +284,8 @@ EXTRA_SETS: tuple[tuple[str, ...], ...] = (
     ("file_candidates",), ("file_rrf",), ("best_in_file",), ("file_best_cos",), ("doc_no_identifier",),
     ("doc_names_top_code",), ("code_named_by_top_doc",), ("calls_top_code", "called_by_top_code"),
     ("doc_names_top_code", "code_named_by_top_doc", "calls_top_code", "called_by_top_code"),
-    ("directory_files",), ("directory_files_code",), ("text_cover",), ("topic_cover",),
+    ("directory_files",), ("directory_files_code",), ("text_cover",), ("topic_cover",), ("module_code",),
+    ("declaration_file",), ("symbol_files",), ("module_code", "declaration_file", "symbol_files"),
 )
 
 
