@@ -102,11 +102,10 @@ def later_parts_down(hits: Sequence[S], depth: int | None = None) -> list[S]:
         place = (h.path, _symbol(h))
         slots.append((i + depth + 0.5 if place in seen else float(i), i))
         seen.add(place)
-    order = [i for _, i in sorted(slots)]
-    if order == list(range(len(hits))):
+    if len(seen) == len(hits):  # every hit a place of its own: nothing moves
         return list(hits)
     out: list[S] = []
-    for i in order:
+    for _, i in sorted(slots):
         h = hits[i]
         if out and h.score >= out[-1].score:
             h = _replace(h, h.channels, score=math.nextafter(out[-1].score, -math.inf))
