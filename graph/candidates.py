@@ -120,6 +120,14 @@ _LINK = re.compile(r"\w+://\S+|\S+@\S+")  # a URL or an address: its dots are no
 _PLAIN = re.compile(r"[a-z]+")
 _NAME = re.compile(r"[A-Za-z_][\w.]*[A-Za-z0-9_]")
 _LITERALS = frozenset({"True", "False", "None", "true", "false", "null", "undefined", "NaN"})
+_ABBREVIATION = re.compile(r"[A-Za-z](?:\.[A-Za-z])+")  # "e.g", "i.e" of a comment: dotted letters, no name
+
+
+def api_name(name: str) -> bool:
+    """``name`` can be an API a reader looks up: a name of three characters or more, not a literal (``None``),
+    not an attribute of ``self`` or ``this``, not a dotted abbreviation (``e.g``, ``i.e``)."""
+    return bool(_NAME.fullmatch(name)) and len(name) >= 3 and name not in _LITERALS \
+        and not name.startswith(("self.", "this.")) and not _ABBREVIATION.fullmatch(name)
 
 
 def api_names(e: Evidence, tokens: Sequence[str], limit: int = MAX_NAMES) -> list[str]:
@@ -138,8 +146,8 @@ def api_names(e: Evidence, tokens: Sequence[str], limit: int = MAX_NAMES) -> lis
         for quoted, bare, called in API_NAME.findall(_LINK.sub(" ", line)):
             name = quoted or bare or called
             whole = tokenize(name.rsplit(".", 1)[-1])[:1]  # a dotted name by its last part: `adapter.send` is send
-            if not _NAME.fullmatch(name) or len(name) < 3 or name in _LITERALS or name.startswith(("self.", "this.")) \
-                    or not whole or whole[0] in wanted or whole[0] in own or (code and _PLAIN.fullmatch(name)):
+            if not api_name(name) or not whole or whole[0] in wanted or whole[0] in own \
+                    or (code and _PLAIN.fullmatch(name)):
                 continue
             found[name] = min(found.get(name, (0, n)), (-shared, n))
     return sorted(found, key=lambda name: found[name])[:limit]

@@ -125,12 +125,29 @@ def fenceable(code: str) -> bool:
 
 
 _CODE_LINE = re.compile(r"[=(){}\[\];]|^\s*(@|#|>>>|\$ |\.\.\. )")
+_CODE_START = re.compile(r"^\s*(@|#|>>>|\$ |\.\.\. |//)")
+_WORD = re.compile(r"[A-Za-z][a-z]*[,.;:!?)]*")
+_CODE_SYNTAX = re.compile(r"\w\(|\s=\s|[;{]\s*$")  # a call, an assignment, a statement's or block's end
+_BACKTICKED = re.compile(r"`[^`]*`")
+PROSE_WORDS = 6  # a line of at least this many words, two in three of them plain, is a sentence, not code
+
+
+def prose_line(line: str) -> bool:
+    """A line of running text, though it may hold a bracket or a link ("… output context](#escaping) for when the
+    default is not the right", "(days, hours, etc)"): at least ``PROSE_WORDS`` words, two in three of them plain
+    words, no comment or prompt at its start, and outside backticks no call, assignment or statement end
+    (``print("a message to the user")`` is code)."""
+    words = line.split()
+    return len(words) >= PROSE_WORDS and not _CODE_START.match(line) \
+        and not _CODE_SYNTAX.search(_BACKTICKED.sub("``", line)) \
+        and sum(1 for w in words if _WORD.fullmatch(w)) * 3 >= 2 * len(words)
 
 
 def _code_like(lines: Sequence[str]) -> bool:
-    """Most lines carry code punctuation (``=``, brackets, a decorator, comment or prompt): not indented prose."""
+    """Most lines carry code punctuation (``=``, brackets, a decorator, comment or prompt) and are no running
+    text (``prose_line``): not indented prose, such as the rest of a list item."""
     body = [ln for ln in lines if ln.strip()]
-    return bool(body) and sum(1 for ln in body if _CODE_LINE.search(ln)) * 2 >= len(body)
+    return bool(body) and sum(1 for ln in body if _CODE_LINE.search(ln) and not prose_line(ln)) * 2 >= len(body)
 
 
 def indent(line: str) -> int:
@@ -176,12 +193,14 @@ def _fence_language(info: str) -> str:
     return "python" if info in ("doctest", "pycon", "py", "python3") else info
 
 
-def _units(text: str, code: bool = False, fence: str | None = None) -> list[str]:
+def _units(text: str, code: bool = False, fence: str | None = None, indented: str = "python") -> list[str]:
     """Sentences of prose paragraphs; each list item is a unit of its own (markup lines dropped).
 
     Code examples (Markdown fences, reST ``::`` literal blocks and code directives, doctest sessions) are not
     prose: with ``code`` each becomes one unit, a fenced block (see ``CODE``); without, they are left out. With
-    ``fence`` (``open_fence`` of the lines above), the text starts inside a block in that language.
+    ``fence`` (``open_fence`` of the lines above), the text starts inside a block in that language. ``indented``
+    is the language a block set off by indentation alone is shown in (a reST literal block is Python's; Markdown's
+    indented block has none: ``indented_language``).
     """
     units: list[str] = []
     para: list[str] = []
@@ -208,7 +227,7 @@ def _units(text: str, code: bool = False, fence: str | None = None) -> list[str]
     margin = min((indent(ln) for ln in lines[i:] if ln.strip()), default=0)
     if i == 0 and margin >= 2 and not any(_ITEM.match(ln) for ln in lines) and _code_like(lines):
         # Every line indented and no list: the rest of a code block that an earlier chunk opened.
-        block(lines, "python")
+        block(lines, indented)
         return units
     first = next((ln for ln in lines[i:] if ln.strip()), "")
     if i == 0 and first and indent(first) > margin and not _ITEM.match(first):
@@ -216,7 +235,7 @@ def _units(text: str, code: bool = False, fence: str | None = None) -> list[str]
         while i < len(lines) and (not lines[i].strip() or indent(lines[i]) > margin):
             i += 1
         if _code_like(lines[:i]):
-            block(lines[:i], "python")
+            block(lines[:i], indented)
         else:
             i = 0  # indented prose: the rest of a list item
     while i < len(lines):
@@ -227,7 +246,7 @@ def _units(text: str, code: bool = False, fence: str | None = None) -> list[str]
             mark, lang = opener.group(1), opener.group(2)
             end = next((j for j in range(i + 1, len(lines)) if lines[j].strip().startswith(mark)), len(lines))
             if lang == "eval-rst":  # MyST's embedded reStructuredText is text, not code
-                units.extend(_units("\n".join(lines[i + 1:end]), code))
+                units.extend(_units("\n".join(lines[i + 1:end]), code, indented=indented))
             else:
                 block(lines[i + 1:end], _fence_language(lang))
             i = end + 1
@@ -258,7 +277,7 @@ def _units(text: str, code: bool = False, fence: str | None = None) -> list[str]
             while j < len(lines) and (not lines[j].strip() or indent(lines[j]) > base):
                 body.append(lines[j])
                 j += 1
-            block(body, (directive.group(2) if directive else "") or "python")
+            block(body, (directive.group(2) if directive else "") or indented)
             i = j
             continue
         if _DOCTEST.match(line):  # a doctest session runs to the next blank line
@@ -309,12 +328,22 @@ def _link_text(unit: str) -> str:
     return _MD_LINK.sub(r"\1", _MD_LINK.sub(r"\1", unit)).strip()
 
 
+_MARKDOWN = (".md", ".markdown", ".mdx")
+
+
+def indented_language(path: str) -> str:
+    """The language of a documentation file's code block set off by indentation alone: none for Markdown (its
+    indented blocks say no language), Python for the rest (reST's literal blocks, docstrings)."""
+    return "" if path.lower().endswith(_MARKDOWN) else "python"
+
+
 def doc_sentences(evidence: Evidence, tokens: Sequence[str], limit: int = 5,
                   near: Closeness | None = None, code: bool = True) -> list[str]:
     """The section's sentences, list items and (with ``code``) code examples with the most question terms (and,
     with ``near``, closest in meaning to it: ``closeness.sentence_score``), in reading order."""
     title = heading(evidence).casefold()
-    sentences = [u for u in _units(evidence.text, code=code, fence=evidence.fence) if u.casefold() != title]  # not its own title
+    units = _units(evidence.text, code=code, fence=evidence.fence, indented=indented_language(evidence.path))
+    sentences = [u for u in units if u.casefold() != title]  # not its own title
     wanted = set(tokens)
     # A sentence that names an API (backticks, a call, a dotted or snake_case name) usually holds the answer.
     terms = [len(wanted & set(tokenize(s))) + (1 if _NAMES_API.search(s) else 0) for s in sentences]
@@ -324,10 +353,14 @@ def doc_sentences(evidence: Evidence, tokens: Sequence[str], limit: int = 5,
     # By terms alone, a sentence must share one; by meaning too, every sentence is in the running.
     scored = [t for t in scored if t[0] > 0 or near is not None] or scored[:1]
     top = sorted(scored, key=lambda t: (-t[0], t[1]))[:limit]
-    lead = next(((0, i, s) for i, s in enumerate(sentences) if not s.startswith(CODE)), None)
+    first_line = next((ln for ln in split_lines(evidence.text) if ln.strip()), "")
+    goes_on = indent(first_line) >= 2 and not _ITEM.match(first_line)  # begins inside a list item or paragraph
+    lead = next(((0, i, s) for i, s in enumerate(sentences)
+                 if not s.startswith(CODE) and not (goes_on and i == 0 and s[:1].islower())), None)
     if limit > 1 and lead is not None and all(i != lead[1] for _, i, _ in top):
         # A section's first sentence states what it is about ("Short answer: you can't."), often in other words
-        # than the question's: it is kept, in place of the weakest match.
+        # than the question's: it is kept, in place of the weakest match. Not the rest of a sentence that the
+        # chunk before began ("properties at the top level.", indented under its list item): it states nothing.
         top = [*top[:limit - 1], lead]
     chosen = {i for _, i, _ in top}
     # A sentence that introduces an example ("… like this:") brings the example it introduces.

@@ -8,6 +8,7 @@ from sift.graph.abstention import NEAR_IN_MEANING
 from sift.graph.candidates import (
     IN_OTHER_WORDS,
     UNCERTAIN,
+    api_name,
     api_names,
     candidate_line,
     found_by,
@@ -105,9 +106,19 @@ def test_candidate_line_names_place_citation_and_why() -> None:
      ["validateStatus", "AxiosError"]),  # called and camelCase names; a literal is no name
     ("x = compute_total(a)\ny = 2", ["nothing"], []),  # no line shares a question term
     ("`a` `b_c` `d_e` `f_g` on one line", ["line"], ["b_c", "d_e", "f_g"]),  # at most three, in reading order
+    ("Pass a key (e.g. `cache_key`), i.e. any string, to the cache.", ["cache"], ["cache_key"]),  # no "e.g"
 ])
 def test_api_names(text: str, tokens: list[str], expected: list[str]) -> None:
     assert api_names(_ev(1, "docs/a.md", "A", kind="doc", text=text), tokens) == expected
+
+
+@pytest.mark.parametrize(("name", "expected"), [
+    ("data_key", True), ("JSON.stringify", True), ("d.years", True), ("abc", True),
+    ("e.g", False), ("i.e", False), ("E.G", False), ("x.y.z", False),  # dotted letters: an abbreviation
+    ("ab", False), ("None", False), ("undefined", False), ("self.fields", False), ("this.options", False),
+])
+def test_api_name(name: str, expected: bool) -> None:
+    assert api_name(name) is expected
 
 
 def test_api_names_leave_out_the_items_own_name() -> None:

@@ -21,7 +21,9 @@ from sift.graph.excerpts import (
     fenceable,
     first_sentence,
     heading,
+    indented_language,
     open_fence,
+    prose_line,
     quotable,
     summary,
 )
@@ -113,6 +115,51 @@ def test_doc_sentences_show_a_code_example_as_a_fenced_block() -> None:
     text = "Usage\n-----\n\nCreate a schema like this::\n\n    schema = UserSchema()\n    schema.load(data)\n"
     out = doc_sentences(ev(text, kind="doc", name="Usage"), ["schema"])
     assert out == ["Create a schema like this:", f"{CODE}python\nschema = UserSchema()\nschema.load(data)\n{CODE}"]
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    ("    context](#escaping-and-output-context) for when the default is not the right", True),  # a link's tail
+    ("Use a string with units (days, hours, etc), otherwise milliseconds are used.", True),
+    ("See `jwt.verify()` for the options that you may pass in here", True),  # a call in backticks is quoted
+    ('print("hello world this is a message to the user")', False),  # a call
+    ("result = the sum of all the values in the list", False),  # an assignment
+    ("return result + (withoutSuffix || isFuture ? 'minute' : 'minutes');", False),
+    ("# a comment that explains what the next line does", False),  # a comment belongs to its code
+    (">>> the prompt of a session in the docs here", False),
+    ("x = f(a, b)", False), ("short (words)", False),
+])
+def test_prose_line(line: str, expected: bool) -> None:
+    assert prose_line(line) is expected
+
+
+@pytest.mark.parametrize(("path", "expected"), [
+    ("README.md", ""), ("docs/guide.MD", ""), ("docs/a.markdown", ""), ("docs/b.mdx", ""),
+    ("docs/usage.rst", "python"), ("README.txt", "python"), ("pkg/m.py", "python"),
+])
+def test_indented_language(path: str, expected: str) -> None:
+    assert indented_language(path) == expected
+
+
+def test_doc_sentences_of_a_chunk_begun_inside_a_list_item_quote_no_fragment_and_no_code() -> None:
+    # The chunk starts on the indented rest of an item that the chunk before began: text, not a code block,
+    # and its first words are not quoted as the section's opening sentence.
+    text = ("    context](#output-context) for when the default is not the right\n    choice.\n"
+            "  - `strict` When true, every template runs in strict mode and has no `with` block.\n"
+            "  - `async` When true, templates are rendered by an async function.\n")
+    doc = Evidence(id=1, path="README.md", start_line=40, end_line=43, kind="doc", name="Options", score=1.0,
+                   text=text)
+    out = doc_sentences(doc, ["async", "function"], limit=2)
+    assert not any(s.startswith(CODE) for s in out)
+    assert out == ["- strict When true, every template runs in strict mode and has no with block.",
+                   "- async When true, templates are rendered by an async function."]
+
+
+def test_doc_sentences_of_markdown_show_an_indented_block_without_a_language() -> None:
+    text = "    app = create_app()\n    app.run(port=8000)\n"
+    md = Evidence(id=1, path="docs/run.md", start_line=5, end_line=6, kind="doc", name="Run", score=1.0, text=text)
+    assert doc_sentences(md, ["app"]) == [f"{CODE}\napp = create_app()\napp.run(port=8000)\n{CODE}"]
+    rst = md.model_copy(update={"path": "docs/run.rst"})
+    assert doc_sentences(rst, ["app"]) == [f"{CODE}python\napp = create_app()\napp.run(port=8000)\n{CODE}"]
 
 
 def test_doc_sentences_of_a_section_with_no_shared_term_quote_its_first_sentence() -> None:
