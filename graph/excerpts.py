@@ -31,9 +31,9 @@ _ITEM = re.compile(r"^\s*(?:[-*+]|(?:\d+|#)[.)]|\(\d+\)|:[\w .*]+:)\s+")  # a li
 # auto-numbered one) or a reST field (":param x:")
 BULLET = re.compile(r"^[*+-]\s+")  # a bullet item's marker, in Markdown or reST
 _CITATION_LIKE = re.compile(r"\[\d+\]")  # "values[0]" would read as a citation marker
-# Markup lines that say nothing themselves: headings, underlines, fences, directives, MkDocs admonition
-# openers ("!!! tip", "??? note").
-_MARKUP = re.compile(r"^\s*(#+(?:\s|$)|[=\-~^*]{3,}\s*$|```|\.\. |:::|\(.*\)=$|!!!\s|\?\?\?\+?\s)")
+# Markup lines that say nothing themselves: headings, underlines (reST adorns with = - ~ ^ * + " ' _), fences,
+# directives, MkDocs admonition openers ("!!! tip", "??? note").
+_MARKUP = re.compile(r"^\s*(#+(?:\s|$)|[=\-~^*+\"'_]{3,}\s*$|```|\.\. |:::|\(.*\)=$|!!!\s|\?\?\?\+?\s)")
 
 
 _ROLE = re.compile(r"(?::[\w:+-]+:|\{[\w:+-]+\})`+([^`<]*?)(?:\s*<[^>`]*>)?`+")

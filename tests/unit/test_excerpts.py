@@ -162,6 +162,13 @@ def test_doc_sentences_of_markdown_show_an_indented_block_without_a_language() -
     assert doc_sentences(rst, ["app"]) == [f"{CODE}python\napp = create_app()\napp.run(port=8000)\n{CODE}"]
 
 
+@pytest.mark.parametrize("adornment", ["+", '"', "'", "_", "~", "^", "="])
+def test_doc_sentences_leave_out_a_rest_heading_underline(adornment: str) -> None:
+    text = f"Loading objects\n{adornment * 15}\n\nDefine a method and decorate it with post_load to get objects.\n"
+    doc = ev(text, kind="doc", name="Loading objects")
+    assert doc_sentences(doc, ["objects"]) == ["Define a method and decorate it with post_load to get objects."]
+
+
 def test_doc_sentences_of_a_section_with_no_shared_term_quote_its_first_sentence() -> None:
     doc = ev("Overview of the whole package and its parts. It is small.", kind="doc", name="Overview")
     assert doc_sentences(doc, ["unrelated"]) == ["Overview of the whole package and its parts."]
