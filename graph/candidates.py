@@ -22,7 +22,8 @@ from sift.graph.checker import cited_ids
 from sift.graph.closeness import Closeness
 from sift.graph.code_excerpts import body_lines, key_lines
 from sift.graph.confidence import places
-from sift.graph.excerpts import API_NAME, BULLET, CODE, doc_sentences, label, summary
+from sift.graph.doc_units import CODE
+from sift.graph.excerpts import API_NAME, BULLET, doc_sentences, label, summary
 from sift.graph.prose import answer_sentences, compose
 from sift.graph.state import Citation, Draft, Evidence, Plan
 from sift.graph.terms import matched_terms, query_tokens

@@ -14,11 +14,11 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from sift.graph.checker import cited_ids
 from sift.graph.code_excerpts import code_block, key_lines, signature, whole_body
+from sift.graph.doc_units import CODE
 from sift.graph.docstrings import predicate
 from sift.graph.excerpts import (
     API_NAME,
     BULLET,
-    CODE,
     doc_lines,
     doc_sentences,
     heading_text,

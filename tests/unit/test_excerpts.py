@@ -1,4 +1,5 @@
-"""What the writer quotes from one evidence item: first sentences, signatures, key lines, doc sentences."""
+"""What the writer quotes from one evidence item: first sentences, signatures, key lines, doc sentences, and the
+units documentation text divides into."""
 
 from __future__ import annotations
 
@@ -13,20 +14,8 @@ from sift.graph.code_excerpts import (
     signature,
     whole_body,
 )
-from sift.graph.excerpts import (
-    CODE,
-    MAX_CODE_LINES,
-    doc_lines,
-    doc_sentences,
-    fenceable,
-    first_sentence,
-    heading,
-    indented_language,
-    open_fence,
-    prose_line,
-    quotable,
-    summary,
-)
+from sift.graph.doc_units import CODE, MAX_CODE_LINES, fenceable, indented_language, open_fence, prose_line
+from sift.graph.excerpts import doc_lines, doc_sentences, first_sentence, heading, quotable, summary
 from sift.graph.state import Evidence
 from sift.graph.statements import statement
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sift.graph.excerpts import CODE
+from sift.graph.doc_units import CODE
 from sift.graph.extractive import chit_chat
 from sift.graph.prose import answer_sentences, cite, cited_once, compose, named_definitions
 from sift.graph.state import Evidence, Plan
