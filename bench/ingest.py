@@ -37,9 +37,9 @@ def phase_parse(repo: Path, repeat: int) -> dict:
     import tree_sitter_language_pack as tslp
 
     from sift.ingest.chunk import ChunkLimits, chunk_tree
-    from sift.ingest.languages import classify
     from sift.ingest.parsers import ParserRegistry
     from sift.ingest.walk import walk
+    from sift.languages import classify
     from sift.text import split_lines
 
     files = list(walk(repo))

@@ -63,9 +63,9 @@ def run_bm25_corpus(root: Path, queries: list[str]) -> None:
     """
     from sift.index.bm25 import BM25Index
     from sift.ingest.chunk import chunk_tree, embedding_text
-    from sift.ingest.languages import classify
     from sift.ingest.parsers import ParserRegistry
     from sift.ingest.walk import walk
+    from sift.languages import classify
     from sift.text import split_lines
     from sift.tokenize import tokenize
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from sift.languages import classify
 from sift.text import split_lines
 
 # A sentence ends at . ! or ? before a capital, a quote or a bracket, but not after "e.g." or "i.e." (a lambda in
@@ -257,10 +258,7 @@ def _link_text(unit: str) -> str:
     return _MD_LINK.sub(r"\1", _MD_LINK.sub(r"\1", unit)).strip()
 
 
-_MARKDOWN = (".md", ".markdown", ".mdx")
-
-
 def indented_language(path: str) -> str:
     """The language of a documentation file's code block set off by indentation alone: none for Markdown (its
     indented blocks say no language), Python for the rest (reST's literal blocks, docstrings)."""
-    return "" if path.lower().endswith(_MARKDOWN) else "python"
+    return "" if classify(path)[0] == "markdown" else "python"

@@ -37,7 +37,6 @@ from sift.ingest.job_rows import (
     new_summary,
     start_job,
 )
-from sift.ingest.languages import classify
 from sift.ingest.liveness import (
     HEARTBEAT_S,
     Heartbeat,
@@ -49,6 +48,7 @@ from sift.ingest.liveness import (
 from sift.ingest.parsers import ParserRegistry
 from sift.ingest.parsers.llm import LLMParserOptions, make_llm_parser
 from sift.ingest.walk import WalkedFile, WalkStats, walk
+from sift.languages import classify
 from sift.models import DocumentTree
 from sift.names import check_name
 from sift.text import split_lines

@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from bench.train.text import docstring_summary, mask_keys, query_from
-from sift.ingest.languages import classify
 from sift.ingest.parsers import ParserRegistry
 from sift.ingest.walk import walk
+from sift.languages import classify
 from sift.models import CALLABLE_KINDS, CONTAINER_KINDS, DocumentTree, NodeKind, SourceType
 from sift.retrievers.paths import is_changelog_path, is_test_path  # the one owner of path classes
 

@@ -42,7 +42,7 @@ class ParserRegistry:
         """``files`` unchanged, but LLM-parsed ones among those ``wanted`` are parsed ahead, concurrently."""
         if self.llm is None:
             return files
-        from sift.ingest.languages import classify
+        from sift.languages import classify
 
         def language_of(f: F) -> str | None:
             path = f.path  # type: ignore[attr-defined]

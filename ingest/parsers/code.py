@@ -36,7 +36,7 @@ from sift.models import (
     SourceType,
 )
 
-# Language (as ingest.languages names it) → query file in queries/; TSX shares the TypeScript query.
+# Language (as sift.languages names it) → query file in queries/; TSX shares the TypeScript query.
 QUERY_FILES: dict[str, str] = {
     lang: lang for lang in ("python", "javascript", "typescript", "java", "go", "rust", "c", "cpp")
 }

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from sift.ingest.languages import classify
 from sift.ingest.parsers.calls import python_module
 from sift.ingest.parsers.code import CodeParser, js_owner, module_stem
+from sift.languages import classify
 from sift.models import DocumentTree, SourceType
 
 
