@@ -27,7 +27,9 @@ What the features ask:
 - what a chunk is (read from the same database): a file's module code (code outside every definition), which
   fills many of the first ten places and is rarely what a question asks about; a TypeScript declaration file
   (``.d.ts``), which declares what a JavaScript file beside it defines, as a ``.pyi`` stub does; how many other
-  files among the candidates define the same name (a locale or plugin family's shared function).
+  files among the candidates define the same name (a locale or plugin family's shared function);
+- where a chunk sits and what it offers (``pool_columns.py``): a definition with a docstring or doc comment, how deep
+  its file is (apart for code and for documentation), and a JavaScript definition its file exports or does not.
 
 ``--drop`` measures the opposite: the base fit with one of ``FEATURES`` at zero for every candidate, feature by
 feature, i.e. what each committed feature adds held out.
@@ -44,7 +46,6 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import json  # noqa: E402
-import re  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from collections import Counter, defaultdict  # noqa: E402
@@ -59,6 +60,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 import fit_ranker as fr  # noqa: E402  (scripts/fit_ranker.py: the questions and the pooled candidates)
 
+from bench.train import pool_columns as pc  # noqa: E402
 from bench.train import ranker_fit as rf  # noqa: E402
 from bench.train.ranker_fit import Group  # noqa: E402
 from sift.graph.terms import is_generic  # noqa: E402
@@ -70,7 +72,6 @@ Spans = Sequence[tuple[str, int, int, str]]
 Extra = Callable[["Pool"], np.ndarray]  # one column for a question's candidates
 COL = {name: i for i, name in enumerate(FEATURES)}
 HAND = RankerWeights(HAND_WEIGHTS).vector()
-TOP = 10  # "the first candidates" of the agreement features: by RRF over every channel
 
 
 class Texts:
@@ -82,6 +83,7 @@ class Texts:
         self._chunks: dict[tuple[str, str, int, int], tuple[str, str, str]] | None = None
         self._dirs: Counter[tuple[str, str]] | None = None
         self._module_code: set[tuple[str, str, int, int]] | None = None
+        self._files: dict[tuple[str, str], str] | None = None
 
     def module_code(self, qid: str, spans: Spans) -> np.ndarray:
         """1 for a candidate that is a chunk of its file's module code (code outside every definition)."""
@@ -107,6 +109,21 @@ class Texts:
             self._dirs = Counter((kb, path.rpartition("/")[0]) for kb, path in rows)
         kb = self.kb_of[qid]
         return np.array([self._dirs[(kb, p.rpartition("/")[0])] for p, _, _, _ in spans], dtype=np.float64)
+
+    def file_text(self, qid: str, path: str) -> str:
+        """The text of a candidate's file: its chunks' texts in line order."""
+        if self._files is None:
+            import sqlite3
+
+            with sqlite3.connect(fr.OUT / "data" / "sift.db") as db:
+                rows = db.execute("SELECT k.name, c.path, c.text FROM chunks c JOIN files f ON f.id = c.file_id"
+                                  " JOIN knowledge_bases k ON k.id = c.kb_id WHERE f.gen_to IS NULL"
+                                  " ORDER BY c.path, c.start_line").fetchall()
+            parts: defaultdict[tuple[str, str], list[str]] = defaultdict(list)
+            for kb, file, text in rows:
+                parts[(kb, file)].append(text)
+            self._files = {key: "\n".join(texts) for key, texts in parts.items()}
+        return self._files.get((self.kb_of[qid], path), "")
 
     def of(self, qid: str, spans: Spans) -> list[tuple[str, str, str]]:
         if self._chunks is None:
@@ -158,6 +175,9 @@ class Pool:
     def module_code(self) -> np.ndarray:
         return self._texts.module_code(self.qid, self.spans)
 
+    def js_exported(self) -> np.ndarray:
+        return pc.js_exported(self.spans, self.texts(), lambda path: self._texts.file_text(self.qid, path))
+
 
 def _col(x: np.ndarray, name: str) -> np.ndarray:
     return x[:, COL[name]]
@@ -186,53 +206,9 @@ def per_file(values: np.ndarray, spans: Spans, combine: Callable[[float, float],
     return np.array([acc[path] for path, _, _, _ in spans])
 
 
-def symbol_files(p: Pool) -> np.ndarray:
-    """log(1 + how many other files among the candidates hold a definition of the same name): the same function
-    in every locale or plugin file is that family's plumbing, not the one place a question is about."""
-    names = [symbol.rsplit(".", 1)[-1] if kind != "doc" else "" for (_, symbol, _), (_, _, _, kind)
-             in zip(p.texts(), p.spans, strict=True)]
-    files: defaultdict[str, set[str]] = defaultdict(set)
-    for name, (path, _, _, _) in zip(names, p.spans, strict=True):
-        if name:
-            files[name].add(path)
-    return np.array([np.log1p(len(files[n]) - 1) if n else 0.0 for n in names], dtype=np.float64)
-
-
 def _file_count(p: Pool) -> np.ndarray:
     count = Counter(path for path, _, _, _ in p.spans)
     return np.log1p(np.array([count[path] for path, _, _, _ in p.spans], dtype=np.float64))
-
-
-def _short_name(name: str, symbol: str) -> str:
-    """A definition's own name when it is distinctive enough to look for in text (four characters or more)."""
-    last = (symbol or name).replace("#", ".").rsplit(".", 1)[-1]
-    return last if len(last) >= 4 and re.fullmatch(r"\w+", last) else ""
-
-
-def agreement(p: Pool) -> dict[str, np.ndarray]:
-    """The pool-agreement columns of one question: how many of the first ``TOP`` candidates' definitions a
-    section names (log1p), whether a first section names a definition, whether a definition calls (log1p of how
-    many) or is called by another first definition."""
-    texts, kinds = p.texts(), [k for _, _, _, k in p.spans]
-    names = [_short_name(name, symbol) for name, symbol, _ in texts]
-    top = np.argsort(-_col(p.x, "log_rrf"), kind="stable")[:TOP].tolist()
-    top_code = {names[i] for i in top if kinds[i] != "doc" and names[i]}
-    top_doc_words = {w for i in top if kinds[i] == "doc" for w in re.findall(r"\w+", texts[i][2])}
-    n = len(p.spans)
-    out = {k: np.zeros(n) for k in ("doc_names_top_code", "code_named_by_top_doc", "calls_top_code",
-                                     "called_by_top_code")}
-    for i, (_, _, text) in enumerate(texts):
-        if kinds[i] == "doc":
-            out["doc_names_top_code"][i] = np.log1p(len(top_code & set(re.findall(r"\w+", text))))
-            continue
-        calls = {m for m in top_code if m != names[i] and re.search(rf"\b{re.escape(m)}\s*\(", text)}
-        out["calls_top_code"][i] = np.log1p(len(calls))
-        if names[i]:
-            out["code_named_by_top_doc"][i] = float(names[i] in top_doc_words)
-            call = re.compile(rf"\b{re.escape(names[i])}\s*\(")
-            out["called_by_top_code"][i] = float(any(call.search(texts[j][2]) for j in top
-                                                     if j != i and kinds[j] != "doc"))
-    return out
 
 
 _AGREEMENT: dict[str, dict[str, np.ndarray]] = {}  # per question: its columns are computed together
@@ -242,7 +218,7 @@ def _agreeing(name: str) -> Extra:
     def column(p: Pool) -> np.ndarray:
         qid = p.qid
         if qid not in _AGREEMENT:
-            _AGREEMENT[qid] = agreement(p)
+            _AGREEMENT[qid] = pc.agreement(p.spans, p.texts(), _col(p.x, "log_rrf"))
         return _AGREEMENT[qid][name]
 
     return column
@@ -270,11 +246,17 @@ EXTRAS: Mapping[str, Extra] = {
     "directory_files": lambda p: np.log1p(p.directory_files()),
     "directory_files_code": lambda p: np.log1p(p.directory_files()) * _col(p.x, "code"),
     "module_code": lambda p: p.module_code(),
-    "symbol_files": lambda p: symbol_files(p),
+    "symbol_files": lambda p: pc.symbol_files(p.spans, p.texts()),
     "declaration_file": lambda p: np.array([path.endswith((".d.ts", ".d.mts", ".d.cts")) for path, _, _, _ in p.spans],
                                            dtype=np.float64),
     "text_cover": lambda p: text_cover(p, topical=False),
     "topic_cover": lambda p: text_cover(p, topical=True),
+    "documented": lambda p: pc.documented(p.spans, p.texts()),
+    "path_depth": lambda p: pc.path_depth(p.spans),
+    "path_depth_code": lambda p: pc.path_depth(p.spans) * _col(p.x, "code"),
+    "path_depth_doc": lambda p: pc.path_depth(p.spans) * _col(p.x, "doc"),
+    "js_exported": lambda p: p.js_exported(),
+    "js_internal": lambda p: pc.js_code(p.spans) * (1.0 - p.js_exported()),
     **{name: _agreeing(name)
        for name in ("doc_names_top_code", "code_named_by_top_doc", "calls_top_code", "called_by_top_code")},
 }
@@ -286,6 +268,8 @@ EXTRA_SETS: tuple[tuple[str, ...], ...] = (
     ("doc_names_top_code", "code_named_by_top_doc", "calls_top_code", "called_by_top_code"),
     ("directory_files",), ("directory_files_code",), ("text_cover",), ("topic_cover",), ("module_code",),
     ("declaration_file",), ("symbol_files",), ("module_code", "declaration_file", "symbol_files"),
+    ("documented",), ("path_depth",), ("path_depth_code", "path_depth_doc"), ("js_exported",), ("js_internal",),
+    ("doc_no_identifier", "path_depth_code", "path_depth_doc"),
 )
 
 

@@ -1,0 +1,79 @@
+"""The columns ``bench/train/ranker_extra.py`` measures as extra ranker features: what a pooled candidate is."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bench.train import pool_columns as pc
+
+
+@pytest.mark.parametrize(("source", "name", "expected"), [
+    ("export function parse(input) {}", "parse", True),
+    ("export default class Parser {}", "Parser", True),
+    ("export async function load() {}", "load", True),
+    ("export const parse = () => 1", "parse", True),
+    ("export interface Options { a: string }", "Options", True),
+    ("function parse() {}\nexport { parse, format as fmt }", "parse", True),
+    ("function parse() {}\nexport default parse", "parse", True),
+    ("function sign() {}\nmodule.exports = sign;", "sign", True),
+    ("module.exports = { sign, verify }", "verify", True),
+    ("exports.decode = function (t) {}", "decode", True),
+    ("module.exports.decode = decode", "decode", True),
+    ("function parse() {}\nexport { parser }", "parse", False),  # another name that begins alike
+    ("function helper() {}\nmodule.exports = main;", "helper", False),
+    ("// export function parse() {} is gone\nfunction parse() {}", "parse", True),  # a comment reads as code
+    ("const $q = 1\nexport { $q }", "$q", True),
+])
+def test_exports_reads_each_way_a_module_exports_a_name(source: str, name: str, expected: bool) -> None:
+    assert pc.exports(source, name) is expected
+
+
+def test_js_exported_only_rates_javascript_definitions() -> None:
+    spans = [("lib/sign.js", 1, 9, "function"), ("lib/sign.js", 10, 12, "function"), ("README.md", 1, 5, "doc"),
+             ("pkg/sign.py", 1, 5, "function"), ("src/types.ts", 1, 4, "class")]
+    texts = [("sign", "sign", ""), ("pad", "pad", ""), ("sign", "", ""), ("sign", "sign", ""),
+             ("Options", "Options.merge", "")]
+    files = {"lib/sign.js": "function sign() {}\nfunction pad() {}\nmodule.exports = sign;",
+             "src/types.ts": "export interface Options {}", "README.md": "module.exports = sign",
+             "pkg/sign.py": "module.exports = sign"}
+    got = pc.js_exported(spans, texts, files.__getitem__)
+    # a method is rated by its class's name (the first part of its symbol)
+    assert got.tolist() == [1.0, 0.0, 0.0, 0.0, 1.0]
+    assert pc.js_code(spans).tolist() == [1.0, 1.0, 0.0, 0.0, 1.0]
+
+
+@pytest.mark.parametrize(("kind", "text", "expected"), [
+    ("function", 'def f():\n    """Do it."""\n    return 1', 1.0),
+    ("function", "/**\n * Sign a token.\n */\nfunction sign() {}", 1.0),
+    ("function", "def f():\n    return 1", 0.0),
+    ("function", "def f():\n" + "    x = 1\n" * 8 + '    """late"""', 0.0),  # past the head: no docstring
+    ("doc", '```python\n"""quoted"""\n```', 0.0),  # a section is no documented definition
+])
+def test_documented(kind: str, text: str, expected: float) -> None:
+    assert pc.documented([("a.py", 1, 9, kind)], [("f", "f", text)]).tolist() == [expected]
+
+
+def test_path_depth_counts_directories() -> None:
+    spans = [("README.md", 1, 2, "doc"), ("src/a.py", 1, 2, "function"), ("src/pkg/core/b.ts", 1, 2, "class")]
+    assert pc.path_depth(spans).tolist() == [0.0, 1.0, 3.0]
+
+
+def test_symbol_files_counts_other_files_defining_the_name() -> None:
+    spans = [("locale/de.js", 1, 2, "function"), ("locale/fr.js", 1, 2, "function"),
+             ("locale/it.js", 1, 2, "function"), ("src/core.js", 1, 2, "function"), ("README.md", 1, 2, "doc")]
+    texts = [("", "ordinal", ""), ("", "ordinal", ""), ("", "de.ordinal", ""), ("", "format", ""),
+             ("Usage", "", "")]
+    np.testing.assert_allclose(pc.symbol_files(spans, texts), [np.log(3)] * 3 + [0.0, 0.0])
+
+
+def test_agreement_reads_names_and_calls_among_the_first_candidates() -> None:
+    spans = [("README.md", 1, 9, "doc"), ("src/a.py", 1, 9, "function"), ("src/b.py", 1, 9, "function")]
+    texts = [("Usage", "", "Call render_page to build it."),
+             ("render_page", "render_page", "def render_page():\n    return layout_html()"),
+             ("layout_html", "layout_html", "def layout_html():\n    return ''")]
+    got = pc.agreement(spans, texts, np.array([0.0, -1.0, -2.0]))
+    assert got["doc_names_top_code"].tolist() == [pytest.approx(np.log(2)), 0.0, 0.0]
+    assert got["code_named_by_top_doc"].tolist() == [0.0, 1.0, 0.0]
+    assert got["calls_top_code"].tolist() == [0.0, pytest.approx(np.log(2)), 0.0]
+    assert got["called_by_top_code"].tolist() == [0.0, 0.0, 1.0]
