@@ -17,9 +17,9 @@ from dataclasses import dataclass, replace
 
 from sift.graph.code_excerpts import fence_language
 from sift.graph.excerpts import label
-from sift.graph.state import NOT_FOUND, Draft, Evidence, Plan
+from sift.graph.state import NOT_FOUND, ConfidenceLevel, Draft, Evidence, Plan
 from sift.graph.support import is_listing
-from sift.graph.terms import CEILING_KEY, coverage, has_term, named_words, query_tokens
+from sift.graph.terms import CAN_IT, CEILING_KEY, coverage, has_term, named_words, query_tokens
 from sift.text import shown as escaped
 from sift.tokenize import tokenize, word_parts
 
@@ -41,6 +41,7 @@ LEXICAL_REASONS = frozenset({"absent-terms", ABSENT_FROM_CORPUS, "weak-evidence"
 MEANING_FLOOR: float | None = 0.55
 PASSAGE_CHARS = 1000  # of the first evidence item, compared with the question (about the model's 256 tokens)
 NEAR_IN_MEANING = "near-in-meaning"  # the note of an answer written because of ``near_in_meaning``
+WEAK_YES = "weak-yes"  # the not-found note of ``doubtful_yes``; it ends the search
 
 
 def absent_terms(tokens: Sequence[str], idf: Mapping[str, float], evidence: Sequence[Evidence]) -> list[str]:
@@ -52,6 +53,13 @@ def absent_terms(tokens: Sequence[str], idf: Mapping[str, float], evidence: Sequ
     for e in evidence:
         seen.update(tokenize(f"{e.path} {e.name} {e.text}"))
     return [t for t in tokens if idf.get(t, 0.0) >= ceiling - RARE_DF_IDF and not has_term(seen, t) and len(t) > 2]
+
+
+def doubtful_yes(question: str, level: ConfidenceLevel) -> bool:
+    """A question whether the project has or can do something ("Is there…", "Can it…", "Does it…") whose
+    extractive answer is rated ``low``: what was found is too weak to say yes, so the answer is that the sources
+    do not say so (with the closest places), not a guess."""
+    return level == "low" and CAN_IT.search(question) is not None
 
 
 def _near(e: Evidence) -> str:

@@ -21,8 +21,11 @@ from sift.graph.abstention import (
     ABSENT_FROM_CORPUS,
     LEXICAL_REASONS,
     PASSAGE_CHARS,
+    WEAK_YES,
+    doubtful_yes,
     first_passage,
     near_in_meaning,
+    not_found,
 )
 from sift.graph.abstention import signals as abstention_signals
 from sift.graph.candidates import hedged, with_candidates
@@ -226,8 +229,9 @@ def route_check(state: AskState, runtime: Runtime[AskContext]) -> Literal["fallb
         return "summarize"
     if draft is not None and draft.not_found and draft.note == "absent-terms" and rounds >= 1:
         return "summarize"  # the corpus lacks the question's distinctive words: more rounds will not add them
-    if draft is not None and draft.not_found and draft.note == ABSENT_FROM_CORPUS:
-        return "summarize"  # the evidence is weak and a question word occurs nowhere in the corpus
+    if draft is not None and draft.not_found and draft.note in (ABSENT_FROM_CORPUS, WEAK_YES):
+        return "summarize"  # the evidence is weak and a question word occurs nowhere in the corpus, or what was
+        # found is too weak to say the project has what a question asks it has
     if next_plan(plan, state.get("evidence") or [], state.get("tried") or []) is None:
         return "summarize"
     return "fallback"
@@ -303,12 +307,16 @@ def _cited(draft: Draft) -> list[int]:
 
 def assessed(model: ConfidenceModel, state: AskState, draft: Draft, ctx: AskContext | None = None) -> Draft:
     """The draft with its confidence; one that is not high (and no not-found) says so and lists candidates
-    (each with its sentence closest to the question, when ``ctx`` gives a ``closeness``)."""
+    (each with its sentence closest to the question, when ``ctx`` gives a ``closeness``). An extractive answer
+    rated low to whether the project has or can do something becomes a not-found (``abstention.doubtful_yes``)."""
     plan, evidence, idf = state["plan"], state.get("evidence") or [], state.get("idf") or {}
     if not plan.need_retrieval:
         return draft.model_copy(update={"confidence": no_retrieval()})
     found = signals(plan, evidence, _cited(draft), idf)
     conf = assess(model, found, degraded=bool(_degraded_reasons(state, draft)), not_found=draft.not_found)
+    if draft.mode == "extractive" and not draft.not_found and doubtful_yes(plan.standalone, conf.level):
+        draft = not_found(WEAK_YES, evidence)
+        conf = assess(model, found, not_found=True)
     if conf.level != "high" and not draft.not_found:
         near = ctx.closeness(plan.standalone) if ctx is not None else None
         draft = with_candidates(draft, plan, evidence, idf, near)

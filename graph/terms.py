@@ -112,6 +112,9 @@ ASKS_NOTES = re.compile(r"\b(changelog|changed|versions?|releases?|upgrad\w*|dep
 HOW_TO = re.compile(r"^\s*(how (do|can|should|would) (i|we|you)|can i|should i|is there a way|what should)\b",
                     re.I)
 WHERE = re.compile(r"^\s*(where|which (file|module|function|class|method))\b|\b(defined|implemented)\b", re.I)
+# Whether the project has or can do a thing ("Is there…", "Can it…", "Does it…"), not what one of its things is like
+# ("Is the output safe…", "Should I still use…").
+CAN_IT = re.compile(r"^\W*(is there|are there|can|could|does|do)\b", re.I)
 
 
 def stems_match(a: str, b: str) -> bool:

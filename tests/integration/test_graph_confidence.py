@@ -19,6 +19,7 @@ FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "docql_repo"
 # Models that rate every answer alike, so that a test decides the level the signals would give.
 SURE = ConfidenceModel(intercept=10.0, weights=(0.0,) * len(FEATURES), medium=0.3, high=0.6)
 UNSURE = ConfidenceModel(intercept=0.0, weights=(0.0,) * len(FEATURES), medium=0.3, high=0.6)
+DOUBTFUL = ConfidenceModel(intercept=-10.0, weights=(0.0,) * len(FEATURES), medium=0.3, high=0.6)
 QUESTION = "How are tokens validated?"
 
 
@@ -30,7 +31,7 @@ def env(tmp_path_factory, local_embedder):
 
 
 def _ask(env, question: str, model: ConfidenceModel, delay_ms: dict[str, int] | None = None,
-         timeout_ms: int = 5000) -> Answer:
+         timeout_ms: int = 5000, max_rounds: int = 1) -> Answer:
     settings, engine, searcher = env
     if delay_ms:
         searcher = SlowSearcher(searcher, delay_ms)
@@ -38,7 +39,7 @@ def _ask(env, question: str, model: ConfidenceModel, delay_ms: dict[str, int] | 
     async def go() -> Answer:
         async with open_checkpointer(settings) as saver:
             service = LimitedService(settings, engine, searcher, saver, confidence=model,
-                                     limits={"channel_timeout_ms": timeout_ms, "max_rounds": 1})
+                                     limits={"channel_timeout_ms": timeout_ms, "max_rounds": max_rounds})
             return await service.ask(question, "shop")
 
     return asyncio.run(go())
@@ -102,3 +103,19 @@ def test_not_found_stays_not_found_and_low(env) -> None:
     assert answer.text.startswith(NOT_FOUND) and not answer.grounded
     assert (answer.confidence, answer.confidence_score) == ("low", 0.0)
     assert UNCERTAIN not in answer.text and not answer.citations
+
+
+def test_a_doubtful_yes_is_a_not_found_and_ends_the_search(env) -> None:
+    # Whether the project can do something, answered from evidence rated low: no guess, and no further rounds.
+    answer = _ask(env, "Can the shop validate tokens?", DOUBTFUL, max_rounds=3)
+    assert answer.text.startswith(NOT_FOUND) and not answer.grounded
+    assert "The closest matches (" in answer.text and UNCERTAIN not in answer.text
+    assert (answer.confidence, answer.confidence_score) == ("low", 0.0)
+    assert answer.rounds == 1 and answer.fallbacks == 0
+
+
+@pytest.mark.parametrize("question", ["How are tokens validated?", "Is a bearer token validated against the shared secret?"])
+def test_other_questions_rated_low_still_get_candidates(env, question: str) -> None:
+    answer = _ask(env, question, DOUBTFUL)
+    assert answer.grounded and answer.confidence == "low"
+    assert answer.text.startswith(UNCERTAIN) and answer.citations

@@ -10,6 +10,7 @@ from sift.graph.abstention import (
     PASSAGE_CHARS,
     Signals,
     decide,
+    doubtful_yes,
     first_passage,
     language_terms,
     near_in_meaning,
@@ -176,3 +177,22 @@ def test_first_passage_is_the_first_items_name_and_text() -> None:
     long = ev(9, "word " * 1000)
     assert len(first_passage([long])) == PASSAGE_CHARS
 
+
+
+@pytest.mark.parametrize(("question", "level", "expected"), [
+    ("Is there a way to retry failed requests?", "low", True),
+    ("Are there hooks for the end of a run?", "low", True),
+    ("Can it parse multipart bodies?", "low", True),
+    ("  can I set a default timeout?", "low", True),
+    ("Could the cache be shared between processes?", "low", True),
+    ("Does the scheduler keep jobs across restarts?", "low", True),
+    ("Do nested schemas inherit their parent's options?", "low", True),
+    ("Can it parse multipart bodies?", "medium", False),  # evidence good enough to show candidates
+    ("Is there a way to retry failed requests?", "high", False),
+    ("Is the generated HTML safe for untrusted input?", "low", False),  # what a thing is like, not whether it is
+    ("Should I still use the old cancel API?", "low", False),
+    ("How do I retry failed requests?", "low", False),
+    ("Canonical names: where are they built?", "low", False),  # "Can" only as a whole word
+])
+def test_doubtful_yes(question: str, level: str, expected: bool) -> None:
+    assert doubtful_yes(question, level) is expected  # type: ignore[arg-type]
