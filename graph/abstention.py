@@ -3,7 +3,9 @@
 It abstains when there is no evidence, when the evidence covers too little of the question, when the evidence
 (or what it would cite) lacks ``ABSENT_TERMS`` of the question's rare words, or when the question names a thing
 (JSON Schema, ORM) that the corpus mentions at most in passing and the evidence worth citing never does. The reason
-is the draft's note; ``ABSENT_FROM_CORPUS`` (a question word no chunk contains) ends the search.
+is the draft's note; ``ABSENT_FROM_CORPUS`` (a question word no chunk contains) ends the search. Once a draft is
+rated, a question whether the project has or can do something whose answer is rated ``low`` is a not-found too
+(``doubtful_yes``, note ``WEAK_YES``, which also ends the search).
 
 ``signals`` measures a draft's evidence, ``decide`` turns the measures into a reason, so that
 ``scripts/fit_abstention.py`` can replay the decision under other thresholds.
