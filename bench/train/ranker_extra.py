@@ -111,18 +111,14 @@ class Texts:
         return np.array([self._dirs[(kb, p.rpartition("/")[0])] for p, _, _, _ in spans], dtype=np.float64)
 
     def file_text(self, qid: str, path: str) -> str:
-        """The text of a candidate's file: its chunks' texts in line order."""
+        """The text of a candidate's file: its chunks' texts (those ``of`` reads) in line order."""
         if self._files is None:
-            import sqlite3
-
-            with sqlite3.connect(fr.OUT / "data" / "sift.db") as db:
-                rows = db.execute("SELECT k.name, c.path, c.text FROM chunks c JOIN files f ON f.id = c.file_id"
-                                  " JOIN knowledge_bases k ON k.id = c.kb_id WHERE f.gen_to IS NULL"
-                                  " ORDER BY c.path, c.start_line").fetchall()
-            parts: defaultdict[tuple[str, str], list[str]] = defaultdict(list)
-            for kb, file, text in rows:
-                parts[(kb, file)].append(text)
-            self._files = {key: "\n".join(texts) for key, texts in parts.items()}
+            self.of(qid, [])  # the chunks, read once
+            assert self._chunks is not None
+            parts: defaultdict[tuple[str, str], list[tuple[int, str]]] = defaultdict(list)
+            for (kb, file, start, _), (_, _, text) in self._chunks.items():
+                parts[(kb, file)].append((start, text))
+            self._files = {key: "\n".join(text for _, text in sorted(texts)) for key, texts in parts.items()}
         return self._files.get((self.kb_of[qid], path), "")
 
     def of(self, qid: str, spans: Spans) -> list[tuple[str, str, str]]:
