@@ -296,3 +296,17 @@ def calibration(rows: Iterable[tuple[str | None, float | None, bool]]) -> dict[s
             "right": mean(r for _, r, _ in mine),
         }
     return out
+
+
+def right_at_coverage(rows: Iterable[tuple[float, float | None]], answerable: int,
+                      shares: Sequence[float] = (0.1, 0.2, 0.3, 0.4)) -> dict[float, float | None]:
+    """How often the best-scored answers are right, if the best ``share`` of the ``answerable`` questions were
+    rated ``high``: from ``(score, right)`` rows of answers to answerable questions, each share's top
+    ``round(share * answerable)`` rows by score (ties in the order given), right on average. None when there are
+    not that many answers. It bounds any one threshold on the score: no cut covering that share does better."""
+    ranked = sorted(((s, r) for s, r in rows if r is not None), key=lambda t: -t[0])
+    out: dict[float, float | None] = {}
+    for share in shares:
+        k = round(share * answerable)
+        out[share] = mean(r for _, r in ranked[:k]) if 0 < k <= len(ranked) else None
+    return out

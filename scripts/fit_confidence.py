@@ -19,6 +19,10 @@ out (they are ``low`` by rule). Then:
   held-out one is what to expect on questions the fit never saw, so ``high`` must meet ``HIGH_PRECISION`` held
   out as well (``--as-fitted`` drops that condition; ``--held-out``, its earlier spelling, is the default now).
   When no cut meets it, ``high`` is 1.0: no answer is rated high.
+- printed after the calibration (not stored): how often the best-scored answers were right if ``high`` covered
+  10%, 20%, 30% or 40% of the answerable questions (``eval.metrics.right_at_coverage``), as fitted and held out:
+  no threshold on these signals can do better, so it says how far they are from a ``high`` that is right
+  ``HIGH_PRECISION`` of the time for 40% of the questions.
 
     nice -n 10 python scripts/fit_confidence.py [--rows bench/out/confidence-rows.jsonl] [--reuse] [--as-fitted]
 
@@ -42,7 +46,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import answer as bench  # noqa: E402  (bench/answer.py)
 
-from sift.eval.metrics import calibration  # noqa: E402
+from sift.eval.metrics import calibration, right_at_coverage  # noqa: E402
 from sift.graph.confidence import FEATURES, WEIGHTS_FILE, ConfidenceModel  # noqa: E402
 
 HIGH_PRECISION = 0.85
@@ -115,6 +119,10 @@ def fit(rows: list[dict[str, Any]], strict: bool = False) -> dict[str, Any]:
     table = calibration((level(model, r), r["answer_right"], not r["negative"]) for r in rows)
     loo_of = {id(r): float(q) for r, q in zip(answered, loo, strict=True)}
     held = calibration((level(model, r, loo_of.get(id(r))), r["answer_right"], not r["negative"]) for r in rows)
+    asked = sum(1 for r in rows if not r["negative"])
+    reach = {name: right_at_coverage(((float(q), r["answer_right"]) for r, q in zip(answered, probs, strict=True)
+                                      if not r["negative"]), asked)
+             for name, probs in (("as fitted", p), ("held out", loo))}
     return {
         "intercept": round(model.intercept, 6),
         "weights": {f: round(v, 6) for f, v in zip(FEATURES, model.weights, strict=True)},
@@ -123,6 +131,8 @@ def fit(rows: list[dict[str, Any]], strict: bool = False) -> dict[str, Any]:
                      f"{len(rows)} questions",
         "calibration": _rounded(table),
         "calibration_held_out": _rounded(held),
+        # Not stored: how right a "high" covering each share of the answerable questions could be at best.
+        "right_at_coverage": reach,
         "calibration_by_split": {
             split: _rounded(calibration((level(model, r), r["answer_right"], not r["negative"])
                                         for r in rows if r["split"] == split))
@@ -159,6 +169,7 @@ def main() -> int:
         args.rows.parent.mkdir(parents=True, exist_ok=True)
         args.rows.write_text("".join(json.dumps(r) + "\n" for r in rows))
     result = fit(rows, strict=not args.as_fitted)
+    reach = result.pop("right_at_coverage")
     WEIGHTS_FILE.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps({k: result[k] for k in ("intercept", "weights", "thresholds", "fitted_on")}, indent=2))
     print("as fitted:")
@@ -168,6 +179,10 @@ def main() -> int:
     for split, table in result["calibration_by_split"].items():
         print(f"{split}, as fitted:")
         print(bench.calibration_table(table))
+    print(f"right, if the best-scored answers covering a share of the answerable questions were high "
+          f"(high needs {HIGH_PRECISION:.0%} right at 40%):")
+    for name, shares in reach.items():
+        print(f"  {name:10}" + "".join(f"  {s:.0%}: {'-' if v is None else f'{v:.3f}'}" for s, v in shares.items()))
     return 0
 
 

@@ -336,6 +336,20 @@ def test_calibration_per_level() -> None:
     assert empty["high"] == {"answers": 0, "share": None, "share_answerable": None, "right": None}
 
 
+@pytest.mark.parametrize(("rows", "answerable", "expected"), [
+    # Ten answerable questions: the top 1, 2, 3 and 4 answers by score.
+    ([(0.9, 1.0), (0.8, 0.0), (0.7, 1.0), (0.6, 1.0), (0.1, 0.0)], 10, {0.1: 1.0, 0.2: 0.5, 0.3: 2 / 3, 0.4: 0.75}),
+    # Unsorted input, unjudged rows skipped; four answerable questions round a tenth to none.
+    ([(0.2, 0.0), (0.5, None), (0.9, 1.0)], 4, {0.1: None, 0.2: 1.0, 0.3: 1.0, 0.4: 0.5}),
+    # Fewer answers than the share asks for: not reachable, however right they are.
+    ([(0.9, 1.0)], 10, {0.1: 1.0, 0.2: None, 0.3: None, 0.4: None}),
+    ([], 0, {0.1: None, 0.2: None, 0.3: None, 0.4: None}),
+])
+def test_right_at_coverage(rows: list[tuple[float, float | None]], answerable: int,
+                           expected: dict[float, float | None]) -> None:
+    assert m.right_at_coverage(rows, answerable) == pytest.approx(expected)
+
+
 @pytest.mark.parametrize(("a", "b", "expected"), [
     ([], [], (0.0, 0.0, 0.0)),
     ([1.0], [0.0], (1.0, 1.0, 1.0)),  # one question: no interval to estimate
