@@ -56,6 +56,9 @@ def _participle_of(word: str) -> str | None:
     return None
 
 
+SUBJECT_WORDS = 6  # how far into "A/An/The …" a sentence's own verb is looked for
+
+
 def predicate(summary: str) -> str | None:
     """What follows a definition's name when ``summary`` is said of it: "Return X." → "returns X", "Keeps X." →
     "keeps X", "Raised by X." → "is raised by X", "A way to X." → "is a way to X"; None when it cannot be."""
@@ -74,10 +77,11 @@ def predicate(summary: str) -> str | None:
         return "is " + word + rest
     if word in _ARTICLES:
         # "A way to…" is said of the name; "The default store keeps…" is a sentence with its own verb ("A
-        # store that keeps…" is not: the verb is the relative clause's).
-        head = re.split(r"\b(?:that|which|who|whose)\b", rest, maxsplit=1)[0]
+        # store that keeps…" or "The position where it should…" is not: the verb is the clause's). The subject
+        # may run to a few words ("A frozen instance or attribute have been…").
+        head = re.split(r"\b(?:that|which|who|whose|where|when)\b", rest, maxsplit=1)[0]
         if any(w in _AUXILIARIES or (_WORD.fullmatch(w) and predicate(w.capitalize() + " x") not in (None, "is x")
-                                     and w.endswith("s")) for w in head.split()[:4]):
+                                     and w.endswith("s")) for w in head.split()[:SUBJECT_WORDS]):
             return None
         return "is " + word + rest
     return None

@@ -34,7 +34,11 @@ from sift.graph.docstrings import (
     ("The choice type checks a value.", None),  # a sentence with its own verb
     ('A token is "option-like" if it begins with a dash.', None),  # ... and with "is" for its verb
     ("An empty list can be passed.", None),
+    ("A frozen/immutable instance or attribute have been attempted to be modified.", None),  # a long subject
+    ("A simple class to store and query basic error information.",
+     "is a simple class to store and query basic error information"),
     ("A validator that raises an error.", "is a validator that raises an error"),  # the relative clause's verb
+    ("The position where the number should begin.", "is the position where the number should begin"),
     ("Helper method that raises.", None),  # a noun opens it: quoted, not conjugated
     ("List of things.", None),  # "List of": a noun, not the verb
     ("", None),
