@@ -29,7 +29,11 @@ What the features ask:
   (``.d.ts``), which declares what a JavaScript file beside it defines, as a ``.pyi`` stub does; how many other
   files among the candidates define the same name (a locale or plugin family's shared function);
 - where a chunk sits and what it offers (``pool_columns.py``): a definition with a docstring or doc comment, how deep
-  its file is (apart for code and for documentation), and a JavaScript definition its file exports or does not.
+  its file is (apart for code and for documentation), and a JavaScript definition its file exports or does not;
+- a channel's own first place (or first three), which its ``rr_*`` column, nearly flat over the first ranks, cannot
+  weigh apart; a channel's score for one form of question ("how do I …", "where is …") only;
+- a neighbour of a first candidate: within 40 lines of one of the first three in the same file, where an answer
+  often goes on in the next section or definition.
 
 ``--drop`` measures the opposite: the base fit with one of ``FEATURES`` at zero for every candidate, feature by
 feature, i.e. what each committed feature adds held out.
@@ -64,7 +68,7 @@ from bench.train import pool_columns as pc  # noqa: E402
 from bench.train import ranker_fit as rf  # noqa: E402
 from bench.train.ranker_fit import Group  # noqa: E402
 from sift.graph.terms import is_generic  # noqa: E402
-from sift.retrievers.ranker import FEATURES, HAND_WEIGHTS, RankerWeights  # noqa: E402
+from sift.retrievers.ranker import FEATURES, HAND_WEIGHTS, RankerWeights, question_forms  # noqa: E402
 from sift.retrievers.search import identifiers_in  # noqa: E402
 from sift.tokenize import tokenize  # noqa: E402
 
@@ -202,6 +206,15 @@ def per_file(values: np.ndarray, spans: Spans, combine: Callable[[float, float],
     return np.array([acc[path] for path, _, _, _ in spans])
 
 
+def _within(channel: str, top: int) -> Extra:
+    return lambda p: pc.channel_first(_col(p.x, f"rr_{channel}"), top)
+
+
+def _in_form(column: str, form: str) -> Extra:
+    """A column, for the questions of one ``question_forms`` form only (0 for the others)."""
+    return lambda p: _col(p.x, column) * (form in question_forms(p.query))
+
+
 def _file_count(p: Pool) -> np.ndarray:
     count = Counter(path for path, _, _, _ in p.spans)
     return np.log1p(np.array([count[path] for path, _, _, _ in p.spans], dtype=np.float64))
@@ -253,6 +266,11 @@ EXTRAS: Mapping[str, Extra] = {
     "path_depth_doc": lambda p: pc.path_depth(p.spans) * _col(p.x, "doc"),
     "js_exported": lambda p: p.js_exported(),
     "js_internal": lambda p: pc.js_code(p.spans) * (1.0 - p.js_exported()),
+    **{f"{col}_{form}": _in_form(col, form) for col in ("vector_cos", "bm25_rel") for form in ("howto", "where")},
+    "near_top": lambda p: pc.near_top(p.spans, _col(p.x, "log_rrf")),
+    "near_top_doc": lambda p: pc.near_top(p.spans, _col(p.x, "log_rrf")) * _col(p.x, "doc"),
+    **{f"{c}_first": _within(c, 1) for c in ("bm25", "vector", "smart")},
+    **{f"{c}_top3": _within(c, 3) for c in ("bm25", "vector", "smart")},
     **{name: _agreeing(name)
        for name in ("doc_names_top_code", "code_named_by_top_doc", "calls_top_code", "called_by_top_code")},
 }
@@ -266,6 +284,9 @@ EXTRA_SETS: tuple[tuple[str, ...], ...] = (
     ("declaration_file",), ("symbol_files",), ("module_code", "declaration_file", "symbol_files"),
     ("documented",), ("path_depth",), ("path_depth_code", "path_depth_doc"), ("js_exported",), ("js_internal",),
     ("doc_no_identifier", "path_depth_code", "path_depth_doc"),
+    ("bm25_first", "vector_first", "smart_first"), ("bm25_top3", "vector_top3", "smart_top3"), ("vector_first",),
+    ("vector_cos_howto", "bm25_rel_howto"), ("vector_cos_where", "bm25_rel_where"),
+    ("vector_cos_howto", "bm25_rel_howto", "vector_cos_where", "bm25_rel_where"), ("near_top",), ("near_top_doc",),
 )
 
 

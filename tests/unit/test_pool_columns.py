@@ -77,3 +77,26 @@ def test_agreement_reads_names_and_calls_among_the_first_candidates() -> None:
     assert got["code_named_by_top_doc"].tolist() == [0.0, 1.0, 0.0]
     assert got["calls_top_code"].tolist() == [0.0, pytest.approx(np.log(2)), 0.0]
     assert got["called_by_top_code"].tolist() == [0.0, 0.0, 1.0]
+
+
+@pytest.mark.parametrize(("ranks", "top", "expected"), [
+    ([1, 2, 3, None], 1, [1, 0, 0, 0]),
+    ([1, 2, 3, None], 3, [1, 1, 1, 0]),  # not retrieved by the channel: never within its first
+    ([4, 100], 3, [0, 0]),
+])
+def test_channel_first(ranks: list[int | None], top: int, expected: list[float]) -> None:
+    rr = np.array([0.0 if r is None else 60 / (60 + r) for r in ranks])  # the ranker's rr_* column, k = 60
+    assert pc.channel_first(rr, top).tolist() == expected
+
+
+@pytest.mark.parametrize(("spans", "order", "expected"), [
+    # The first three by order are a.md 1-20, b.py 1-5 and a.md 200-210.
+    ([("a.md", 1, 20, "doc"), ("a.md", 25, 40, "doc"), ("a.md", 100, 120, "doc"), ("b.py", 1, 5, "function"),
+      ("c.py", 21, 30, "function"), ("a.md", 200, 210, "doc")],
+     [5.0, 1.0, 0.5, 4.0, 0.0, 3.0],
+     [0, 1, 0, 0, 0, 0]),  # next section within 40 lines; 100-120 is 80 lines on; another file is no neighbour
+    ([("a.md", 1, 20, "doc"), ("a.md", 50, 60, "doc"), ("a.md", 61, 70, "doc")], [3.0, 2.0, 1.0],
+     [1, 1, 1]),  # first three are neighbours of one another
+])
+def test_near_top(spans: list[tuple[str, int, int, str]], order: list[float], expected: list[float]) -> None:
+    assert pc.near_top(spans, np.array(order)).tolist() == expected
