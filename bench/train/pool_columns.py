@@ -11,7 +11,8 @@ text)`` in the same order, and gives one value per candidate:
 - ``symbol_files``: how many other files among the candidates define the same name;
 - ``agreement``: whether the first candidates name, call or are called by one another;
 - ``channel_first``: a channel ranked it within its first few (from the ranker's ``rr_*`` column);
-- ``near_top``: it lies just before or after one of the first candidates in the same file.
+- ``near_top``: it lies just before or after one of the first candidates in the same file;
+- ``top_margin``: how clear a channel's first candidate stands (one value per question).
 """
 
 from __future__ import annotations
@@ -133,3 +134,12 @@ def near_top(spans: Spans, order: np.ndarray, top: int = 3, reach: int = 40) -> 
         out[i] = any(p == path and (s, e) != (start, end) and start <= e + reach and s <= end + reach
                      for p, s, e, _ in first)
     return out
+
+
+def top_margin(values: np.ndarray) -> float:
+    """How far a question's best value stands above its second best (0 with fewer than two): a channel whose first
+    candidate stands clear of the rest is more likely right about it."""
+    if len(values) < 2:
+        return 0.0
+    two = np.partition(values, len(values) - 2)[-2:]
+    return float(two[1] - two[0])

@@ -33,7 +33,8 @@ What the features ask:
 - a channel's own first place (or first three), which its ``rr_*`` column, nearly flat over the first ranks, cannot
   weigh apart; a channel's score for one form of question ("how do I …", "where is …") only;
 - a neighbour of a first candidate: within 40 lines of one of the first three in the same file, where an answer
-  often goes on in the next section or definition.
+  often goes on in the next section or definition;
+- how clear a channel's first candidate stands of its second, which may say how far to trust its ranking.
 
 ``--drop`` measures the opposite: the base fit with one of ``FEATURES`` at zero for every candidate, feature by
 feature, i.e. what each committed feature adds held out.
@@ -267,6 +268,9 @@ EXTRAS: Mapping[str, Extra] = {
     "js_exported": lambda p: p.js_exported(),
     "js_internal": lambda p: pc.js_code(p.spans) * (1.0 - p.js_exported()),
     **{f"{col}_{form}": _in_form(col, form) for col in ("vector_cos", "bm25_rel") for form in ("howto", "where")},
+    "vector_margin_rr": lambda p: _col(p.x, "rr_vector") * pc.top_margin(_col(p.x, "vector_cos")),
+    "bm25_margin_rr": lambda p: _col(p.x, "rr_bm25") * pc.top_margin(_col(p.x, "bm25_rel")),
+    "vector_margin_cos": lambda p: _col(p.x, "vector_cos") * pc.top_margin(_col(p.x, "vector_cos")),
     "near_top": lambda p: pc.near_top(p.spans, _col(p.x, "log_rrf")),
     "near_top_doc": lambda p: pc.near_top(p.spans, _col(p.x, "log_rrf")) * _col(p.x, "doc"),
     **{f"{c}_first": _within(c, 1) for c in ("bm25", "vector", "smart")},
@@ -287,6 +291,7 @@ EXTRA_SETS: tuple[tuple[str, ...], ...] = (
     ("bm25_first", "vector_first", "smart_first"), ("bm25_top3", "vector_top3", "smart_top3"), ("vector_first",),
     ("vector_cos_howto", "bm25_rel_howto"), ("vector_cos_where", "bm25_rel_where"),
     ("vector_cos_howto", "bm25_rel_howto", "vector_cos_where", "bm25_rel_where"), ("near_top",), ("near_top_doc",),
+    ("vector_margin_rr", "bm25_margin_rr"), ("vector_margin_cos",),
 )
 
 

@@ -100,3 +100,13 @@ def test_channel_first(ranks: list[int | None], top: int, expected: list[float])
 ])
 def test_near_top(spans: list[tuple[str, int, int, str]], order: list[float], expected: list[float]) -> None:
     assert pc.near_top(spans, np.array(order)).tolist() == expected
+
+
+@pytest.mark.parametrize(("values", "expected"), [
+    ([0.2, 0.9, 0.5], 0.4),
+    ([0.7, 0.7], 0.0),  # a tie at the top: nothing stands clear
+    ([0.3], 0.0),
+    ([], 0.0),
+])
+def test_top_margin(values: list[float], expected: float) -> None:
+    assert pc.top_margin(np.array(values)) == pytest.approx(expected)
