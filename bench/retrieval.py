@@ -192,8 +192,8 @@ def _report(split: str, questions: list, rows: Rows) -> dict[str, float]:
           f" span@1 {figures['fused_span@1'] - figures['naive_span@1']:+.3f} (>= +0.15),"
           f" MRR {figures['fused_spanMRR'] - figures['naive_spanMRR']:+.3f} (>= +0.15)")
     # What re-ordering fused search's own first ten could give at best: span@3 can be no more than span@10.
-    print(f"{split}: span@3 by re-ordering fused's first 10 at best: {figures['fused_span@10']:.3f}, naive "
-          f"{figures['fused_span@10'] - figures['naive_span@3']:+.3f}")
+    print(f"{split}: span@3 by re-ordering fused's first 10 at best: {figures['fused_span@10']:.3f} "
+          f"(naive span@3 {figures['fused_span@10'] - figures['naive_span@3']:+.3f})")
     print(f"{split}: fused - naive, 95% paired bootstrap over its questions: " + ", ".join(
         "{} {:+.3f} [{:+.3f}, {:+.3f}]".format(col, *_paired(rows, col, every)) for col in ("span@3", "span@1", "spanMRR")))
     return figures
