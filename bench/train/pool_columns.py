@@ -12,7 +12,8 @@ text)`` in the same order, and gives one value per candidate:
 - ``agreement``: whether the first candidates name, call or are called by one another;
 - ``channel_first``: a channel ranked it within its first few (from the ranker's ``rr_*`` column);
 - ``near_top``: it lies just before or after one of the first candidates in the same file;
-- ``top_margin``: how clear a channel's first candidate stands (one value per question).
+- ``top_margin``: how clear a channel's first candidate stands (one value per question);
+- ``shows_example``: a documentation section with a code example.
 """
 
 from __future__ import annotations
@@ -143,3 +144,13 @@ def top_margin(values: np.ndarray) -> float:
         return 0.0
     two = np.partition(values, len(values) - 2)[-2:]
     return float(two[1] - two[0])
+
+
+_EXAMPLE = re.compile(r"^(?:```|~~~|\.\. (?:code-block|code|sourcecode|doctest)::|>>> |\$ )", re.M)
+
+
+def shows_example(spans: Spans, texts: Texts) -> np.ndarray:
+    """1 for a documentation section that shows code (a fenced or reST code block, a doctest, a shell prompt): what
+    a "how do I …" question wants to see."""
+    return np.array([float(kind == "doc" and bool(_EXAMPLE.search(text)))
+                     for (_, _, _, kind), (_, _, text) in zip(spans, texts, strict=True)])

@@ -34,7 +34,8 @@ What the features ask:
   weigh apart; a channel's score for one form of question ("how do I …", "where is …") only;
 - a neighbour of a first candidate: within 40 lines of one of the first three in the same file, where an answer
   often goes on in the next section or definition;
-- how clear a channel's first candidate stands of its second, which may say how far to trust its ranking.
+- how clear a channel's first candidate stands of its second, which may say how far to trust its ranking;
+- a documentation section that shows a code example, for any question or for a "how do I …" one.
 
 ``--drop`` measures the opposite: the base fit with one of ``FEATURES`` at zero for every candidate, feature by
 feature, i.e. what each committed feature adds held out.
@@ -271,6 +272,8 @@ EXTRAS: Mapping[str, Extra] = {
     "vector_margin_rr": lambda p: _col(p.x, "rr_vector") * pc.top_margin(_col(p.x, "vector_cos")),
     "bm25_margin_rr": lambda p: _col(p.x, "rr_bm25") * pc.top_margin(_col(p.x, "bm25_rel")),
     "vector_margin_cos": lambda p: _col(p.x, "vector_cos") * pc.top_margin(_col(p.x, "vector_cos")),
+    "doc_example": lambda p: pc.shows_example(p.spans, p.texts()),
+    "doc_example_howto": lambda p: pc.shows_example(p.spans, p.texts()) * ("howto" in question_forms(p.query)),
     "near_top": lambda p: pc.near_top(p.spans, _col(p.x, "log_rrf")),
     "near_top_doc": lambda p: pc.near_top(p.spans, _col(p.x, "log_rrf")) * _col(p.x, "doc"),
     **{f"{c}_first": _within(c, 1) for c in ("bm25", "vector", "smart")},
@@ -291,7 +294,7 @@ EXTRA_SETS: tuple[tuple[str, ...], ...] = (
     ("bm25_first", "vector_first", "smart_first"), ("bm25_top3", "vector_top3", "smart_top3"), ("vector_first",),
     ("vector_cos_howto", "bm25_rel_howto"), ("vector_cos_where", "bm25_rel_where"),
     ("vector_cos_howto", "bm25_rel_howto", "vector_cos_where", "bm25_rel_where"), ("near_top",), ("near_top_doc",),
-    ("vector_margin_rr", "bm25_margin_rr"), ("vector_margin_cos",),
+    ("vector_margin_rr", "bm25_margin_rr"), ("vector_margin_cos",), ("doc_example",), ("doc_example_howto",),
 )
 
 

@@ -110,3 +110,15 @@ def test_near_top(spans: list[tuple[str, int, int, str]], order: list[float], ex
 ])
 def test_top_margin(values: list[float], expected: float) -> None:
     assert pc.top_margin(np.array(values)) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(("kind", "text", "expected"), [
+    ("doc", "Install it:\n\n```bash\npip install x\n```", 1.0),
+    ("doc", "Use it:\n\n.. code-block:: python\n\n    x()", 1.0),
+    ("doc", ">>> parse('1')\n1", 1.0),
+    ("doc", "Run it:\n\n$ x --help", 1.0),
+    ("doc", "Prose only, with `inline` code.", 0.0),
+    ("function", 'def f():\n    """\n>>> f()\n"""', 0.0),  # a definition's doctest: code anyway, not a section
+])
+def test_shows_example(kind: str, text: str, expected: float) -> None:
+    assert pc.shows_example([("a", 1, 2, kind)], [("n", "s", text)]).tolist() == [expected]
