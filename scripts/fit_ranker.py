@@ -317,6 +317,12 @@ def read_cached_pool() -> tuple[list[dict], dict[str, list[Any]], dict[str, list
     return train, newcomer, newcomer_by_project(pooled, newcomer), mined, {q["id"]: q["source"] for q in train}
 
 
+def committed_choice() -> tuple[dict[str, Any], float, float]:
+    """The committed weights file and its chosen ``alpha`` and penalty, for the scripts that compare against it."""
+    chosen = json.loads(WEIGHTS.read_text(encoding="utf-8"))
+    return chosen, float(chosen["alpha"]), float(chosen["lambda"])
+
+
 def _diff(doc: dict[str, Any]) -> str:
     """How a fit differs from the committed weights file: the largest weight difference and the other keys that
     differ (a refit on another CPU can differ in the last digits: its BLAS kernels sum in another order)."""

@@ -23,7 +23,6 @@ are fitted on. Deterministic (L-BFGS-B from the hand weights, fixed data order).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from collections.abc import Sequence
@@ -67,8 +66,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.parse_args()
     t0 = time.perf_counter()
-    chosen = json.loads(fr.WEIGHTS.read_text(encoding="utf-8"))
-    alpha, lam = float(chosen["alpha"]), float(chosen["lambda"])
+    chosen, alpha, lam = fr.committed_choice()
     committed = RankerWeights(chosen["weights"])
     _, _, by_project, mined, source = fr.read_cached_pool()
     held = rf.leave_one_project_out(mined, by_project, source, alpha, lam)

@@ -51,7 +51,6 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import argparse  # noqa: E402
-import json  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from collections import Counter, defaultdict  # noqa: E402
@@ -351,8 +350,7 @@ def main() -> None:
                     help="instead, the base fit without each of these features (none named: every one)")
     args = ap.parse_args()
     t0 = time.perf_counter()
-    chosen = json.loads(fr.WEIGHTS.read_text(encoding="utf-8"))
-    alpha, lam = float(chosen["alpha"]), float(chosen["lambda"])
+    _, alpha, lam = fr.committed_choice()
     sets = EXTRA_SETS if args.only is None else tuple(tuple(s.split(",")) for s in args.only)
     unknown = sorted({n for s in sets for n in s} - set(EXTRAS))
     if unknown:

@@ -25,7 +25,6 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import argparse  # noqa: E402
-import json  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Callable, Sequence  # noqa: E402
@@ -79,8 +78,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.parse_args()
     t0 = time.perf_counter()
-    chosen = json.loads(fr.WEIGHTS.read_text(encoding="utf-8"))
-    alpha, lam = float(chosen["alpha"]), float(chosen["lambda"])
+    _, alpha, lam = fr.committed_choice()
     _, _, by_project, mined, source = fr.read_cached_pool()
     print(f"{len(mined)} mined questions, {sum(map(len, by_project.values()))} newcomer questions over "
           f"{len(by_project)} projects; alpha {alpha:g} (the linear fit's)", flush=True)
