@@ -12,8 +12,9 @@ it prints, over that project's questions with a gold span:
   ``alpha`` and penalty (``ranker_fit.leave_one_project_out``, the figure ``fit_ranker.py`` chooses by);
 - ``committed``: span MRR under the committed weights, fitted on every project's questions (in-sample);
 - ``own fit``: span MRR under weights fitted on this project's questions alone, every feature free (the name
-  and path features too) and almost unpenalised: the most a log-linear model over these features can give on
-  these questions, since it is scored on the questions it was fitted to.
+  and path features too) and almost unpenalised: about the most a log-linear model over these features can give
+  on these questions, since it is scored on the questions it was fitted to (the fit minimises the ranker's
+  softmax loss, not the MRR itself, so this is an estimate of that ceiling, not a bound).
 
 When ``own fit`` stays far below ``pooled``, the candidates are there but the features do not tell them apart:
 what limits the ranking is what the features measure, not how the weights are fitted or how many questions they

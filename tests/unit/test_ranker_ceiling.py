@@ -25,9 +25,9 @@ def _group(qid: str, positive: int | None) -> rf.Group:
 def test_own_fit_frees_the_features_the_committed_fit_keeps() -> None:
     # gold is always the candidate without the name match: a free fit turns the hand weight around
     groups = [_group(f"q{i}", 1) for i in range(4)]
-    weights = rc.own_fit(groups).weights
-    assert HAND_WEIGHTS["name_match"] > 0 > weights["name_match"]
-    assert rf.metrics(groups, rc.own_fit(groups))["spanMRR"] == 1.0
+    own = rc.own_fit(groups)
+    assert HAND_WEIGHTS["name_match"] > 0 > own.weights["name_match"]
+    assert rf.metrics(groups, own)["spanMRR"] == 1.0
 
 
 def test_own_fit_ignores_questions_without_a_pooled_gold() -> None:
