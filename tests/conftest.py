@@ -103,6 +103,18 @@ def yup_src() -> Path:
 
 
 @pytest.fixture(scope="session")
+def jellyfish_src() -> Path:
+    """The jellyfish sdist, unpacked (Rust with a pure-Python copy and Markdown docs; a sixth test-set project)."""
+    return fetch_sdist("jellyfish")
+
+
+@pytest.fixture(scope="session")
+def typer_src() -> Path:
+    """The typer sdist, unpacked (Markdown docs far larger than its Python code; a sixth test-set project)."""
+    return fetch_sdist("typer")
+
+
+@pytest.fixture(scope="session")
 def voluptuous_src() -> Path:
     """The voluptuous sdist, unpacked (Python with a Markdown README; a second-dev-set project)."""
     return fetch_sdist("voluptuous")

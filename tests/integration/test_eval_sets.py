@@ -2,7 +2,7 @@
 marshmallow and click sdists, the frozen test sets against the structlog sdist and the axios npm package, the second
 test set against the APScheduler sdist and the semver npm package, the third against the loguru sdist and the qs
 npm package, the fourth against the peewee sdist and the luxon npm package, the fifth against the sqlparse sdist and
-the yup npm package; the second dev sets against the voluptuous and Python-Markdown sdists and the jsonwebtoken,
+the yup npm package, the sixth against the jellyfish and typer sdists; the second dev sets against the voluptuous and Python-Markdown sdists and the jsonwebtoken,
 ejs and immer npm packages."""
 
 from __future__ import annotations
@@ -34,13 +34,15 @@ KBS = {
     "luxon": (SETS / "test4" / "luxon.jsonl", "luxon_src"),
     "sqlparse": (SETS / "test5" / "sqlparse.jsonl", "sqlparse_src"),
     "yup": (SETS / "test5" / "yup.jsonl", "yup_src"),
+    "jellyfish": (SETS / "test6" / "jellyfish.jsonl", "jellyfish_src"),
+    "typer": (SETS / "test6" / "typer.jsonl", "typer_src"),
     "voluptuous": (SETS / "dev2" / "voluptuous.jsonl", "voluptuous_src"),
     "markdown": (SETS / "dev2" / "markdown.jsonl", "markdown_src"),
     "jsonwebtoken": (SETS / "dev2" / "jsonwebtoken.jsonl", "jsonwebtoken_src"),
     "ejs": (SETS / "dev2" / "ejs.jsonl", "ejs_src"),
     "immer": (SETS / "dev2" / "immer.jsonl", "immer_src"),
 }
-CODE_SUFFIXES = (".py", ".js", ".ts")
+CODE_SUFFIXES = (".py", ".js", ".ts", ".rs")
 DOC_SUFFIXES = (".md", ".rst")
 MIN_QUESTIONS = 22
 MIN_NEGATIVE = 3
@@ -58,6 +60,12 @@ SYNTAX_DECLARATIONS = {
 }
 SYNTAX_ASSIGNED = {"lexical_declaration", "variable_declaration"}
 SYNTAX_VALUES = {"function_expression", "function", "arrow_function", "generator_function", "class"}
+# What a Rust span may be: a whole item (fn, struct, enum, impl, trait, mod, const, type), from its first outer
+# attribute line (`#[pyfunction]`, like a Python decorator) or from the item's own first line.
+RUST_ITEMS = {
+    "function_item", "struct_item", "enum_item", "impl_item", "trait_item", "mod_item", "const_item",
+    "static_item", "type_item", "macro_definition",
+}
 
 
 def _questions(kb: str) -> list[EvalQuestion]:
@@ -96,6 +104,25 @@ def _syntax_ranges(path: Path) -> set[tuple[int, int]]:
         )
         if node.type in SYNTAX_DECLARATIONS or assigned:
             ranges.add((node.start_point[0] + 1, node.end_point[0] + 1))
+    return ranges
+
+
+def _rust_ranges(path: Path) -> set[tuple[int, int]]:
+    """(first line, last line) of every Rust item, per tree-sitter, with and without its outer attributes."""
+    tree = tslp.get_parser("rust").parse(path.read_bytes())
+    ranges, stack = set(), [tree.root_node]
+    while stack:
+        node = stack.pop()
+        stack.extend(node.named_children)
+        if node.type not in RUST_ITEMS:
+            continue
+        start, end = node.start_point[0] + 1, node.end_point[0] + 1
+        ranges.add((start, end))
+        before = node.prev_named_sibling
+        while before is not None and before.type == "attribute_item" and before.end_point[0] + 2 == start:
+            start = before.start_point[0] + 1
+            ranges.add((start, end))
+            before = before.prev_named_sibling
     return ranges
 
 
@@ -233,6 +260,14 @@ def test_eval_set_js_spans_match_syntax_nodes(question_set: tuple[str, Path, lis
             if span.path.endswith((".js", ".ts")):
                 ranges = _syntax_ranges(root / span.path)
                 assert (span.start_line, span.end_line) in ranges, (q.id, span)
+
+
+def test_eval_set_rust_spans_match_items(question_set: tuple[str, Path, list[EvalQuestion]]) -> None:
+    _, root, questions = question_set
+    for q in questions:
+        for span in q.gold_spans:
+            if span.path.endswith(".rs"):
+                assert (span.start_line, span.end_line) in _rust_ranges(root / span.path), (q.id, span)
 
 
 def test_eval_set_doc_spans_cover_whole_sections(question_set: tuple[str, Path, list[EvalQuestion]]) -> None:

@@ -29,7 +29,7 @@ SUFFIXES = (".py", ".scm", ".json", ".toml", ".mako")
 PROJECTS = (
     "attrs", "marshmallow", "click", "structlog", "axios", "apscheduler", "semver", "loguru", "qs", "peewee", "luxon",
     "sqlparse", "yup", "voluptuous", "markdown", "jsonwebtoken", "ejs", "immer", "cerberus", "tabulate", "mustache",
-    "dayjs", "requests", "flask", "commander",
+    "dayjs", "jellyfish", "typer", "requests", "flask", "commander",
 )
 # Project names that are also English words are matched only where they read as the project's code.
 ENGLISH = {"click", "requests", "flask", "commander"}
