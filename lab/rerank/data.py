@@ -3,7 +3,8 @@
 Reads the pool ``lab/rerank/pool.py`` writes (``bench/out/rerank/pool.npz``: for each train and written
 question, the candidates fused search's channels retrieved, their features and gold labels), and writes
 ``bench/out/rerank/groups.jsonl``: one line per question with its project, its kind of pair, the question, and
-per candidate its span, gold label, fused score (the committed ranker's) and passage text (``sift.rerank.passage``:
+per candidate (the ``KEEP`` the committed ranker scores highest, and every one touching a gold span) its span,
+gold label, fused score and passage text (``sift.rerank.passage``:
 path, first line and the lines that hold the question's words, within the model's window).
 
 The mined questions' sentences are blanked out of their targets first (``bench/train/cloze.py``), as in the
@@ -32,6 +33,7 @@ OUT = ROOT / "bench" / "out" / "rerank"
 GROUPS = OUT / "groups.jsonl"
 MAX_TOKENS = 128  # the whole input: [CLS] question [SEP] passage [SEP]
 QUESTION_TOKENS = 32
+KEEP = 40  # candidates per question, best fused first (and every one touching a gold span)
 LAYERS = 4  # of MiniLM's six: 20 candidates within ~300 ms on 2 cores (lab/rerank/README.md)
 
 
@@ -96,6 +98,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.parse_args()
     import fit_ranker as fr
+    import numpy as np
     from tokenizers import Tokenizer
 
     from bench.train.make_pairs import load_packages
@@ -126,8 +129,13 @@ def main() -> None:
             for g in groups:
                 query, kb, source = asked[g.qid]
                 fused = scores(g.x, weights)
+                near_gold = [any(p == path and s <= e2 and s2 <= e for path, s2, e2 in g.gold)
+                             for p, s, e, _ in g.spans]
+                keep = sorted(np.argsort(-fused, kind="stable")[:KEEP].tolist()
+                              + [i for i, near in enumerate(near_gold) if near])
                 cands = []
-                for (path, start, end, kind), label, score in zip(g.spans, g.y, fused, strict=True):
+                for i in dict.fromkeys(keep):
+                    (path, start, end, kind), label, score = g.spans[i], g.y[i], fused[i]
                     lines = sources.lines(kb, path)
                     if lines is None:
                         continue

@@ -59,7 +59,7 @@ def main() -> None:
           f"{len(ready)} of {len(sources)} projects", flush=True)
     POOL.parent.mkdir(parents=True, exist_ok=True)
     groups = fr._pooled(train, asked, None, settings, embedder, t0)
-    save_pool(POOL, groups)
+    save_pool(POOL, {split: gs for split, gs in groups.items() if gs})  # a split of no ingested project is left out
     print(f"wrote {POOL.relative_to(ROOT)} ({time.perf_counter() - t0:.0f}s)", flush=True)
 
 
