@@ -270,3 +270,17 @@ def test_cli_eval_by_an_absent_key_is_a_usage_error(tmp_path: Path, capsys: pyte
     path.write_text(json.dumps({"id": "a", "query": "q", "notes": "n", "corpus": "attrs"}) + "\n", encoding="utf-8")
     assert main(["eval", str(path), "--kb", "demo", "--by", "difficulty", "--data-dir", str(tmp_path / "d")]) == 2
     assert "--by difficulty: no question has that key; use kind or one of corpus, notes" in capsys.readouterr().err
+
+
+def test_cli_eval_non_utf8_set_is_a_user_error_naming_the_byte(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "latin1.jsonl"
+    first = json.dumps({"id": "a", "query": "q"}).encode() + b"\n"
+    path.write_bytes(first + json.dumps({"id": "b", "query": "caf\u00e9"}, ensure_ascii=False).encode("latin-1") + b"\n")
+    code = main(["eval", str(path), "--kb", "demo", "--data-dir", str(tmp_path / "data")])
+    err = capsys.readouterr().err
+    assert code == 1, err
+    offset = len(first) + len(b'{"id": "b", "query": "caf')
+    assert f"is not UTF-8: byte 0xe9 at offset {offset} (line 2)" in err
+    assert "Traceback" not in err
