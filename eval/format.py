@@ -153,11 +153,11 @@ def load_questions(path: str | Path, *, strict: bool = False) -> tuple[list[Eval
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
+        bad_line = raw.count(b"\n", 0, exc.start) + 1
         raise InvalidQuery(
-            f"{path} is not UTF-8: byte 0x{raw[exc.start]:02x} at offset {exc.start} (line {line}) is "
+            f"{path} is not UTF-8: byte 0x{raw[exc.start]:02x} at offset {exc.start} (line {bad_line}) is "
             f"{exc.reason}; save the file as UTF-8",
-            field=f"line {line}",
+            field=f"line {bad_line}",
         ) from exc
     questions: list[EvalQuestion] = []
     errors: list[LineError] = []
