@@ -23,6 +23,7 @@ from litestar.static_files import create_static_files_router
 
 from sift.api.auth import provide_tenant
 from sift.api.batching import BatchingEmbedder
+from sift.api.bodies import BoundedRequest
 from sift.api.cache import ApiIndexCache, settle_heap
 from sift.api.controllers.chat import ChatController
 from sift.api.controllers.health import HealthController
@@ -134,6 +135,7 @@ def create_app(settings: Settings | None = None, *, embedder: Embedder | None = 
         state=state,
         openapi_config=openapi,
         request_max_body_size=settings.max_body_bytes,
+        request_class=BoundedRequest,
         debug=debug,
     )
 

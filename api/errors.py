@@ -99,6 +99,8 @@ def handle_exception(request: Request, exc: Exception) -> Response[dict[str, Any
     if status >= 500 and not isinstance(exc, SiftError):
         log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    if isinstance(getattr(exc, "retry_after", None), int):  # a busy thread: when to send the turn again
+        headers = {"Retry-After": str(exc.retry_after)}  # type: ignore[attr-defined]
     return Response(body, status_code=status, media_type=MediaType.JSON, headers=headers)
 
 

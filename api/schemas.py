@@ -261,6 +261,10 @@ class DocqlResponse(BaseModel):
     files: dict[str, list[DocqlItem]]
     total: int
     truncated: bool
+    deadline_exceeded: bool = Field(
+        False,
+        description="A grep stopped at the query's time budget: `files` and `total` hold what it found by then.",
+    )
 
 
 class FileContent(BaseModel):

@@ -32,6 +32,11 @@ class ApiSettings(Settings):
         default=15.0, gt=0, le=300,
         description="A `: keep-alive` comment goes out on a chat stream quiet this long, so proxies keep it open.",
     )
+    turn_wait_s: float = Field(
+        default=60.0, gt=0, le=3600,
+        description="A chat turn waits this long for the turn before it on the same thread (turns of one thread run "
+                    "one at a time), then answers 409 with `Retry-After`.",
+    )
     search_concurrency: int = Field(
         default=4, ge=1, le=64,
         description="Searches (`/v1/search`) computed at once per process; more wait in arrival order. A few at a "

@@ -58,6 +58,7 @@ def _ask(settings: Settings, question: str, kb: str, tenant: str, thread_id: str
     from sift.errors import SiftError
     from sift.graph.service import ask_sync, open_resources, validate_question
     from sift.graph.threads import check_thread_id, open_thread, record_turn
+    from sift.graph.turns import TURN_WAIT_S, thread_turn_sync
 
     validate_question(question, kb)
     if thread_id is not None:
@@ -72,15 +73,16 @@ def _ask(settings: Settings, question: str, kb: str, tenant: str, thread_id: str
     try:
         thread = open_thread(engine, tenant, kb, thread_id, question)
         started = time.perf_counter()
-        try:
-            answer = ask_sync(settings, question, kb, tenant, thread["checkpoint_id"], engine=engine,
-                              searcher=searcher, on_event=on_event)
-        except SiftError as exc:
-            record_turn(engine, tenant, kb, thread, question, None, status="error", error=exc.message)
-            raise
-        answer = answer.model_copy(update={"thread_id": thread["thread_id"]})
-        record_turn(engine, tenant, kb, thread, question, answer.model_dump(mode="json"),
-                    timings={"cli_ms": round((time.perf_counter() - started) * 1000, 1)})
+        with thread_turn_sync(engine, settings.data_dir, tenant, thread["checkpoint_id"], TURN_WAIT_S):
+            try:
+                answer = ask_sync(settings, question, kb, tenant, thread["checkpoint_id"], engine=engine,
+                                  searcher=searcher, on_event=on_event)
+            except SiftError as exc:
+                record_turn(engine, tenant, kb, thread, question, None, status="error", error=exc.message)
+                raise
+            answer = answer.model_copy(update={"thread_id": thread["thread_id"]})
+            record_turn(engine, tenant, kb, thread, question, answer.model_dump(mode="json"),
+                        timings={"cli_ms": round((time.perf_counter() - started) * 1000, 1)})
         return answer
     finally:
         searcher.close()

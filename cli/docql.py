@@ -41,6 +41,8 @@ def _format(result: dict[str, Any]) -> str:
             _format_item(item, lines, "  ")
     shown = sum(len(v) for v in result["files"].values())
     more = f" (showing {shown}; raise --limit for more)" if result["truncated"] else ""
+    if result.get("deadline_exceeded"):
+        more = f" (showing {shown}; cut at the time limit, so there may be more: narrow the pattern or the path)"
     lines.append(f"{result['total']} result(s){more}")
     return "\n".join(lines)
 

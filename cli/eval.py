@@ -132,11 +132,17 @@ def run_set(args: argparse.Namespace) -> int:
     name = args.name or f"{Path(args.file).stem}-{args.mode}-{datetime.now():%Y%m%d-%H%M%S}"
     json_path, md_path = write_reports(result, args.out or settings.data_dir / "eval", name)
     if args.format == "json":
-        print_json({"name": name, "json": str(json_path), "markdown": str(md_path),
+        print_json({"name": name, "json": str(json_path), "markdown": str(md_path), "partial": result.partial,
                     "aggregate": result.aggregate, "by_kind": result.by_kind, "by": result.by,
                     "by_group": result.by_group, "line_errors": len(line_errors)})
     else:
         _print_summary(result, json_path, md_path)
+    if result.partial:
+        from sift.cli import EXIT_INTERRUPTED
+
+        echo(f"interrupted: {len(result.results)} of {result.set_size} questions answered; the reports above are "
+             "marked partial", file=sys.stderr)
+        return EXIT_INTERRUPTED
     if result.aggregate["errors"] == result.aggregate["questions"]:
         first = next(r.error for r in result.results if r.error is not None)
         raise SiftError(f"every one of the {len(result.results)} questions failed, so nothing was evaluated "

@@ -147,9 +147,18 @@ def load_questions(path: str | Path, *, strict: bool = False) -> tuple[list[Eval
     """Read a JSONL question set; bad lines are skipped and reported, or raise ``InvalidQuery`` when strict."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        raw = path.read_bytes()
     except FileNotFoundError as exc:
         raise NotFound(f"question set {path} does not exist; pass the path of a .jsonl file") from exc
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        bad_line = raw.count(b"\n", 0, exc.start) + 1
+        raise InvalidQuery(
+            f"{path} is not UTF-8: byte 0x{raw[exc.start]:02x} at offset {exc.start} (line {bad_line}) is "
+            f"{exc.reason}; save the file as UTF-8",
+            field=f"line {bad_line}",
+        ) from exc
     questions: list[EvalQuestion] = []
     errors: list[LineError] = []
     first_line: dict[str, int] = {}

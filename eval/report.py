@@ -37,6 +37,8 @@ def run_to_dict(run: EvalRun, name: str) -> dict[str, Any]:
         "k": run.k,
         "started_at": run.started_at,
         "elapsed_s": run.elapsed_s,
+        "partial": run.partial,
+        "set_size": run.set_size or len(run.results),
         "config": run.config,
         "versions": package_versions(),
         "aggregate": run.aggregate,
@@ -86,6 +88,9 @@ def render_markdown(run: EvalRun, name: str) -> str:
     """The Markdown report: configuration, aggregate table, per-kind table and the worst questions."""
     agg = run.aggregate
     lines = [f"# Evaluation run `{name}`", ""]
+    if run.partial:
+        lines += [f"**Partial run**: interrupted after {len(run.results)} of {run.set_size} questions; the figures "
+                  "below cover only those.", ""]
     config = ", ".join(f"{k}={v}" for k, v in run.config.items())
     lines += [f"- started {run.started_at}, {run.elapsed_s:.1f} s; {config}",
               f"- questions {agg['questions']}, errors {agg['errors']}, skipped lines {len(run.line_errors)}",

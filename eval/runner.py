@@ -7,11 +7,12 @@ ranked hits (anything shaped like ``HitLike``); ``answer(question)`` returns som
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol
@@ -120,6 +121,10 @@ class EvalRun:
     line_errors: list[LineError] = field(default_factory=list)
     started_at: str = ""
     elapsed_s: float = 0.0
+    partial: bool = False
+    """The run was interrupted (Ctrl-C): ``results`` holds the questions answered by then, not the whole set."""
+    set_size: int = 0
+    """How many questions the set had (``len(results)`` unless ``partial``)."""
 
 
 RETRIEVAL_METRICS = (
@@ -299,7 +304,11 @@ def run_eval(
     line_errors: Sequence[LineError] = (),
     by: str = "kind",
 ) -> EvalRun:
-    """Run every question concurrently, score it, and aggregate overall, per kind and per ``by`` value."""
+    """Run every question concurrently, score it, and aggregate overall, per kind and per ``by`` value.
+
+    A ``KeyboardInterrupt`` (Ctrl-C) while it runs cancels the questions not started, lets the running ones
+    finish, and returns the answered ones as a ``partial`` run instead of raising.
+    """
     if mode not in ("retrieval", "answer"):
         raise ValueError(f"mode must be 'retrieval' or 'answer', not {mode!r}")
     if mode == "retrieval" and retrieve is None:
@@ -310,20 +319,39 @@ def run_eval(
         raise ValueError("k and concurrency must be at least 1")
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
     start = time.perf_counter()
+    log.info("eval: %d questions, %d at a time", len(questions), concurrency)
     results: list[QuestionResult | None] = [None] * len(questions)
-    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="eval") as pool:
-        futures = {pool.submit(_run_one, q, mode, retrieve, answer, k): i for i, q in enumerate(questions)}
+    pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="eval")
+    futures: dict[Future[QuestionResult], int] = {}
+    partial = False
+    try:
+        for i, q in enumerate(questions):
+            futures[pool.submit(_run_one, q, mode, retrieve, answer, k)] = i
         for future in as_completed(futures):
             result = future.result()
             results[futures[future]] = result
             if progress is not None:
                 progress(result)
+    except KeyboardInterrupt:
+        # Ctrl-C: no new question starts, the ones running finish (a second Ctrl-C stops waiting for them), and
+        # the answered ones make a partial run.
+        partial = True
+        pool.shutdown(wait=False, cancel_futures=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            pool.shutdown(wait=True)
+        for future, i in futures.items():
+            if results[i] is None and future.done() and not future.cancelled():
+                results[i] = future.result()
+    else:
+        pool.shutdown()
     done = [r for r in results if r is not None]
     elapsed = time.perf_counter() - start
-    log.info("eval: %d questions in %.1f s, %d errors", len(done), elapsed, sum(r.error is not None for r in done))
+    log.info("eval: %d questions in %.1f s, %d errors%s", len(done), elapsed,
+             sum(r.error is not None for r in done), f" (interrupted, {len(questions)} in the set)" if partial else "")
     return EvalRun(
         mode=mode, k=k, results=done, aggregate=aggregate(done), by_kind=aggregate_by_kind(done),
         by=by, by_group=aggregate_by(done, by),
         config={"mode": mode, "k": k, "concurrency": concurrency, **(config or {})},
         line_errors=list(line_errors), started_at=started_at, elapsed_s=round(elapsed, 3),
+        partial=partial, set_size=len(questions),
     )

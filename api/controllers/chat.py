@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager
+from typing import Any, TypeVar
 
 import anyio
 from litestar import Controller, post
@@ -21,6 +23,9 @@ from sift.api.sse import STREAM_RESPONSE, chat_events
 from sift.catalog import get_serving_kb
 from sift.errors import SiftError
 from sift.graph.threads import open_thread, record_turn
+from sift.graph.turns import thread_turn
+
+T = TypeVar("T")
 
 
 def _service(state: State) -> LimitedAskService:
@@ -36,6 +41,21 @@ async def _begin(state: State, tenant: NamedDependency[str], data: JSONBody[Chat
     return await anyio.to_thread.run_sync(open_thread, state.engine, tenant, data.kb, data.thread_id, data.message)
 
 
+def _turn(state: State, tenant: str, thread: dict[str, Any]) -> AbstractAsyncContextManager[object]:
+    """The thread's turn: one question at a time per thread, across processes and replicas."""
+    return thread_turn(state.engine, state.settings.data_dir, tenant, thread["checkpoint_id"],
+                       state.settings.turn_wait_s)
+
+
+async def _holding(events: AsyncIterator[T], turn: AbstractAsyncContextManager[object]) -> AsyncIterator[T]:
+    """``events``, then ``turn`` exited (also when the client goes away and the stream is closed)."""
+    try:
+        async for event in events:
+            yield event
+    finally:
+        await turn.__aexit__(None, None, None)
+
+
 class ChatController(Controller):
     """Questions answered with citations, in threads that survive restarts."""
 
@@ -48,18 +68,19 @@ class ChatController(Controller):
         service = _service(state)
         thread = await _begin(state, tenant, data)
         started = time.perf_counter()
-        try:
-            answer = await service.ask(data.message, data.kb, tenant=tenant, thread_id=thread["checkpoint_id"])
-        except SiftError as exc:
-            message = exc.message
+        async with _turn(state, tenant, thread):
+            try:
+                answer = await service.ask(data.message, data.kb, tenant=tenant, thread_id=thread["checkpoint_id"])
+            except SiftError as exc:
+                message = exc.message
+                await anyio.to_thread.run_sync(lambda: record_turn(
+                    state.engine, tenant, data.kb, thread, data.message, None, status="error", error=message))
+                raise
+            body = to_jsonable_python(answer)
+            body["thread_id"] = thread["thread_id"]
+            timings = {"request_ms": round((time.perf_counter() - started) * 1000, 1)}
             await anyio.to_thread.run_sync(lambda: record_turn(
-                state.engine, tenant, data.kb, thread, data.message, None, status="error", error=message))
-            raise
-        body = to_jsonable_python(answer)
-        body["thread_id"] = thread["thread_id"]
-        timings = {"request_ms": round((time.perf_counter() - started) * 1000, 1)}
-        await anyio.to_thread.run_sync(lambda: record_turn(
-            state.engine, tenant, data.kb, thread, data.message, body, timings=timings))
+                state.engine, tenant, data.kb, thread, data.message, body, timings=timings))
         return Answer.model_validate(body)
 
     @post("/chat/stream", status_code=200, responses={200: STREAM_RESPONSE, **errors(404, 409, 503)})
@@ -68,5 +89,10 @@ class ChatController(Controller):
         answer, error, done."""
         service = _service(state)
         thread = await _begin(state, tenant, data)
-        return ServerSentEvent(chat_events(service, state.engine, tenant=tenant, kb=data.kb, thread=thread,
-                                           question=data.message, keepalive_s=state.settings.sse_keepalive_s))
+        # The turn is taken before the response starts, so a busy thread is a 409, not an error event; the
+        # stream gives it back when it ends, however it ends.
+        turn = _turn(state, tenant, thread)
+        await turn.__aenter__()
+        events = chat_events(service, state.engine, tenant=tenant, kb=data.kb, thread=thread,
+                             question=data.message, keepalive_s=state.settings.sse_keepalive_s)
+        return ServerSentEvent(_holding(events, turn))

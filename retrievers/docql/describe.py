@@ -38,5 +38,6 @@ Examples:
   $.files[?(@.language == "python")][0:20]
   $.structure.tree("src/pkg")
 Results: {"type": "docql_result", "files": {path: [{"type", "name"/"text", "line", "start_line", "end_line",
-"source"/"content"}]}, "total", "truncated"}. A malformed query returns an error with the column and what was expected.
+"source"/"content"}]}, "total", "truncated", "deadline_exceeded"} (true when a grep stopped at its time limit).
+A malformed query returns an error with the column and what was expected.
 """

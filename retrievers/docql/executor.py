@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import math
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -15,7 +16,7 @@ from sift.retrievers.docql.compiler import Plan, compile_query, row_key
 from sift.retrievers.docql.errors import query_error
 from sift.retrievers.docql.matching import ascii_lower, fuzzy_headings
 from sift.retrievers.docql.parser import parse
-from sift.retrievers.docql.regex import Deadline, compile_regex
+from sift.retrievers.docql.regex import Deadline, QueryTimeout, compile_regex
 from sift.retrievers.docql.results import Texts, build_items, expand_codeblocks, grep_rows, group_by_file
 
 DEFAULT_LIMIT = 50
@@ -122,6 +123,57 @@ def _candidates(
     return iter(rows)
 
 
+def _streamed_window(window: Window | None) -> tuple[int, float] | None:
+    """``[start, stop)`` of a window that needs no count of the results first; None for negative bounds."""
+    if window is None:
+        return 0, math.inf
+    if window.single:
+        assert window.start is not None
+        return (window.start, window.start + 1) if window.start >= 0 else None
+    if (window.start or 0) < 0 or (window.stop is not None and window.stop < 0):
+        return None
+    start = window.start or 0
+    return start, max(start, window.stop) if window.stop is not None else math.inf
+
+
+def _select(
+    conn: Connection, plan: Plan, q: Query, texts: Texts, deadline: Deadline, glob: str | None, limit: int
+) -> tuple[list[dict[str, Any]], int, bool]:
+    """Rows filtered in Python: the window's first ``limit``, the window's total, and whether the deadline cut it.
+
+    Rows stream: only the ``limit`` kept are held, and the scan stops once the window is full. A grep that
+    runs out of time answers what it found so far (``cut``); other queries fail with ``QueryTimeout``.
+    """
+    evaluate = _Evaluator(q, plan.table, texts, deadline)
+    candidates = (
+        row
+        for row in _candidates(conn, plan, q, texts, deadline)
+        if (glob is None or fnmatch.fnmatchcase(row["path"], glob)) and all(evaluate(f, row) for f in q.filters)
+    )
+    bounds = _streamed_window(q.window)
+    whole = "heading" in plan.extra or bounds is None  # the window needs every result before it can pick
+    start, stop = (0, math.inf) if whole or bounds is None else bounds
+    kept: list[dict[str, Any]] = []
+    seen, cut = 0, False
+    try:
+        for row in candidates:
+            if start <= seen < stop and (whole or len(kept) < limit):
+                kept.append(row)
+            seen += 1
+            if seen >= stop:
+                break
+    except QueryTimeout:
+        if plan.expand != "grep":
+            raise
+        cut = True
+    if not whole:
+        return kept, max(0, seen - start), cut  # the loop stops at ``stop``
+    if "heading" in plan.extra:
+        kept = fuzzy_headings(kept, plan.extra["heading"])
+    first, last = window_bounds(q.window, len(kept))
+    return kept[first:last][:limit], last - first, cut
+
+
 def run(
     conn: Connection,
     q: Query,
@@ -139,6 +191,7 @@ def run(
     glob = _apply_scope(plan, scope)
     texts = Texts(conn)
     deadline = Deadline()
+    cut = False
     if plan.exact and glob is None:
         n = conn.execute(select(func.count()).select_from(plan.stmt.order_by(None).subquery())).scalar_one()
         start, stop = window_bounds(q.window, n)
@@ -146,25 +199,15 @@ def run(
         rows = [dict(r) for r in conn.execute(plan.stmt.offset(start).limit(take)).mappings()] if take else []
         total = stop - start
     else:
-        evaluate = _Evaluator(q, plan.table, texts, deadline)
-        matched = [
-            row
-            for row in _candidates(conn, plan, q, texts, deadline)
-            if (glob is None or fnmatch.fnmatchcase(row["path"], glob))
-            and all(evaluate(f, row) for f in q.filters)
-        ]
-        if "heading" in plan.extra:
-            matched = fuzzy_headings(matched, plan.extra["heading"])
-        start, stop = window_bounds(q.window, len(matched))
-        total = stop - start
-        rows = matched[start:stop][:limit]
+        rows, total, cut = _select(conn, plan, q, texts, deadline, glob, limit)
     items = build_items(q, rows, texts)
     return {
         "type": "docql_result",
         "query": q.text,
         "files": group_by_file(items),
         "total": total,
-        "truncated": total > len(rows),
+        "truncated": cut or total > len(rows),
+        "deadline_exceeded": cut,
     }
 
 

@@ -8,7 +8,6 @@ instead of pinning a CPU.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 
 import regex
 
@@ -30,6 +29,10 @@ def compile_regex(pattern: str, flags: str, *, query: str = "", position: int = 
         raise query_error(query, position - 1, f"invalid regex /{pattern}/: {exc}") from exc
 
 
+class QueryTimeout(InvalidQuery):
+    """A query's time budget ran out (a regex backtracking, or a grep over very many lines)."""
+
+
 class Deadline:
     """A time budget shared by every regex call of one query."""
 
@@ -38,14 +41,14 @@ class Deadline:
         self.position = position
 
     def remaining(self) -> float:
-        """Seconds left; raises ``InvalidQuery`` once the budget is spent."""
+        """Seconds left; raises ``QueryTimeout`` (an ``InvalidQuery``) once the budget is spent."""
         left = self.ends - time.monotonic()
         if left <= 0:
             raise self._timeout()
         return left
 
-    def _timeout(self) -> InvalidQuery:
-        return InvalidQuery(
+    def _timeout(self) -> QueryTimeout:
+        return QueryTimeout(
             f"DocQL error at column {self.position}: the regex took too long (catastrophic backtracking?); "
             "simplify it, e.g. avoid nested quantifiers such as (a+)+",
             position=self.position,
@@ -53,14 +56,15 @@ class Deadline:
 
     def search(self, pattern: regex.Pattern[str], text: str) -> bool:
         """Whether ``pattern`` matches anywhere in ``text``, within the budget."""
-        try:
-            return pattern.search(text, timeout=self.remaining()) is not None
-        except TimeoutError as exc:
-            raise self._timeout() from exc
+        return self.search_from(pattern, text, 0) is not None
 
-    def finditer(self, pattern: regex.Pattern[str], text: str) -> Iterator[regex.Match[str]]:
-        """All matches of ``pattern`` in ``text``, within the budget."""
+    def search_from(self, pattern: regex.Pattern[str], text: str, pos: int) -> regex.Match[str] | None:
+        """The first match of ``pattern`` in ``text`` at or after ``pos``, within the budget.
+
+        Each call gets only the time left: the ``regex`` module starts a timeout afresh at every search, so one
+        long ``finditer`` would give every match the whole budget again.
+        """
         try:
-            yield from pattern.finditer(text, timeout=self.remaining())
+            return pattern.search(text, pos, timeout=self.remaining())
         except TimeoutError as exc:
             raise self._timeout() from exc

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import itertools
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -83,30 +84,60 @@ def expand_codeblocks(rows: Iterable[Row], texts: Texts) -> Iterator[Row]:
     return iter(blocks[k] for k in sorted(blocks))
 
 
+class Sections:
+    """The headings of one file, for "which section holds line N" by bisection instead of a scan per line."""
+
+    def __init__(self, headings: Iterable[tuple[str, int, int]]) -> None:
+        ordered = sorted(headings, key=lambda h: (h[1], -h[2]))
+        self.names = [h[0] for h in ordered]
+        self.starts = [h[1] for h in ordered]
+        self.ends = [h[2] for h in ordered]
+        # outer[i]: the nearest earlier heading whose section still holds heading i's first line (-1: none).
+        self.outer: list[int] = []
+        open_: list[int] = []
+        for i, start in enumerate(self.starts):
+            while open_ and self.ends[open_[-1]] < start:
+                open_.pop()
+            self.outer.append(open_[-1] if open_ else -1)
+            open_.append(i)
+
+    def at(self, line: int) -> str | None:
+        """The title of the innermost section holding ``line``, or None before the first heading."""
+        i = bisect.bisect_right(self.starts, line) - 1
+        while i >= 0 and self.ends[i] < line:
+            i = self.outer[i]
+        return self.names[i] if i >= 0 else None
+
+
 def grep_rows(
     conn: Connection, rows: Iterable[Row], pattern: Any, deadline: Deadline, texts: Texts
 ) -> Iterator[Row]:
-    """One row per doc line the pattern matches (``^``/``$`` anchor at line ends), with its enclosing section."""
+    """One row per doc line the pattern matches (``^``/``$`` anchor at line ends), with its enclosing section.
+
+    Rows stream in file and line order, so a caller that needs only the first few stops early; the shared
+    ``deadline`` is checked at every file and every matching line, and raises ``QueryTimeout`` once spent.
+    """
     for row in rows:
+        deadline.remaining()
         content: str = row["content"]
         lines = texts.remember(row["file_id"], content)
-        starts = [0]
-        for i, ch in enumerate(content):
-            if ch == "\n":
-                starts.append(i + 1)
-        hit_lines = sorted(
-            {bisect.bisect_right(starts, m.start()) for m in deadline.finditer(pattern, content)}
-        )
-        hit_lines = [n for n in hit_lines if n <= len(lines)]
-        if not hit_lines:
-            continue
-        sections = conn.execute(
-            select(Node.name, Node.start_line, Node.end_line)
-            .where(Node.file_id == row["file_id"], Node.kind == "heading")
-            .order_by(Node.start_line)
-        ).all()
-        for n in hit_lines:
-            inside = [s for s in sections if s.start_line <= n <= s.end_line]
+        starts = [0, *itertools.accumulate(len(line) + 1 for line in lines)]
+        sections: Sections | None = None
+        pos = 0
+        while (m := deadline.search_from(pattern, content, pos)) is not None:
+            n = bisect.bisect_right(starts, m.start())
+            if n > len(lines):
+                break
+            pos = starts[n]  # one row per line: go on at the next line
+            if sections is None:
+                sections = Sections(
+                    (h.name, h.start_line, h.end_line)
+                    for h in conn.execute(
+                        select(Node.name, Node.start_line, Node.end_line).where(
+                            Node.file_id == row["file_id"], Node.kind == "heading"
+                        )
+                    )
+                )
             yield {
                 "file_id": row["file_id"],
                 "path": row["path"],
@@ -114,7 +145,7 @@ def grep_rows(
                 "start_line": n,
                 "end_line": n,
                 "text": lines[n - 1],
-                "section": inside[-1].name if inside else None,
+                "section": sections.at(n),
             }
 
 

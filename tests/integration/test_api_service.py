@@ -166,6 +166,11 @@ BAD_INPUTS = [
     # (method, path, kwargs, status, error, field, position)
     ("post", "/v1/search", {"content": b'{"kb": "tiny", "query": '}, 400, "invalid_request", None, None),
     ("post", "/v1/search", {"content": b"[1, 2]"}, 400, "invalid_request", None, None),
+    # 30,000 nested arrays (60 KB) would make the decoder recurse past Python's limit: refused before decoding.
+    ("post", "/v1/search", {"content": b'{"kb": "tiny", "query": "x", "k": ' + b"[" * 30_000 + b"]" * 30_000 + b"}"},
+     400, "invalid_request", None, None),
+    ("put", "/v1/threads/deep", {"content": b'{"kb": "tiny", "metadata": ' + b'{"a": ' * 5_000 + b"1" + b"}" * 5_001},
+     400, "invalid_request", None, None),
     ("post", "/v1/search", {"json": {"kb": "tiny", "query": "x", "k": "many"}}, 400, "invalid_request", "k", None),
     ("post", "/v1/search", {"json": {"kb": "tiny", "query": "x", "k": 0}}, 400, "invalid_request", "k", None),
     ("post", "/v1/search", {"json": {"kb": "tiny"}}, 400, "invalid_request", "query", None),

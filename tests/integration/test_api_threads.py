@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
+import time
 
 import httpx
 import pytest
@@ -15,7 +18,10 @@ from sift.api.settings import ApiSettings
 from sift.cli import main
 from sift.db import open_database
 from sift.db.api_tables import QaRecord, Thread
+from sift.graph.service import open_checkpointer
+from sift.graph.state import MAX_TURNS
 from sift.graph.threads import THREAD_ID
+from sift.graph.turns import TurnLock
 from sift.ingest.pipeline import ingest
 from tests.conftest import TINY_FILES
 
@@ -28,7 +34,7 @@ def api(tmp_path_factory, local_embedder):
     for rel, text in TINY_FILES.items():
         (repo / rel).parent.mkdir(parents=True, exist_ok=True)
         (repo / rel).write_text(text)
-    settings = ApiSettings(data_dir=base / "data", auth=True)
+    settings = ApiSettings(data_dir=base / "data", auth=True, turn_wait_s=5)
     for tenant in ("acme", "globex"):
         ingest(settings, repo, "tiny", tenant=tenant, embedder=local_embedder)
     engine = open_database(settings)
@@ -182,3 +188,72 @@ def test_sift_threads_list_show_rm(api, capsys, monkeypatch):
     assert main(["threads", "rm", "for-cli", *data]) == 0
     assert api["acme"].get("/v1/threads/for-cli").status_code == 404
     assert main(["threads", "rm", "for-cli", *data]) == 1
+
+
+def _checkpoint_key(api, thread_id: str) -> str:
+    with api["engine"].connect() as conn:
+        return conn.execute(select(Thread.checkpoint_id).where(Thread.tenant == "acme",
+                                                               Thread.thread_id == thread_id)).scalar_one()
+
+
+def _checkpointed_questions(api, thread_id: str) -> list[str]:
+    """The questions in the thread's latest checkpoint: what the next turn will build on."""
+    async def read() -> list[str]:
+        async with open_checkpointer(api["settings"]) as saver:
+            config = {"configurable": {"thread_id": _checkpoint_key(api, thread_id), "checkpoint_ns": ""}}
+            saved = await saver.aget_tuple(config)
+        turns = saved.checkpoint["channel_values"]["turns"] if saved else []
+        return [t["question"] if isinstance(t, dict) else t.question for t in turns]
+    return asyncio.run(read())
+
+
+def test_concurrent_turns_on_one_thread_all_reach_its_state(api):
+    """8 clients x 3 turns on one thread id at once: turns run one at a time, so none is lost by a later write."""
+    url, key = api["url"], api["acme"].headers["Authorization"]
+    statuses: list[int] = []
+    failures: list[str] = []
+
+    def client(n: int) -> None:
+        with httpx.Client(base_url=url, timeout=120, headers={"Authorization": key}) as c:
+            for turn in range(3):
+                body = {"kb": "tiny", "message": f"where is login defined? (client {n}, turn {turn})",
+                        "thread_id": "crowded"}
+                while True:
+                    r = c.post("/v1/chat", json=body)
+                    statuses.append(r.status_code)
+                    if r.status_code != 409:
+                        break
+                    time.sleep(float(r.headers["Retry-After"]))  # busy thread: told when to come back
+                if r.status_code != 200:
+                    failures.append(r.text)
+
+    clients = [threading.Thread(target=client, args=(n,)) for n in range(8)]
+    for t in clients:
+        t.start()
+    for t in clients:
+        t.join()
+    assert failures == []
+    assert set(statuses) <= {200, 409}
+    asked = {f"where is login defined? (client {n}, turn {t})" for n in range(8) for t in range(3)}
+    recorded = [m["question"] for m in api["acme"].get("/v1/threads/crowded").json()["messages"]]
+    assert sorted(recorded) == sorted(asked)
+    # Each turn built on the one recorded before it: the state holds the last MAX_TURNS, in recorded order.
+    assert _checkpointed_questions(api, "crowded") == recorded[-MAX_TURNS:]
+
+
+def test_a_turn_that_cannot_get_its_thread_is_409_with_retry_after_and_not_recorded(api):
+    _chat(api["acme"], "where is login defined?", "held")
+    lock = TurnLock(api["engine"], api["settings"].data_dir, "acme", _checkpoint_key(api, "held"))
+    assert lock.try_acquire()  # another replica's turn, still running
+    try:
+        for path in ("/v1/chat", "/v1/chat/stream"):
+            r = api["acme"].post(path, json={"kb": "tiny", "message": "and what does it return?", "thread_id": "held"})
+            assert r.status_code == 409, r.text
+            assert r.headers["Retry-After"] == "2" and r.json()["error"] == "conflict"
+            assert "still answering another message" in r.json()["detail"]
+    finally:
+        lock.release()
+    assert api["acme"].get("/v1/threads/held").json()["turns"] == 1
+    follow = _chat(api["acme"], "and what does it return?", "held")
+    assert follow["plan"]["question_type"] == "follow-up"
+    assert _checkpointed_questions(api, "held") == ["where is login defined?", "and what does it return?"]

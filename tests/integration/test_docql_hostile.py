@@ -128,3 +128,63 @@ def test_docql_fuzz_answers_200_or_400_never_500(docql_url, query) -> None:
     assert r.status_code in (200, 400), (query, r.status_code, r.text[:300])
     if r.status_code == 400:
         assert r.json()["error"] in ("invalid_query", "invalid_request"), r.text[:300]
+
+
+# -- grep over a file with very many headings -------------------------------------------------------------------
+
+HEADINGS = 40_000
+
+
+def _many_headings() -> str:
+    """Markdown with ``HEADINGS`` headings: ``# tN`` (even N) and ``## tN`` with a body line (odd N)."""
+    return "".join(f"## t{i}\n\nx\n\n" if i % 2 else f"# t{i}\n" for i in range(HEADINGS))
+
+
+@pytest.fixture(scope="module")
+def headings_url(tmp_path_factory, local_embedder):
+    """A served app (auth off) whose kb ``big`` is one Markdown file of 40,000 headings, plus a line that makes
+    a backtracking pattern slow: ``aaa…a!`` at the very end."""
+    base = tmp_path_factory.mktemp("headings")
+    (base / "repo").mkdir()
+    (base / "repo" / "big.md").write_text(_many_headings() + "a" * 64 + "!\n")
+    cfg = ApiSettings(data_dir=base / "data", auth=False)
+    ingest(cfg, base / "repo", "big", build_index=False)
+    with serve_in_thread(create_app(cfg, embedder=local_embedder)) as url:
+        yield url
+
+
+def _expected_grep(needle: str) -> list[tuple[int, str, str]]:
+    """(line, text, section) of every line of the generated file that contains ``needle``, worked out directly."""
+    found, section = [], None
+    for n, line in enumerate(_many_headings().split("\n")[:-1], start=1):
+        if line.startswith("#"):
+            section = line.lstrip("# ")
+        if needle in line:
+            found.append((n, line, section))
+    return found
+
+
+def test_docql_grep_over_many_headings_streams_its_first_results(headings_url) -> None:
+    r = httpx.post(f"{headings_url}/v1/docql", json={"kb": "big", "query": '$.content.grep("t1")', "limit": 5},
+                   timeout=60)
+    assert r.status_code == 200, r.text[:300]
+    body = r.json()
+    items = body["files"]["big.md"]
+    expected = _expected_grep("t1")
+    assert [(i["line"], i["text"], i["section"]) for i in items] == expected[:5]
+    assert (body["total"], body["truncated"], body["deadline_exceeded"]) == (len(expected), True, False)
+    window = httpx.post(f"{headings_url}/v1/docql", json={"kb": "big", "query": '$.content.grep("t1")[-1]'},
+                        timeout=60).json()
+    assert [(i["line"], i["section"]) for i in window["files"]["big.md"]] == [expected[-1][::2]]
+
+
+def test_docql_grep_is_cut_at_its_deadline_with_what_it_found(headings_url) -> None:
+    # ``(a|aa)+$`` backtracks exponentially on the last line; the ``t3999x`` lines before it match at once.
+    query = '$.content.grep("^#+ t3999\\\\d$|^(a|aa)+$")'
+    r = httpx.post(f"{headings_url}/v1/docql", json={"kb": "big", "query": query}, timeout=60)
+    assert r.status_code == 200, r.text[:300]
+    body = r.json()
+    assert body["deadline_exceeded"] is True and body["truncated"] is True
+    lines = [(i["line"], i["text"]) for i in body["files"]["big.md"]]
+    assert lines == [(n, text) for n, text, _ in _expected_grep("t3999") if text.startswith("#")][-10:]
+    assert body["total"] == 10

@@ -7,7 +7,12 @@ returns fixed hits or answers per question id so the expected metrics can be com
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -270,3 +275,71 @@ def test_cli_eval_by_an_absent_key_is_a_usage_error(tmp_path: Path, capsys: pyte
     path.write_text(json.dumps({"id": "a", "query": "q", "notes": "n", "corpus": "attrs"}) + "\n", encoding="utf-8")
     assert main(["eval", str(path), "--kb", "demo", "--by", "difficulty", "--data-dir", str(tmp_path / "d")]) == 2
     assert "--by difficulty: no question has that key; use kind or one of corpus, notes" in capsys.readouterr().err
+
+
+def test_cli_eval_non_utf8_set_is_a_user_error_naming_the_byte(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "latin1.jsonl"
+    first = json.dumps({"id": "a", "query": "q"}).encode() + b"\n"
+    path.write_bytes(first + json.dumps({"id": "b", "query": "caf\u00e9"}, ensure_ascii=False).encode("latin-1") + b"\n")
+    code = main(["eval", str(path), "--kb", "demo", "--data-dir", str(tmp_path / "data")])
+    err = capsys.readouterr().err
+    assert code == 1, err
+    offset = len(first) + len(b'{"id": "b", "query": "caf')
+    assert f"is not UTF-8: byte 0xe9 at offset {offset} (line 2)" in err
+    assert "Traceback" not in err
+
+
+def test_run_eval_ctrl_c_cancels_the_rest_and_returns_the_answered_as_partial(tmp_path: Path) -> None:
+    questions = [EvalQuestion(id=f"q{i}", query=f"question {i}", kind="locate", gold_files=["src/make.py"])
+                 for i in range(300)]
+    started: list[str] = []
+    lock = threading.Lock()
+
+    def retrieve(question: EvalQuestion, k: int) -> list[Hit]:
+        with lock:
+            started.append(question.id)
+            if len(started) == 10:
+                os.kill(os.getpid(), signal.SIGINT)  # a real Ctrl-C, delivered to the main thread
+        time.sleep(0.01)
+        return [_hit("src/make.py", 1, 5, 1)]
+
+    run = run_eval(questions, mode="retrieval", retrieve=retrieve, concurrency=2)
+    assert run.partial is True and run.set_size == 300
+    # No question starts after the interrupt is handled; those already running finish and are kept.
+    assert 10 <= len(started) <= 20, len(started)
+    assert sorted(r.id for r in run.results) == sorted(started)
+    assert all(r.error is None and r.metrics["file_mrr"] == 1.0 for r in run.results)
+    json_path, md_path = write_reports(run, tmp_path, "cut")
+    report = json.loads(json_path.read_text(encoding="utf-8"))
+    assert (report["partial"], report["set_size"], report["aggregate"]["questions"]) == (True, 300, len(started))
+    assert f"**Partial run**: interrupted after {len(started)} of 300 questions" in md_path.read_text(encoding="utf-8")
+
+
+@pytest.mark.slow
+def test_cli_eval_sigint_writes_a_partial_report_and_exits_130(tiny_repo: Path, tmp_path: Path) -> None:
+    data, out = tmp_path / "data", tmp_path / "runs"
+    assert main(["ingest", str(tiny_repo), "--kb", "tiny", "--data-dir", str(data)]) == 0
+    set_path = tmp_path / "many.jsonl"
+    set_path.write_text("".join(json.dumps({"id": f"q{i}", "query": f"how are bearer tokens validated {i}",
+                                            "gold_files": ["pkg/auth.py"]}) + "\n" for i in range(20_000)))
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).with_name("sift")), "-v", "eval", str(set_path), "--kb", "tiny", "--data-dir",
+         str(data), "--out", str(out), "--name", "cut", "--concurrency", "2"],
+        stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+    assert proc.stderr is not None
+    for line in proc.stderr:  # the runner logs the start of the timed run
+        if "eval: 20000 questions" in line:
+            break
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "questions answered; the reports above are marked partial" in err
+    report = json.loads((out / "cut.json").read_text(encoding="utf-8"))
+    assert report["partial"] is True and report["set_size"] == 20_000
+    assert 0 < len(report["questions"]) < 20_000
+    assert report["aggregate"]["errors"] == 0
+    assert (out / "cut.md").read_text(encoding="utf-8").count("**Partial run**") == 1

@@ -1,10 +1,12 @@
-"""LimitedAskService: at most N graph runs at once, waiters served in arrival order, slots freed on close."""
+"""LimitedAskService: at most N graph runs at once, waiters served in arrival order, slots freed on close; the
+JSON depth bound on request bodies."""
 
 from __future__ import annotations
 
 import anyio
 import pytest
 
+from sift.api.bodies import json_depth
 from sift.api.limits import LimitedAskService
 
 
@@ -73,3 +75,18 @@ async def test_a_stream_holds_its_slot_until_closed():
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.mark.parametrize(
+    ("body", "depth"),
+    [
+        (b"", 0),
+        (b'{"kb": "x", "query": "y"}', 1),
+        (b'{"a": [1, {"b": []}]}', 4),
+        (b'{"q": "[[[[{{{{ \\" [[[[ \\\\"}', 1),  # brackets inside strings, escaped quotes and backslashes
+        (b"[" * 400 + b"]" * 400, 400),
+        (b"[" * 100_000 + b"]" * 100_000, 401),  # counting stops past the limit
+    ],
+)
+def test_json_depth_counts_nesting_outside_strings(body: bytes, depth: int) -> None:
+    assert json_depth(body) == depth
