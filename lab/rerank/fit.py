@@ -43,7 +43,7 @@ NEGATIVES = 7
 LEARNING_RATE = 5e-5
 WARMUP = 0.05  # share of the steps
 WRITTEN_REPEATS = 2  # a written question is seen this often per epoch (they are fewer and closer to real ones)
-SAVE_EVERY = 100  # steps
+SAVE_EVERY = 50  # steps
 RERANK_TOP = 20  # fused candidates reranked, as the product does
 # Projects whose questions the fit never sees; the figures are measured on them.
 HELD_OUT = ("click", "tabulate", "mustache")
@@ -177,7 +177,7 @@ def fit(groups: list[dict], steps_limit: int | None) -> None:
         sched.step()
         step += 1
         seen += 1
-        losses.append(float(loss))
+        losses.append(loss.item())
         if step % 20 == 0:
             rate = seen / (time.perf_counter() - t0)
             print(f"step {step}/{total} loss {np.mean(losses[-20:]):.4f} ({rate * 60:.1f} steps/min, "
@@ -231,12 +231,27 @@ def export(groups: list[dict]) -> None:
             "steps": state["step"], "groups_sha256": hashlib.sha256(GROUPS.read_bytes()).hexdigest(),
             "held_out": figures, "source": "lab/rerank/fit.py"}
     FITTED.parent.mkdir(parents=True, exist_ok=True)
-    stored = quantise(tensors)
-    with FITTED.open("wb") as f:
-        np.savez_compressed(f, meta=np.array(json.dumps(meta, sort_keys=True)), **stored)  # type: ignore[arg-type]
+    write_npz(FITTED, {"meta": np.array(json.dumps(meta, sort_keys=True))} | quantise(tensors))
     digest = hashlib.sha256(FITTED.read_bytes()).hexdigest()
     print(json.dumps(figures, indent=2))
     print(f"wrote {FITTED.relative_to(ROOT)} ({FITTED.stat().st_size / 1e6:.1f} MB, sha256 {digest})")
+
+
+def write_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    """``np.savez_compressed``'s format with every entry dated 1980-01-01, in name order: the same arrays give
+    the same bytes (numpy's own writer stamps the current time)."""
+    import io
+    import zipfile
+
+    tmp = path.with_suffix(".tmp")
+    with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        for name in sorted(arrays):
+            buf = io.BytesIO()
+            np.lib.format.write_array(buf, np.asarray(arrays[name]), allow_pickle=False)
+            info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            z.writestr(info, buf.getvalue())
+    tmp.replace(path)
 
 
 def main() -> None:
