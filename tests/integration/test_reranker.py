@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from sift.model_files import model_dir
-from sift.rerank import CrossEncoder, quantise
+from sift.rerank import CrossEncoder, RerankerInfo, pack
 
 QUESTION = "How do I make an option that the user must always provide?"
 PASSAGES = [
@@ -42,10 +42,12 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[object, Path, P
     with torch.no_grad():  # a head that separates the passages, as a fitted one would
         net.classifier.weight.normal_(0, 10)
     tensors = {k: v.numpy() for k, v in net.state_dict().items() if not k.endswith("position_ids")}
-    meta = np.array(json.dumps({"layers": 4, "max_tokens": 128, "question_tokens": 32, "base_model": "test"}))
+    info = RerankerInfo(4, 128, 32, "all-MiniLM-L6-v2, first four layers, seeded head", {})
+    config = json.loads((base / "config.json").read_text())
+    tokenizer = (base / "tokenizer.json").read_text(encoding="utf-8")
     d = tmp_path_factory.mktemp("reranker")
-    np.savez(d / "float32.npz", meta=meta, **tensors)  # type: ignore[arg-type]
-    np.savez_compressed(d / "int8.npz", meta=meta, **quantise(tensors))  # type: ignore[arg-type]
+    np.savez(d / "float32.npz", **pack(tensors, info, config, tokenizer, exact=True))  # type: ignore[arg-type]
+    np.savez_compressed(d / "int8.npz", **pack(tensors, info, config, tokenizer))  # type: ignore[arg-type]
     return net, d / "float32.npz", d / "int8.npz"
 
 
@@ -66,7 +68,7 @@ def _torch_scores(net: object, ce: CrossEncoder, question: str, passages: list[s
 
 def test_scores_match_the_torch_reference(reference: tuple[object, Path, Path]) -> None:
     net, exact, _ = reference
-    ce = CrossEncoder(model_dir(), exact)
+    ce = CrossEncoder(exact)
     ids, types = ce.encode(QUESTION, PASSAGES)
     assert max(len(r) for r in ids) == 128 and all(len(r) == len(t) for r, t in zip(ids, types, strict=True))
     ours = ce.score(QUESTION, PASSAGES)
@@ -83,14 +85,14 @@ def test_scores_match_the_torch_reference(reference: tuple[object, Path, Path]) 
 def test_int8_file_keeps_the_order(reference: tuple[object, Path, Path]) -> None:
     net, exact, small = reference
     assert small.stat().st_size < exact.stat().st_size / 3
-    quantised = CrossEncoder(model_dir(), small)
+    quantised = CrossEncoder(small)
     ours = quantised.score(QUESTION, PASSAGES)
     theirs = _torch_scores(net, quantised, QUESTION, PASSAGES)
     assert np.array_equal(np.argsort(-ours), np.argsort(-theirs)), (ours, theirs)
 
 
 def test_passage_shows_the_lines_that_answer(reference: tuple[object, Path, Path]) -> None:
-    ce = CrossEncoder(model_dir(), reference[1])
+    ce = CrossEncoder(reference[1])
     lines = ["def main(argv):"] + [f"    step_{i}()" for i in range(200)] + ["    check_required_option(argv)"]
     text = ce.passage("where is a required option checked?", "src/cli.py", lines)
     shown = text.split("\n")
