@@ -48,7 +48,7 @@ if TYPE_CHECKING:  # the embedder's and the graph's modules load in the lifespan
 log = logging.getLogger(__name__)
 
 
-def _make_service(settings: ApiSettings, engine: Engine, searcher: Searcher,
+def make_service(settings: ApiSettings, engine: Engine, searcher: Searcher,
                   checkpointer: BaseCheckpointSaver) -> LimitedAskService | None:
     """The chat service, or None when the graph package does not provide one."""
     try:
@@ -88,7 +88,7 @@ def _lifespan(settings: ApiSettings,
         async with open_checkpointer(settings) as saver:
             await saver.setup()
             state.checkpointer = saver
-            state.ask = _make_service(settings, engine, searcher, saver)
+            state.ask = make_service(settings, engine, searcher, saver)
             log.info("ready: %d knowledge bases loaded, chat %s", cache.loaded(),
                      "on" if state.ask is not None else "off")
             try:
