@@ -32,6 +32,7 @@ from sift.api.controllers.threads import ThreadController
 from sift.api.errors import EXCEPTION_HANDLERS
 from sift.api.jobs import JobRunner
 from sift.api.limits import LimitedAskService
+from sift.api.mcp.mount import mcp_mount
 from sift.api.openapi import SWAGGER_DIR, SWAGGER_URL, operation_id
 from sift.api.settings import ApiSettings, api_settings
 from sift.config import Settings
@@ -125,12 +126,14 @@ def create_app(settings: Settings | None = None, *, embedder: Embedder | None = 
     )
     static = create_static_files_router(path=SWAGGER_URL, directories=[SWAGGER_DIR], include_in_schema=False,
                                         cache_control=CacheControlHeader(max_age=86400), name="swagger-ui")
+    # MCP (streamable HTTP) at /mcp on the same state and keys; its sessions run once the state is open.
+    mcp, mcp_lifespan = mcp_mount(settings)
     return Litestar(
         route_handlers=[HealthController, KbController, JobController, SearchController, ChatController,
-                        ThreadController, static],
+                        ThreadController, static, mcp],
         dependencies={"tenant": Provide(provide_tenant)},
         exception_handlers=EXCEPTION_HANDLERS,
-        lifespan=[_lifespan(settings, embedder)],
+        lifespan=[_lifespan(settings, embedder), mcp_lifespan],
         state=state,
         openapi_config=openapi,
         request_max_body_size=settings.max_body_bytes,

@@ -30,13 +30,17 @@ class StateSource(Protocol):
 
 
 class AppState:
-    """The running REST app's state (opened by its lifespan, before the first request)."""
+    """The running REST app's state, handed over by its lifespan once it is open (before the first request)."""
 
-    def __init__(self, state: State) -> None:
-        self.state = state
-        self.settings: ApiSettings = state.settings
+    def __init__(self, settings: ApiSettings) -> None:
+        self.settings = settings
+        self.state: State | None = None
 
     async def get(self) -> State:
+        if self.state is None:
+            from sift.errors import IndexNotReady
+
+            raise IndexNotReady("the server is still starting; try again in a moment")
         return self.state
 
 

@@ -233,3 +233,27 @@ def test_http_tenants_see_only_their_own_kbs(data: dict[str, Any], http_url: str
             assert result.is_error and re.search(r"knowledge base 'shop' does not exist", _text(result))
 
     anyio.run(main)
+
+
+def test_sift_serve_mounts_mcp_behind_the_same_keys(data: dict[str, Any], local_embedder: Any) -> None:
+    from sift.api.app import create_app
+    from sift.api.server import serve_in_thread
+    from sift.api.settings import ApiSettings
+
+    app = create_app(ApiSettings(data_dir=data["dir"], auth=True), embedder=local_embedder)
+
+    async def main(url: str) -> None:
+        async with _http(url, data["keys"]["globex"]) as session:
+            assert {t.name for t in (await session.list_tools()).tools} == TOOLS
+            assert [k["name"] for k in (await _call(session, "list_kbs"))["kbs"]] == ["vault"]
+            found = await _call(session, "find_definition", kb="vault", name="globex_only_secret")
+            assert [i["start_line"] for i in found["files"]["secret.py"]] == [1]
+            result = await session.call_tool("read_file", {"kb": "shop", "path": "src/shop/auth.py"})
+            assert result.is_error and "knowledge base 'shop' does not exist" in _text(result)
+        async with _http(url, data["keys"]["default"]) as session:
+            hits = (await _call(session, "search", kb="shop", query="validate token", k=3))["hits"]
+            assert hits[0]["path"] == "src/shop/auth.py"
+
+    with serve_in_thread(app) as base:
+        assert httpx.post(f"{base}/mcp", json={}).status_code == 401
+        anyio.run(main, f"{base}/mcp")
