@@ -7,7 +7,7 @@ nothing grows silently across rounds or across the turns of one thread.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, NotRequired, Required
+from typing import Annotated, Any, Literal, NotRequired, Required, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -279,7 +279,7 @@ def add_messages(current: list[Any] | None, update: Any) -> list[Any]:
     the answer's models (``Answer``, ``Citation``) can be imported without LangGraph and LangChain."""
     from langgraph.graph.message import add_messages as merge
 
-    return merge(current or [], update)
+    return cast("list[Any]", merge(current or [], update))  # a list in, a list out
 
 
 class AskState(TypedDict, total=False):

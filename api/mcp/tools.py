@@ -40,7 +40,7 @@ DOCQL_SYNTAX = (
 KbArg = Annotated[str, Field(description="Knowledge base name (list_kbs names them).", pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")]
 Name = Annotated[str, Field(min_length=1, max_length=500, description="A function, method or class name, "
                                                                       "bare or qualified (`Cls.method`).")]
-READ_ONLY = ToolAnnotations(readOnlyHint=True, destructiveHint=False, openWorldHint=False)
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 
 
 def tenant_of(ctx: Context, default: str) -> str:
