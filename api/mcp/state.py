@@ -62,25 +62,15 @@ class LazyState:
     async def _open(self) -> State:
         from litestar.datastructures import State
 
-        from sift.api.app import make_service
-        from sift.db import open_database
-        from sift.embed import check_embedder, make_embedder
-        from sift.graph.service import open_checkpointer
-        from sift.retrievers.backend import make_index_cache
-        from sift.retrievers.search import Searcher
+        from sift.api.app import open_state
+        from sift.embed import check_embedder
 
-        settings = self.settings
-        await anyio.to_thread.run_sync(check_embedder, settings)
-        engine = await anyio.to_thread.run_sync(open_database, settings)
-        self._stack.callback(engine.dispose)
-        embedder = await anyio.to_thread.run_sync(make_embedder, settings)
-        searcher = Searcher(engine, make_index_cache(settings, engine), embedder)
-        self._stack.callback(searcher.close)
-        saver = await self._stack.enter_async_context(open_checkpointer(settings))
-        log.info("mcp: resources open (data %s)", settings.data_dir)
-        return State({"settings": settings, "engine": engine, "searcher": searcher,
-                      "ask": make_service(settings, engine, searcher, saver),
-                      "search_limiter": anyio.CapacityLimiter(settings.search_concurrency)})
+        await anyio.to_thread.run_sync(check_embedder, self.settings)
+        state = State({})
+        # As the REST app opens it (the same encoder, cache and heap settling), each index loaded on first use.
+        await self._stack.enter_async_context(open_state(state, self.settings, warm=False))
+        log.info("mcp: resources open (data %s)", self.settings.data_dir)
+        return state
 
     async def aclose(self) -> None:
         self._state = None
