@@ -32,7 +32,8 @@ import anyio
 import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+# This file's own folder comes first on the path, and its name would hide the `mcp` package.
+sys.path[:] = [str(ROOT)] + [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
 from tests.sources import fetch_sdist  # noqa: E402
 
 OUT = ROOT / "bench" / "out" / "mcp"
