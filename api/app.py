@@ -33,6 +33,7 @@ from sift.api.controllers.threads import ThreadController
 from sift.api.errors import EXCEPTION_HANDLERS
 from sift.api.jobs import JobRunner
 from sift.api.limits import LimitedAskService
+from sift.api.mcp.mount import mcp_mount
 from sift.api.openapi import SWAGGER_DIR, SWAGGER_URL, operation_id
 from sift.api.settings import ApiSettings, api_settings
 from sift.config import Settings
@@ -49,7 +50,7 @@ if TYPE_CHECKING:  # the embedder's and the graph's modules load in the lifespan
 log = logging.getLogger(__name__)
 
 
-def _make_service(settings: ApiSettings, engine: Engine, searcher: Searcher,
+def make_service(settings: ApiSettings, engine: Engine, searcher: Searcher,
                   checkpointer: BaseCheckpointSaver) -> LimitedAskService | None:
     """The chat service, or None when the graph package does not provide one."""
     try:
@@ -62,43 +63,52 @@ def _make_service(settings: ApiSettings, engine: Engine, searcher: Searcher,
                              settings.chat_concurrency)
 
 
+@asynccontextmanager
+async def open_state(state: State, settings: ApiSettings, embedder: Embedder | None = None, *,
+                     warm: bool = True) -> AsyncIterator[None]:
+    """Open what requests run on into ``state`` (engine, query encoder, index cache, searcher, checkpointer, chat
+    service) and close it on exit; ``warm`` loads every published knowledge base now (else each on first use)."""
+    from sift.embed import LocalEmbedder, make_embedder
+    from sift.graph.service import open_checkpointer
+
+    state.settings = settings
+    state.engine = engine = await anyio.to_thread.run_sync(open_database, settings)
+    loaded = embedder if embedder is not None else await anyio.to_thread.run_sync(make_embedder, settings)
+    if isinstance(loaded, LocalEmbedder):
+        loaded = loaded.with_query_threads(settings.embed_threads)
+    state.embedder = batching = BatchingEmbedder(loaded)
+    state.cache = cache = (PgSearchCache(engine, ref_ttl_s=0.5) if settings.search_backend == "postgres"
+                           else ApiIndexCache(engine, settings.resolved_index_dir()))
+    if warm:
+        await anyio.to_thread.run_sync(cache.warm)
+    state.searcher = searcher = Searcher(engine, cache, state.embedder)
+    await anyio.to_thread.run_sync(batching.embed_query, "warm up")  # builds the traced query encoder now
+    settle_heap()
+    state.search_limiter = anyio.CapacityLimiter(settings.search_concurrency)
+    state.jobs = JobRunner(settings, engine)
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    # SQLite in the data dir, or the PostgreSQL database every replica shares (threads move between them).
+    async with open_checkpointer(settings) as saver:
+        await saver.setup()
+        state.checkpointer = saver
+        state.ask = make_service(settings, engine, searcher, saver)
+        log.info("ready: %d knowledge bases loaded, chat %s", cache.loaded(),
+                 "on" if state.ask is not None else "off")
+        try:
+            yield
+        finally:
+            state.checkpointer = None
+            searcher.close()
+            batching.close()
+            engine.dispose()
+
+
 def _lifespan(settings: ApiSettings,
               embedder: Embedder | None) -> Callable[[Litestar], AbstractAsyncContextManager[None]]:
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        from sift.embed import LocalEmbedder, make_embedder
-        from sift.graph.service import open_checkpointer
-
-        state = app.state
-        state.settings = settings
-        state.engine = engine = await anyio.to_thread.run_sync(open_database, settings)
-        loaded = embedder if embedder is not None else await anyio.to_thread.run_sync(make_embedder, settings)
-        if isinstance(loaded, LocalEmbedder):
-            loaded = loaded.with_query_threads(settings.embed_threads)
-        state.embedder = batching = BatchingEmbedder(loaded)
-        state.cache = cache = (PgSearchCache(engine, ref_ttl_s=0.5) if settings.search_backend == "postgres"
-                               else ApiIndexCache(engine, settings.resolved_index_dir()))
-        await anyio.to_thread.run_sync(cache.warm)
-        state.searcher = searcher = Searcher(engine, cache, state.embedder)
-        await anyio.to_thread.run_sync(batching.embed_query, "warm up")  # builds the traced query encoder now
-        settle_heap()
-        state.search_limiter = anyio.CapacityLimiter(settings.search_concurrency)
-        state.jobs = JobRunner(settings, engine)
-        settings.data_dir.mkdir(parents=True, exist_ok=True)
-        # SQLite in the data dir, or the PostgreSQL database every replica shares (threads move between them).
-        async with open_checkpointer(settings) as saver:
-            await saver.setup()
-            state.checkpointer = saver
-            state.ask = _make_service(settings, engine, searcher, saver)
-            log.info("ready: %d knowledge bases loaded, chat %s", cache.loaded(),
-                     "on" if state.ask is not None else "off")
-            try:
-                yield
-            finally:
-                state.checkpointer = None
-                searcher.close()
-                batching.close()
-                engine.dispose()
+        async with open_state(app.state, settings, embedder):
+            yield
 
     return lifespan
 
@@ -126,12 +136,14 @@ def create_app(settings: Settings | None = None, *, embedder: Embedder | None = 
     )
     static = create_static_files_router(path=SWAGGER_URL, directories=[SWAGGER_DIR], include_in_schema=False,
                                         cache_control=CacheControlHeader(max_age=86400), name="swagger-ui")
+    # MCP (streamable HTTP) at /mcp on the same state and keys; its sessions run once the state is open.
+    mcp, mcp_lifespan = mcp_mount(settings)
     return Litestar(
         route_handlers=[HealthController, KbController, JobController, SearchController, ChatController,
-                        ThreadController, static],
+                        ThreadController, static, mcp],
         dependencies={"tenant": Provide(provide_tenant)},
         exception_handlers=EXCEPTION_HANDLERS,
-        lifespan=[_lifespan(settings, embedder)],
+        lifespan=[_lifespan(settings, embedder), mcp_lifespan],
         state=state,
         openapi_config=openapi,
         request_max_body_size=settings.max_body_bytes,

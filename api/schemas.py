@@ -10,11 +10,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
-from sift.db.api_tables import THREAD_ID_MAX
 from sift.graph import state as graph
 from sift.graph.state import Citation
-from sift.graph.threads import THREAD_ID
-from sift.models import MAX_QUESTION_CHARS
+from sift.models import MAX_QUESTION_CHARS, THREAD_ID, THREAD_ID_MAX
 from sift.names import NAME_PATTERN
 
 KB_NAME = NAME_PATTERN

@@ -23,7 +23,8 @@ from typing import Any
 
 from sift.errors import SiftError
 
-COMMAND_MODULES = ["ingest", "files", "kb", "search", "docql", "eval", "serve", "keys", "ask", "threads", "worker"]
+COMMAND_MODULES = ["ingest", "files", "kb", "search", "docql", "eval", "serve", "keys", "ask", "threads", "worker",
+                   "mcp"]
 
 EXIT_OK, EXIT_USER_ERROR, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 0, 1, 2, 70, 130, 141
 

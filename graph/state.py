@@ -7,10 +7,8 @@ nothing grows silently across rounds or across the turns of one thread.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, NotRequired, Required
+from typing import Annotated, Any, Literal, NotRequired, Required, cast
 
-from langchain_core.messages import AnyMessage
-from langgraph.graph.message import add_messages
 from pydantic import BaseModel, ConfigDict, Field
 
 # LangGraph reads input/output schemas with pydantic, which needs typing_extensions' TypedDict on Python < 3.12
@@ -276,6 +274,14 @@ def keep_last_turns(current: list[dict[str, Any]] | None, update: list[dict[str,
     return [*(current or []), *(update or [])][-MAX_TURNS:]
 
 
+def add_messages(current: list[Any] | None, update: Any) -> list[Any]:
+    """Reducer of the agent's transcript: LangGraph's ``add_messages``, imported on the first message, so that
+    the answer's models (``Answer``, ``Citation``) can be imported without LangGraph and LangChain."""
+    from langgraph.graph.message import add_messages as merge
+
+    return cast("list[Any]", merge(current or [], update))  # a list in, a list out
+
+
 class AskState(TypedDict, total=False):
     """Graph state. ``turns`` persists across the questions of a thread (the last ``MAX_TURNS``); the rest is
     reset per question."""
@@ -312,7 +318,7 @@ class AskState(TypedDict, total=False):
     """The final answer."""
     turns: Annotated[list[dict[str, Any]], keep_last_turns]
     """The thread's last ``MAX_TURNS`` questions with their answers, for follow-ups."""
-    messages: Annotated[list[AnyMessage], add_messages]
+    messages: Annotated[list[Any], add_messages]
     """The LLM agent's transcript of the current round."""
     agent_steps: int
     """Model calls the agent made in the current round."""

@@ -16,12 +16,10 @@ from typing import Any
 from sqlalchemy import Connection, Engine, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
-from sift.db.api_tables import THREAD_ID_MAX, QaRecord, Thread
+from sift.db.api_tables import QaRecord, Thread
 from sift.errors import Conflict, InvalidQuery, NotFound
+from sift.models import THREAD_ID, THREAD_ID_MAX
 
-THREAD_ID = rf"^[A-Za-z0-9_-][A-Za-z0-9_.:@+=-]{{0,{THREAD_ID_MAX - 1}}}$"
-"""A thread id: letters, digits and ``_ - . : @ + =``, not starting with ``.`` (so never ``.`` or ``..``), at
-most 128 characters. UUIDs, slugs and ``slack:C024BE91L`` fit; ``/``, whitespace and control characters do not."""
 TITLE_CHARS = 120
 _THREAD_ID = re.compile(THREAD_ID)
 

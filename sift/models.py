@@ -16,6 +16,13 @@ from pydantic import BaseModel, ConfigDict, model_validator
 MAX_QUESTION_CHARS = 2000
 """The longest question the graph, the API and the CLI accept (characters)."""
 
+THREAD_ID_MAX = 128
+"""The longest thread id a client may choose (``THREAD_ID`` is the whole rule)."""
+
+THREAD_ID = rf"^[A-Za-z0-9_-][A-Za-z0-9_.:@+=-]{{0,{THREAD_ID_MAX - 1}}}$"
+"""A thread id: letters, digits and ``_ - . : @ + =``, not starting with ``.`` (so never ``.`` or ``..``), at
+most 128 characters. UUIDs, slugs and ``slack:C024BE91L`` fit; ``/``, whitespace and control characters do not."""
+
 
 class SourceType(StrEnum):
     """What kind of source a file is: code, documentation, or other text."""

@@ -34,7 +34,7 @@ def _service(state: State) -> LimitedAskService:
     return state.ask
 
 
-async def _begin(state: State, tenant: NamedDependency[str], data: JSONBody[ChatRequest]) -> dict[str, Any]:
+async def _begin(state: State, tenant: str, data: ChatRequest) -> dict[str, Any]:
     """Check the kb is served and the thread is the caller's (creating it when new); returns the thread, with
     its checkpointer key."""
     await anyio.to_thread.run_sync(get_serving_kb, state.engine, data.kb, tenant)
@@ -56,6 +56,28 @@ async def _holding(events: AsyncIterator[T], turn: AbstractAsyncContextManager[o
         await turn.__aexit__(None, None, None)
 
 
+async def answer_on_thread(state: State, tenant: str, data: ChatRequest) -> Answer:
+    """The answer to ``data.message`` on its thread (opened, or created when new), recorded as a turn of it; turns
+    of one thread run one at a time."""
+    service = _service(state)
+    thread = await _begin(state, tenant, data)
+    started = time.perf_counter()
+    async with _turn(state, tenant, thread):
+        try:
+            answer = await service.ask(data.message, data.kb, tenant=tenant, thread_id=thread["checkpoint_id"])
+        except SiftError as exc:
+            message = exc.message
+            await anyio.to_thread.run_sync(lambda: record_turn(
+                state.engine, tenant, data.kb, thread, data.message, None, status="error", error=message))
+            raise
+        body = to_jsonable_python(answer)
+        body["thread_id"] = thread["thread_id"]
+        timings = {"request_ms": round((time.perf_counter() - started) * 1000, 1)}
+        await anyio.to_thread.run_sync(lambda: record_turn(
+            state.engine, tenant, data.kb, thread, data.message, body, timings=timings))
+    return Answer.model_validate(body)
+
+
 class ChatController(Controller):
     """Questions answered with citations, in threads that survive restarts."""
 
@@ -65,23 +87,7 @@ class ChatController(Controller):
     @post("/chat", status_code=200, responses=errors(404, 409, 502, 503))
     async def chat(self, state: State, tenant: NamedDependency[str], data: JSONBody[ChatRequest]) -> Answer:
         """Answer a question in a thread (new, or named by the client); the answer cites files and lines."""
-        service = _service(state)
-        thread = await _begin(state, tenant, data)
-        started = time.perf_counter()
-        async with _turn(state, tenant, thread):
-            try:
-                answer = await service.ask(data.message, data.kb, tenant=tenant, thread_id=thread["checkpoint_id"])
-            except SiftError as exc:
-                message = exc.message
-                await anyio.to_thread.run_sync(lambda: record_turn(
-                    state.engine, tenant, data.kb, thread, data.message, None, status="error", error=message))
-                raise
-            body = to_jsonable_python(answer)
-            body["thread_id"] = thread["thread_id"]
-            timings = {"request_ms": round((time.perf_counter() - started) * 1000, 1)}
-            await anyio.to_thread.run_sync(lambda: record_turn(
-                state.engine, tenant, data.kb, thread, data.message, body, timings=timings))
-        return Answer.model_validate(body)
+        return await answer_on_thread(state, tenant, data)
 
     @post("/chat/stream", status_code=200, responses={200: STREAM_RESPONSE, **errors(404, 409, 503)})
     async def chat_stream(self, state: State, tenant: NamedDependency[str], data: JSONBody[ChatRequest]) -> ServerSentEvent:

@@ -16,8 +16,8 @@ from litestar.params import JSONBody, Parameter
 from sift.api.controllers.common import errors
 from sift.api.schemas import KB_NAME, ThreadCreate, ThreadDetail, ThreadList, ThreadSummary
 from sift.catalog import get_serving_kb
-from sift.db.api_tables import THREAD_ID_MAX
-from sift.graph.threads import THREAD_ID, delete_thread, get_thread, list_threads, put_thread
+from sift.graph.threads import delete_thread, get_thread, list_threads, put_thread
+from sift.models import THREAD_ID, THREAD_ID_MAX
 
 ThreadParam = Parameter(pattern=THREAD_ID, min_length=1, max_length=THREAD_ID_MAX,
                         description="the thread's id: a uuid, a slug or an id of the client's such as "

@@ -12,9 +12,7 @@ from sqlalchemy import JSON, Boolean, DateTime, Float, Index, Integer, String, T
 from sqlalchemy.orm import Mapped, mapped_column
 
 from sift.db.tables import Base
-
-THREAD_ID_MAX = 128
-"""The longest thread id a client may choose (``sift.graph.threads.THREAD_ID`` is the whole rule)."""
+from sift.models import THREAD_ID_MAX
 
 
 class ApiKey(Base):
