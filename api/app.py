@@ -95,6 +95,7 @@ def _lifespan(settings: ApiSettings,
                 yield
             finally:
                 state.checkpointer = None
+                await anyio.to_thread.run_sync(state.jobs.close)
                 searcher.close()
                 batching.close()
                 engine.dispose()

@@ -15,7 +15,7 @@ import fcntl
 import logging
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,9 +26,10 @@ from sift.catalog import KbRef, generation_dir
 from sift.config import Settings
 from sift.db import advisory_key, is_postgres, open_database
 from sift.db.tables import Generation, IngestJob
-from sift.errors import Conflict
+from sift.errors import Conflict, OutsideRoot
 from sift.ingest import store
 from sift.ingest.chunk import CHUNKING, ChunkLimits, chunk_tree, content_hash
+from sift.ingest.confine import is_within
 from sift.ingest.job_rows import (
     claim_job,
     finish_job,
@@ -125,14 +126,20 @@ def ingest(
     llm_parser: LLMParserOptions | None = None,
     heartbeat_s: float = HEARTBEAT_S,
     stop: StopRequest | None = None,
+    claimed_by: str | None = None,
 ) -> dict[str, Any]:
     """Ingest the repository at ``root`` into knowledge base ``kb``; returns the run's summary.
 
     ``llm_parser`` says when the LLM boundary parser is used (default: for code without a grammar, when an LLM
     is configured). ``stop`` (from ``liveness.interrupt_on_signals``) is checked between files and batches.
 
+    A job queued with ``roots`` (an API ingest: the tenant's allowed roots) reads only inside them: the root's
+    resolved path is checked when the run starts, and the walk opens everything beneath that root without
+    following symlinks (OutsideRoot, recorded on the job, when it leads out).
+
     Raises FileNotFoundError/NotADirectoryError for a bad root, Conflict when the kb is already being ingested and
-    JobCancelled when ``job_id`` is no longer queued for this process (e.g. its kb was deleted meanwhile).
+    JobCancelled when ``job_id`` is not this process's to run (its kb was deleted, it ended, another worker has it);
+    ``claimed_by`` names the runner that claimed the job for this process.
     """
     root = Path(root).resolve()
     if not root.exists():
@@ -143,7 +150,7 @@ def ingest(
     engine = engine or open_database(settings)
     with ingest_lock(engine, settings.data_dir, tenant, kb):
         return _run(settings, engine, root, kb, tenant, public, embedder, build_index, progress, job_id,
-                    llm_parser, heartbeat_s, stop or StopRequest())
+                    llm_parser, heartbeat_s, stop or StopRequest(), claimed_by)
 
 
 def _run(
@@ -160,14 +167,21 @@ def _run(
     llm_parser: LLMParserOptions | None,
     heartbeat_s: float,
     stop: StopRequest,
+    claimed_by: str | None,
 ) -> dict[str, Any]:
     started = time.perf_counter()
     index_root = settings.resolved_index_dir()
     me = current_process()
-    with engine.begin() as conn:
-        if job_id is not None:
-            claim_job(conn, job_id, me)  # before ensure_kb: a cancelled job must not re-create its deleted kb
-        kb = store.ensure_kb(conn, kb_name, tenant, root, public)
+    within = None
+    try:
+        with engine.begin() as conn:
+            if job_id is not None:  # before ensure_kb: a cancelled job must not re-create its deleted kb
+                within = confining_root(root, claim_job(conn, job_id, me, claimed_by).get("roots"))
+            kb = store.ensure_kb(conn, kb_name, tenant, root, public)
+    except OutsideRoot as exc:
+        assert job_id is not None
+        mark_job_failed(engine, job_id, exc.message)
+        raise
     # We hold the kb's lock, so a job of this kb still marked running on this host died without a word.
     reap_dead_jobs(engine, kb_id=kb.id)
     with engine.begin() as conn:
@@ -180,7 +194,7 @@ def _run(
     try:
         with Heartbeat(engine, job_id, heartbeat_s):
             return _build(settings, engine, root, kb, number, previous, job_id, embedder, build_index,
-                          _checked(progress, stop), llm_parser, started)
+                          _checked(progress, stop), llm_parser, started, within)
     except Interrupted as exc:
         serving = f"generation {kb.generation} keeps serving" if kb.generation else "nothing was published"
         mark_job_failed(engine, job_id, f"{exc}: the run stopped before it finished; {serving}")
@@ -188,6 +202,18 @@ def _run(
     except BaseException as exc:
         mark_job_failed(engine, job_id, f"{type(exc).__name__}: {exc}")
         raise
+
+
+def confining_root(root: Path, roots: Sequence[str] | None) -> Path | None:
+    """The one of ``roots`` that the resolved ``root`` lies in (None without roots); OutsideRoot when none."""
+    if not roots:
+        return None
+    real = os.path.realpath(root)
+    for allowed in roots:
+        if is_within(real, os.path.realpath(allowed)):
+            return Path(allowed)
+    raise OutsideRoot(f"{str(root)!r} now resolves to {real!r}, outside the allowed roots ({', '.join(roots)}): "
+                      "a symlink leads out of them; nothing was read", field="path")
 
 
 def _checked(progress: Progress | None, stop: StopRequest) -> Progress:
@@ -214,6 +240,7 @@ def _build(
     progress: Progress,
     llm_parser: LLMParserOptions | None,
     started: float,
+    within: Path | None = None,
 ) -> dict[str, Any]:
     index_root = settings.resolved_index_dir()
 
@@ -228,7 +255,7 @@ def _build(
     t_parse = time.perf_counter()
     # Walked in full before parsing, so that parse progress has a total.
     walked: list[WalkedFile] = []
-    for wf in walk(root, max_file_bytes=settings.max_file_bytes, stats=walk_stats):
+    for wf in walk(root, max_file_bytes=settings.max_file_bytes, stats=walk_stats, within=within):
         walked.append(wf)
         progress("walk", len(walked), None)
     files = registry.prefetch(walked, lambda wf: previous.get(wf.path, (0, None))[1] != wf.content_hash)
