@@ -10,7 +10,7 @@ from litestar.exceptions import HTTPException, ValidationException
 from litestar.types import ExceptionHandlersMap
 from pydantic import BaseModel, Field
 
-from sift.errors import Conflict, IndexNotReady, InvalidQuery, NotFound, OutsideRoot, SiftError, UpstreamError
+from sift.errors import Conflict, IndexDamaged, IndexNotReady, InvalidQuery, NotFound, OutsideRoot, SiftError, UpstreamError
 
 log = logging.getLogger(__name__)
 
@@ -20,6 +20,7 @@ SIFT_CODES: tuple[tuple[type[SiftError], str], ...] = (
     (InvalidQuery, "invalid_query"),
     (NotFound, "not_found"),
     (Conflict, "conflict"),
+    (IndexDamaged, "index_damaged"),
     (IndexNotReady, "index_not_ready"),
     (UpstreamError, "upstream_error"),
     (SiftError, "error"),

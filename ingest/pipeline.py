@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine, func, select, update
 
-from sift.catalog import KbRef, generation_dir
+from sift.catalog import KbRef, generation_dir, index_dir_of
 from sift.config import Settings
 from sift.db import advisory_key, is_postgres, open_database
 from sift.db.tables import Generation, IngestJob
@@ -286,7 +286,7 @@ def _build(
         summary["llm_parser"] = registry.llm.stats.as_dict()
 
     changed = bool(replaced or deleted or summary["added"])
-    if not changed and kb.generation and (not build_index or _has_index(engine, kb, settings.search_backend)):
+    if not changed and kb.generation and (not build_index or _has_index(engine, kb, settings)):
         with engine.begin() as conn:
             store.drop_generation(conn, kb.id, number)
             summary.update(generation=kb.generation, status="unchanged")
@@ -331,8 +331,8 @@ def _build(
     return summary
 
 
-def _has_index(engine: Engine, kb: KbRef, backend: str = "local") -> bool:
-    if backend == "postgres":
+def _has_index(engine: Engine, kb: KbRef, settings: Settings) -> bool:
+    if settings.search_backend == "postgres":
         from sift.ingest.pg_index import has_pg_index
 
         return has_pg_index(engine, kb.id, kb.generation)
@@ -344,8 +344,8 @@ def _has_index(engine: Engine, kb: KbRef, backend: str = "local") -> bool:
         return False
     from sift.index.generation import is_current  # FAISS loads with the index, not with the pipeline
 
-    # An index of an older layout (one without windows) is built again, reusing every vector it has.
-    return is_current(Path(path))
+    # An index of an older layout (one without windows), or a damaged one, is built again, reusing what it can.
+    return is_current(index_dir_of(settings.resolved_index_dir(), kb.id, kb.generation, path))
 
 
 def _flush(engine: Engine, batch: store.FileBatch, summary: dict[str, Any], job_id: int) -> None:

@@ -67,6 +67,11 @@ def generation_dir(index_root: Path, kb_id: int, number: int) -> Path:
     return kb_index_dir(index_root, kb_id) / f"g{number}"
 
 
+def index_dir_of(index_root: Path, kb_id: int, number: int, stored: str | None) -> Path:
+    """The index directory of a generation whose ``index_path`` column holds ``stored``."""
+    return Path(stored) if stored else generation_dir(index_root, kb_id, number)
+
+
 def read_lines(engine: Engine, kb: KbRef, path: str) -> list[str]:
     """The stored lines of ``path`` in the serving generation (NotFound when it is not in the knowledge base)."""
     with engine.connect() as conn:

@@ -43,6 +43,10 @@ class IndexNotReady(SiftError):
     status = 503
 
 
+class IndexDamaged(IndexNotReady):
+    """A generation's index files are missing, truncated or corrupt (the message says which and how to rebuild)."""
+
+
 class ModelMissing(SiftError):
     """The local embedding model's files are not installed (the message names the command that installs them)."""
 
