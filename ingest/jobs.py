@@ -34,10 +34,10 @@ from sqlalchemy.sql.elements import ColumnElement
 from sift.config import Settings
 from sift.db import is_postgres
 from sift.db.tables import IngestJob, KnowledgeBase
-from sift.errors import Conflict
-from sift.ingest.job_rows import OPTIONS_KEY, JobCancelled, mark_job_failed
+from sift.errors import Conflict, from_environment
+from sift.ingest.job_rows import OPTIONS_KEY, JobCancelled
 from sift.ingest.liveness import DEFAULT_STALE_AFTER_S, beat, current_process, db_cutoff, reap_dead_jobs
-from sift.ingest.pipeline import ingest
+from sift.ingest.pipeline import ingest, record_failure
 from sift.ingest.store import ensure_kb
 from sift.names import check_name
 
@@ -152,9 +152,11 @@ def run_job(settings: Settings, engine: Engine, job: ClaimedJob, worker_id: str,
         release(engine, job, worker_id)
         return {**result, "status": "released"}
     except Exception as exc:
-        log.exception("ingest job %d failed", job.id)
-        mark_job_failed(engine, job.id, f"{type(exc).__name__}: {exc}")
-        return {**result, "status": "failed", "error": str(exc)}
+        failure = from_environment(exc)
+        if failure is None:
+            log.exception("ingest job %d failed", job.id)
+        record_failure(engine, job.id, exc)
+        return {**result, "status": "failed", "error": failure.message if failure else str(exc)}
     return {**result, "status": "succeeded", "generation": summary["generation"], "outcome": summary["status"]}
 
 

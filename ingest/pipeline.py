@@ -26,11 +26,12 @@ from sift.catalog import KbRef, generation_dir, index_dir_of
 from sift.config import Settings
 from sift.db import advisory_key, is_postgres, open_database
 from sift.db.tables import Generation, IngestJob
-from sift.errors import Conflict, OutsideRoot
+from sift.errors import Conflict, OutsideRoot, from_environment
 from sift.ingest import store
 from sift.ingest.chunk import CHUNKING, ChunkLimits, chunk_tree, content_hash
 from sift.ingest.confine import is_within
 from sift.ingest.job_rows import (
+    JobCancelled,
     claim_job,
     finish_job,
     generation_stats,
@@ -148,9 +149,16 @@ def ingest(
         raise NotADirectoryError(f"path {str(root)!r} is not a directory")
     tenant = tenant or settings.tenant
     engine = engine or open_database(settings)
-    with ingest_lock(engine, settings.data_dir, tenant, kb):
-        return _run(settings, engine, root, kb, tenant, public, embedder, build_index, progress, job_id,
-                    llm_parser, heartbeat_s, stop or StopRequest(), claimed_by)
+    try:
+        with ingest_lock(engine, settings.data_dir, tenant, kb):
+            return _run(settings, engine, root, kb, tenant, public, embedder, build_index, progress, job_id,
+                        llm_parser, heartbeat_s, stop or StopRequest(), claimed_by)
+    except (Conflict, JobCancelled):
+        raise  # the job is someone else's, or another run holds the kb: nothing to record on it here
+    except Exception as exc:
+        if job_id is not None:  # failed before the run recorded anything (a run's own failures are recorded)
+            record_failure(engine, job_id, exc)
+        raise
 
 
 def _run(
@@ -200,8 +208,25 @@ def _run(
         mark_job_failed(engine, job_id, f"{exc}: the run stopped before it finished; {serving}")
         raise
     except BaseException as exc:
-        mark_job_failed(engine, job_id, f"{type(exc).__name__}: {exc}")
+        record_failure(engine, job_id, exc)
         raise
+
+
+def record_failure(engine: Engine, job_id: int, exc: BaseException) -> None:
+    """Mark the job failed with the real cause: an environment failure in its own words (disk full, permission,
+    a damaged database), anything else by its type. Retried once: a full disk often has room again once the
+    failed transaction has rolled back its journal."""
+    failure = from_environment(exc)
+    reason = failure.message if failure is not None else f"{type(exc).__name__}: {exc}"
+    for attempt in range(2):
+        try:
+            mark_job_failed(engine, job_id, reason)
+            return
+        except Exception:
+            if attempt:
+                log.exception("could not record the failure of ingest job %d (%s)", job_id, reason)
+            else:
+                time.sleep(0.5)
 
 
 def confining_root(root: Path, roots: Sequence[str] | None) -> Path | None:
