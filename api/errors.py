@@ -10,6 +10,7 @@ from litestar.exceptions import HTTPException, ValidationException
 from litestar.types import ExceptionHandlersMap
 from pydantic import BaseModel, Field
 
+from sift.api.datadir import DataDirGone
 from sift.errors import (
     AccessDenied,
     Conflict,
@@ -36,6 +37,7 @@ SIFT_CODES: tuple[tuple[type[SiftError], str], ...] = (
     (IndexDamaged, "index_damaged"),
     (IndexNotReady, "index_not_ready"),
     (UpstreamError, "upstream_error"),
+    (DataDirGone, "data_dir_gone"),
     (DiskFull, "disk_full"),
     (AccessDenied, "permission_denied"),
     (StorageDamaged, "storage_damaged"),

@@ -122,6 +122,8 @@ class Ready(BaseModel):
     checkpointer: bool
     chat: bool
     indexes_loaded: int
+    data_dir: bool = True
+    reason: str | None = None
 
 
 class KbSummary(BaseModel):

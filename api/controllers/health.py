@@ -23,17 +23,19 @@ class HealthController(Controller):
     @get("/ready", summary="Database and indexes loaded", sync_to_thread=True,
          responses={503: ResponseSpec(data_container=Ready, description="Not ready")})
     def ready(self, state: State) -> Response[Ready]:
-        """200 when the database answers and the embedder, checkpointer and index cache are loaded."""
+        """200 when the data directory is still there, the database answers and the embedder, checkpointer and index
+        cache are loaded."""
+        problem = state.data_dir.problem() if state.data_dir is not None else None
         try:
             with state.engine.connect() as conn:
                 conn.execute(text("SELECT 1"))
             database = True
         except Exception:  # noqa: BLE001 - any database failure means not ready
             database = False
-        ok = database and state.embedder is not None and state.checkpointer is not None
+        ok = problem is None and database and state.embedder is not None and state.checkpointer is not None
         body = Ready(
             status="ready" if ok else "not_ready", database=database, embedder=state.embedder is not None,
             checkpointer=state.checkpointer is not None, chat=state.ask is not None,
-            indexes_loaded=state.cache.loaded(),
+            indexes_loaded=state.cache.loaded(), data_dir=problem is None, reason=problem,
         )
         return Response(body, status_code=200 if ok else 503)
