@@ -349,7 +349,9 @@ def _build(
     summary["seconds"] = round(time.perf_counter() - started, 3)
     summary["status"] = "published"
     with engine.begin() as conn:
-        store.publish(conn, kb, number, index_dir, generation_stats(summary))
+        # Stored relative to the index root: a moved or copied data directory reads its own files.
+        stored = index_dir.relative_to(index_root) if index_dir is not None else None
+        store.publish(conn, kb, number, stored, generation_stats(summary))
         finish_job(conn, job_id, summary, started)
     with engine.begin() as conn:
         store.collect_garbage(conn, kb.id, number, index_root, settings.generation_grace_s)

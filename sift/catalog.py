@@ -68,8 +68,12 @@ def generation_dir(index_root: Path, kb_id: int, number: int) -> Path:
 
 
 def index_dir_of(index_root: Path, kb_id: int, number: int, stored: str | None) -> Path:
-    """The index directory of a generation whose ``index_path`` column holds ``stored``."""
-    return Path(stored) if stored else generation_dir(index_root, kb_id, number)
+    """The index directory of a generation whose ``index_path`` column holds ``stored``: a path relative to the
+    index root (``kb3/g7``), so a data directory moved or copied elsewhere reads its own indexes."""
+    if not stored:
+        return generation_dir(index_root, kb_id, number)
+    path = Path(stored)
+    return path if path.is_absolute() else index_root / path
 
 
 def read_lines(engine: Engine, kb: KbRef, path: str) -> list[str]:
