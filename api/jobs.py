@@ -104,7 +104,7 @@ class JobRunner:
     def _run(self) -> None:
         while not self._stop.is_set():
             try:
-                job = claim_next(self.engine, self.worker_id)
+                job = claim_next(self.engine, self.worker_id) if self._anything_queued() else None
             except Exception:  # a database hiccup must not end the runner; the next poll retries
                 log.exception("claiming an ingest job failed")
                 job = None
@@ -131,6 +131,11 @@ class JobRunner:
         if waiting is not None:
             raise Conflict(f"ingest job {waiting.id} of knowledge base {kb!r} is about to start; wait for it "
                            f"(GET /v1/jobs/{waiting.id})")
+
+    def _anything_queued(self) -> bool:
+        """A read before the claim's write: an idle server polls without taking the database's write lock."""
+        with self.engine.connect() as conn:
+            return conn.execute(select(IngestJob.id).where(IngestJob.status == "queued").limit(1)).first() is not None
 
     def _spawn(self, job: ClaimedJob) -> None:
         self.log_dir.mkdir(parents=True, exist_ok=True)

@@ -5,6 +5,7 @@ the open fails (ELOOP or ENOTDIR) instead of reading where the symlink points.""
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from sift.errors import OutsideRoot
@@ -57,3 +58,15 @@ def open_beneath(base_fd: int, rel: str, *, directory: bool) -> int:
         os.close(fd)
         raise
     return fd
+
+
+def confining_root(root: Path, roots: Sequence[str] | None) -> Path | None:
+    """The one of ``roots`` that the resolved ``root`` lies in (None without roots); OutsideRoot when none."""
+    if not roots:
+        return None
+    real = os.path.realpath(root)
+    for allowed in roots:
+        if is_within(real, os.path.realpath(allowed)):
+            return Path(allowed)
+    raise OutsideRoot(f"{str(root)!r} now resolves to {real!r}, outside the allowed roots ({', '.join(roots)}): "
+                      "a symlink leads out of them; nothing was read", field="path")

@@ -3,6 +3,7 @@ error when it fails. The summary (``new_summary``) is the dict the run fills in 
 
 from __future__ import annotations
 
+import logging
 import time
 from pathlib import Path
 from typing import Any
@@ -12,8 +13,10 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from sift.catalog import KbRef
 from sift.db.tables import IngestJob
-from sift.errors import NotFound
+from sift.errors import NotFound, from_environment
 from sift.ingest.liveness import ProcessId
+
+log = logging.getLogger(__name__)
 
 #: Key of a queued job's ``stats`` under which its per-job options ride until the job succeeds.
 OPTIONS_KEY = "options"
@@ -101,3 +104,20 @@ def mark_job_failed(engine: Engine, job_id: int, error: str, *, worker: str | No
             update(IngestJob).where(IngestJob.id == job_id, cond)
             .values(status="failed", error=error[:4000], finished_at=func.now())
         ).rowcount == 1
+
+
+def record_failure(engine: Engine, job_id: int, exc: BaseException) -> None:
+    """Mark the job failed with the real cause: an environment failure in its own words (disk full, permission,
+    a damaged database), anything else by its type. Retried once: a full disk often has room again once the
+    failed transaction has rolled back its journal."""
+    failure = from_environment(exc)
+    reason = failure.message if failure is not None else f"{type(exc).__name__}: {exc}"
+    for attempt in range(2):
+        try:
+            mark_job_failed(engine, job_id, reason)
+            return
+        except Exception:
+            if attempt:
+                log.exception("could not record the failure of ingest job %d (%s)", job_id, reason)
+            else:
+                time.sleep(0.5)

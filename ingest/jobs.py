@@ -35,9 +35,9 @@ from sift.config import Settings
 from sift.db import is_postgres
 from sift.db.tables import IngestJob, KnowledgeBase
 from sift.errors import Conflict, from_environment
-from sift.ingest.job_rows import OPTIONS_KEY, JobCancelled
+from sift.ingest.job_rows import OPTIONS_KEY, JobCancelled, record_failure
 from sift.ingest.liveness import DEFAULT_STALE_AFTER_S, beat, current_process, db_cutoff, reap_dead_jobs
-from sift.ingest.pipeline import ingest, record_failure
+from sift.ingest.pipeline import ingest
 from sift.ingest.store import ensure_kb
 from sift.names import check_name
 

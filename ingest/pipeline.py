@@ -15,7 +15,7 @@ import fcntl
 import logging
 import os
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,10 +26,10 @@ from sift.catalog import KbRef, generation_dir, index_dir_of
 from sift.config import Settings
 from sift.db import advisory_key, is_postgres, open_database
 from sift.db.tables import Generation, IngestJob
-from sift.errors import Conflict, OutsideRoot, from_environment
+from sift.errors import Conflict, OutsideRoot
 from sift.ingest import store
 from sift.ingest.chunk import CHUNKING, ChunkLimits, chunk_tree, content_hash
-from sift.ingest.confine import is_within
+from sift.ingest.confine import confining_root
 from sift.ingest.job_rows import (
     JobCancelled,
     claim_job,
@@ -37,6 +37,7 @@ from sift.ingest.job_rows import (
     generation_stats,
     mark_job_failed,
     new_summary,
+    record_failure,
     start_job,
 )
 from sift.ingest.liveness import (
@@ -210,35 +211,6 @@ def _run(
     except BaseException as exc:
         record_failure(engine, job_id, exc)
         raise
-
-
-def record_failure(engine: Engine, job_id: int, exc: BaseException) -> None:
-    """Mark the job failed with the real cause: an environment failure in its own words (disk full, permission,
-    a damaged database), anything else by its type. Retried once: a full disk often has room again once the
-    failed transaction has rolled back its journal."""
-    failure = from_environment(exc)
-    reason = failure.message if failure is not None else f"{type(exc).__name__}: {exc}"
-    for attempt in range(2):
-        try:
-            mark_job_failed(engine, job_id, reason)
-            return
-        except Exception:
-            if attempt:
-                log.exception("could not record the failure of ingest job %d (%s)", job_id, reason)
-            else:
-                time.sleep(0.5)
-
-
-def confining_root(root: Path, roots: Sequence[str] | None) -> Path | None:
-    """The one of ``roots`` that the resolved ``root`` lies in (None without roots); OutsideRoot when none."""
-    if not roots:
-        return None
-    real = os.path.realpath(root)
-    for allowed in roots:
-        if is_within(real, os.path.realpath(allowed)):
-            return Path(allowed)
-    raise OutsideRoot(f"{str(root)!r} now resolves to {real!r}, outside the allowed roots ({', '.join(roots)}): "
-                      "a symlink leads out of them; nothing was read", field="path")
 
 
 def _checked(progress: Progress | None, stop: StopRequest) -> Progress:
