@@ -60,6 +60,35 @@ def open_beneath(base_fd: int, rel: str, *, directory: bool) -> int:
     return fd
 
 
+def open_inside(root_fd: int, root_real: str, real_path: str, *, directory: bool) -> int:
+    """Open a resolved path inside the root (``root_fd``, opened at ``root_real``), following no symlink."""
+    if not is_within(real_path, root_real):
+        raise OSError(1, "outside the root", real_path)
+    return open_beneath(root_fd, os.path.relpath(real_path, root_real), directory=directory)
+
+
+class DirHandle:
+    """A directory inside the root, opened beneath it on demand (and again after :meth:`close`)."""
+
+    def __init__(self, root_fd: int, root_real: str, real: str, fd: int | None = None) -> None:
+        self.root_fd = root_fd
+        self.root_real = root_real
+        self.real = real
+        self._fd = fd
+
+    def fd(self) -> int:
+        """The open descriptor (opened from the root now if it is closed)."""
+        if self._fd is None:
+            self._fd = open_inside(self.root_fd, self.root_real, self.real, directory=True)
+        return self._fd
+
+    def close(self) -> None:
+        """Close the descriptor, if open."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
 def confining_root(root: Path, roots: Sequence[str] | None) -> Path | None:
     """The one of ``roots`` that the resolved ``root`` lies in (None without roots); OutsideRoot when none."""
     if not roots:

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pathspec
 
-from sift.ingest.confine import is_within, open_beneath, open_confined
+from sift.ingest.confine import DirHandle, is_within, open_beneath, open_confined, open_inside
 from sift.ingest.generated import (
     BINARY_EXTENSIONS,
     BUILD_TARGET_MARKERS,
@@ -142,6 +142,7 @@ class _Descend:
     prefix: str
     rules: _IgnoreRules
     ancestors: tuple[str, ...]
+    fd: int | None = None  # the directory, already opened beneath the root
 
 
 class _Walker:
@@ -162,10 +163,7 @@ class _Walker:
             os.close(self.root_fd)
 
     def _open(self, real_path: str, *, directory: bool) -> int:
-        """Open a resolved path inside the root through the root's descriptor, following no symlink."""
-        if not is_within(real_path, self.root_real):
-            raise OSError(1, "outside the root", real_path)
-        return open_beneath(self.root_fd, os.path.relpath(real_path, self.root_real), directory=directory)
+        return open_inside(self.root_fd, self.root_real, real_path, directory=directory)
 
     def _run(self) -> Iterator[WalkedFile]:
         rules: _IgnoreRules = ()
@@ -180,7 +178,7 @@ class _Walker:
             if item is None:
                 stack.pop()
             elif isinstance(item, _Descend):
-                stack.append(self._walk_dir(item.abs_dir, item.prefix, item.rules, item.ancestors))
+                stack.append(self._walk_dir(item.abs_dir, item.prefix, item.rules, item.ancestors, item.fd))
             else:
                 yield item
 
@@ -198,17 +196,15 @@ class _Walker:
         return _parse_spec(real_path, data)
 
     def _walk_dir(
-        self, abs_dir: str, prefix: str, rules: _IgnoreRules, ancestors: tuple[str, ...]
+        self, abs_dir: str, prefix: str, rules: _IgnoreRules, ancestors: tuple[str, ...], fd: int | None = None
     ) -> Iterator[WalkedFile | _Descend]:
         """Walk one directory; ``ancestors`` are the resolved paths from the root down to this directory."""
+        here = DirHandle(self.root_fd, self.root_real, ancestors[-1], fd)
         try:
-            fd = self._open(ancestors[-1], directory=True)
-            try:
-                with os.scandir(fd) as it:
-                    raw = list(it)
-            finally:
-                os.close(fd)
+            with os.scandir(here.fd()) as it:
+                raw = list(it)
         except OSError as exc:
+            here.close()
             log.debug("cannot list %s: %s", _printable(abs_dir), exc)
             self.stats.skip(prefix or "./", SKIP_UNREADABLE)
             return
@@ -227,20 +223,25 @@ class _Walker:
                 entries.append(entry)
         # A trailing "/" on directory names makes sibling order equal to full-path string order.
         entries.sort(key=lambda e: e.name + "/" if e.is_dir else e.name)
-        for entry in entries:
-            rel = prefix + entry.name
-            if entry.is_dir:
-                reason = self._dir_skip_reason(entry, rel, rules, names)
-                if reason is not None:
-                    self.stats.skip(rel + "/", reason)
-                elif entry.real_path in ancestors:
-                    log.debug("symlink cycle at %s, not followed", rel)
+        try:
+            for entry in entries:
+                rel = prefix + entry.name
+                if entry.is_dir:
+                    reason = self._dir_skip_reason(entry, rel, rules, names)
+                    if reason is not None:
+                        self.stats.skip(rel + "/", reason)
+                    elif entry.real_path in ancestors:
+                        log.debug("symlink cycle at %s, not followed", rel)
+                    else:
+                        child = self._open_child(here, entry.real_path)
+                        here.close()  # one open directory at a time, however deep the tree
+                        yield _Descend(entry.abs_path, rel + "/", rules, (*ancestors, entry.real_path), child)
                 else:
-                    yield _Descend(entry.abs_path, rel + "/", rules, (*ancestors, entry.real_path))
-            else:
-                walked = self._read_file(entry, rel, rules)
-                if walked is not None:
-                    yield walked
+                    walked = self._read_file(entry, rel, rules, here)
+                    if walked is not None:
+                        yield walked
+        finally:
+            here.close()
 
     def _skip_bad_name(self, dir_entry: os.DirEntry[str], prefix: str) -> None:
         """Count an entry whose name is not UTF-8 (a directory is pruned whole)."""
@@ -297,7 +298,17 @@ class _Walker:
             return SKIP_VENDORED  # a virtualenv under any name (env, .env311, ...)
         return None
 
-    def _read_file(self, entry: _Entry, rel: str, rules: _IgnoreRules) -> WalkedFile | None:
+    def _open_child(self, here: DirHandle, real: str) -> int | None:
+        """A subdirectory's descriptor, opened from its parent's when it lies right there (so a deep tree costs one
+        open per level); None lets the subdirectory open itself from the root (and fail there, if it must)."""
+        if os.path.dirname(real) != here.real:
+            return None
+        try:
+            return open_beneath(here.fd(), os.path.basename(real), directory=True)
+        except OSError:
+            return None
+
+    def _read_file(self, entry: _Entry, rel: str, rules: _IgnoreRules, here: DirHandle) -> WalkedFile | None:
         stats = self.stats
         stats.files_seen += 1
         reason = _file_skip_reason(entry.name, rel, rules)
@@ -305,7 +316,10 @@ class _Walker:
             stats.skip(rel, reason)
             return None
         try:
-            fd = self._open(entry.real_path, directory=False)
+            if os.path.dirname(entry.real_path) == here.real:  # beside the listing: one openat from it
+                fd = open_beneath(here.fd(), os.path.basename(entry.real_path), directory=False)
+            else:
+                fd = self._open(entry.real_path, directory=False)
             with open(fd, "rb", closefd=True) as fh:
                 st = os.fstat(fd)
                 if not stat.S_ISREG(st.st_mode):
