@@ -64,6 +64,21 @@ def test_disk_full_mid_ingest_is_a_user_error_and_the_job_says_so(tmp_path):
     assert shown[1]["generation"] == 1  # what was served before still is
 
 
+def test_a_read_only_data_directory_is_a_user_error(tmp_path):
+    """The data directory is mounted read-only (a bind mount in a namespace of its own): the kernel refuses writes."""
+    data = tmp_path / "data"
+    data.mkdir()
+    repo = _repo(tmp_path / "repo", 1, 2)
+    script = (f"mount --bind {data} {data} && mount -o remount,bind,ro {data} && "
+              f"{sys.executable} -c '{CLI}' ingest {repo} --kb kb --no-index --data-dir {data}")
+    run = subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", script],
+                         capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"}, cwd=ROOT,
+                         timeout=300)
+    assert run.returncode == 1, run.stderr[-3000:]
+    assert "permission" in run.stderr.lower() and "SIFT_DATA_DIR" in run.stderr, run.stderr[-3000:]
+    assert "Traceback" not in run.stderr and "internal error" not in run.stderr
+
+
 def test_a_malformed_database_or_manifest_is_a_user_error(tmp_path, capsys, local_embedder):
     data = tmp_path / "data"
     settings = Settings(data_dir=data)
