@@ -24,7 +24,7 @@ from sift.config import Settings
 from sift.db import open_database
 from sift.db.tables import IngestJob, KnowledgeBase
 from sift.ingest.job_rows import JobCancelled
-from sift.ingest.jobs import submit
+from sift.ingest.jobs import claim_next, submit
 from sift.ingest.pipeline import ingest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -198,3 +198,16 @@ def test_api_jobs_beside_a_running_worker_each_run_once_by_one_owner(tmp_path, l
     assert worker.returncode == 0, err[-2000:]
     # What the worker says it ran agrees with the rows: nothing released, failed or cancelled.
     assert {json.loads(line)["status"] for line in out.splitlines() if line.strip()} <= {"succeeded"}, out
+
+
+def test_a_process_that_cannot_take_a_job_says_who_has_it_and_leaves_it_alone(tmp_path, tiny_repo):
+    data = tmp_path / "data"
+    engine = open_database(Settings(data_dir=data))
+    job_id = submit(engine, "default", "tiny", tiny_repo, build_index=False)
+    assert claim_next(engine, "worker-7").id == job_id  # this (live) process owns it now
+    child = _sift(data, "ingest", str(tiny_repo), "--kb", "tiny", "--no-index", "--job-id", str(job_id))
+    _, err = child.communicate(timeout=120)
+    assert child.returncode == 1 and f"ingest job {job_id} is being run by worker-7" in err, err[-2000:]
+    (job,) = _jobs(engine)
+    assert job.status == "running" and job.worker == "worker-7" and job.error is None
+    engine.dispose()
