@@ -84,7 +84,10 @@ def run_check(args: argparse.Namespace) -> int:
         for f in report["files"]:
             echo(f"  {'ok ' if f['ok'] else 'BAD'}  {escape(f['name'])}" + ("" if f["ok"] else f": {escape(f['problem'])}"))
         state = "intact" if report["ok"] else f"damaged: {escape(report['problem'] or '')}"
-        echo(f"kb {escape(report['kb'])} generation {report['generation']} ({escape(report['directory'])}): {state}")
+        where = f" ({escape(report['directory'])})" if report["directory"] else ""
+        echo(f"kb {escape(report['kb'])} generation {report['generation']}{where}: {state}")
+        if report.get("note"):
+            echo(escape(report["note"]))
         if not report["ok"] and report["generation"]:
             echo(f"rebuild it with `sift ingest PATH --kb {escape(report['kb'])}`")
     return 0 if report["ok"] else 1

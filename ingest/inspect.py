@@ -90,6 +90,10 @@ def check_kb(engine: Engine, settings: Settings, name: str, tenant: str) -> dict
     if kb.generation < 1:
         report["problem"] = "no generation is published yet"
         return report
+    if settings.search_backend == "postgres":
+        report.update(ok=True, directory=None, note="the index lives in PostgreSQL (SIFT_SEARCH_BACKEND=postgres): "
+                                                    "there are no index files to check")
+        return report
     try:
         manifest = read_manifest(directory)
         checked = verify_files(directory, manifest, full=True)
