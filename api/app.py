@@ -13,7 +13,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING
 
 import anyio
-from litestar import Litestar
+from litestar import Litestar, Request
 from litestar.datastructures import CacheControlHeader, State
 from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
@@ -30,6 +30,7 @@ from sift.api.controllers.health import HealthController
 from sift.api.controllers.kbs import JobController, KbController
 from sift.api.controllers.search import SearchController
 from sift.api.controllers.threads import ThreadController
+from sift.api.datadir import DataDirWatch
 from sift.api.errors import EXCEPTION_HANDLERS
 from sift.api.jobs import JobRunner
 from sift.api.limits import LimitedAskService
@@ -65,9 +66,10 @@ def make_service(settings: ApiSettings, engine: Engine, searcher: Searcher,
 
 @asynccontextmanager
 async def open_state(state: State, settings: ApiSettings, embedder: Embedder | None = None, *,
-                     warm: bool = True) -> AsyncIterator[None]:
+                     warm: bool = True, run_jobs: bool = True) -> AsyncIterator[None]:
     """Open what requests run on into ``state`` (engine, query encoder, index cache, searcher, checkpointer, chat
-    service) and close it on exit; ``warm`` loads every published knowledge base now (else each on first use)."""
+    service, job runner) and close it on exit; ``warm`` loads every published knowledge base now (else each on
+    first use); without ``run_jobs`` this process queues ingest jobs but never claims one."""
     from sift.embed import LocalEmbedder, make_embedder
     from sift.graph.service import open_checkpointer
 
@@ -85,8 +87,9 @@ async def open_state(state: State, settings: ApiSettings, embedder: Embedder | N
     await anyio.to_thread.run_sync(batching.embed_query, "warm up")  # builds the traced query encoder now
     settle_heap()
     state.search_limiter = anyio.CapacityLimiter(settings.search_concurrency)
-    state.jobs = JobRunner(settings, engine)
+    state.jobs = JobRunner(settings if run_jobs else settings.model_copy(update={"run_jobs": False}), engine)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
+    state.data_dir = DataDirWatch(settings)
     # SQLite in the data dir, or the PostgreSQL database every replica shares (threads move between them).
     async with open_checkpointer(settings) as saver:
         await saver.setup()
@@ -98,6 +101,7 @@ async def open_state(state: State, settings: ApiSettings, embedder: Embedder | N
             yield
         finally:
             state.checkpointer = None
+            await anyio.to_thread.run_sync(state.jobs.close)
             searcher.close()
             batching.close()
             engine.dispose()
@@ -113,6 +117,16 @@ def _lifespan(settings: ApiSettings,
     return lifespan
 
 
+_READS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+async def _refuse_writes_without_data_dir(request: Request) -> None:
+    """503 for every request that could change something once the data directory is gone (``api.datadir``)."""
+    watch = request.app.state.data_dir
+    if watch is not None and request.method not in _READS:
+        watch.check()
+
+
 def create_app(settings: Settings | None = None, *, embedder: Embedder | None = None,
                debug: bool = False) -> Litestar:
     """The REST app for ``settings`` (an already loaded ``embedder`` may be passed to skip loading one)."""
@@ -120,7 +134,8 @@ def create_app(settings: Settings | None = None, *, embedder: Embedder | None = 
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     settings = api_settings(settings or ApiSettings())
     state = State({"settings": settings, "engine": None, "embedder": None, "checkpointer": None, "ask": None,
-                   "cache": None, "searcher": None, "search_limiter": None, "jobs": None})
+                   "cache": None, "searcher": None, "search_limiter": None, "jobs": None,
+                   "data_dir": None})
     # Swagger UI from files the package ships (api/static/swagger-ui), not a CDN: the docs render offline.
     swagger = SwaggerRenderPlugin(
         path=["/", "/swagger"], js_url=f"{SWAGGER_URL}/swagger-ui-bundle.js", css_url=f"{SWAGGER_URL}/swagger-ui.css",
@@ -142,6 +157,7 @@ def create_app(settings: Settings | None = None, *, embedder: Embedder | None = 
         route_handlers=[HealthController, KbController, JobController, SearchController, ChatController,
                         ThreadController, static, mcp],
         dependencies={"tenant": Provide(provide_tenant)},
+        before_request=_refuse_writes_without_data_dir,
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=[_lifespan(settings, embedder), mcp_lifespan],
         state=state,

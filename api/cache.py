@@ -55,10 +55,13 @@ class ApiIndexCache(IndexCache):
         self._warming = True
         try:
             for name, tenant in rows:
+                # One kb's damaged files never keep the others from serving: it answers 503 with the reason.
                 try:
                     self.get(name, tenant)
                 except SiftError as exc:
                     log.warning("index of kb %s (tenant %s) not loaded: %s", name, tenant, exc.message)
+                except Exception:
+                    log.exception("index of kb %s (tenant %s) not loaded", name, tenant)
         finally:
             self._warming = False
         return self.loaded()

@@ -10,7 +10,21 @@ from litestar.exceptions import HTTPException, ValidationException
 from litestar.types import ExceptionHandlersMap
 from pydantic import BaseModel, Field
 
-from sift.errors import Conflict, IndexNotReady, InvalidQuery, NotFound, OutsideRoot, SiftError, UpstreamError
+from sift.api.datadir import DataDirGone
+from sift.errors import (
+    AccessDenied,
+    Conflict,
+    DiskFull,
+    IndexDamaged,
+    IndexNotReady,
+    InvalidQuery,
+    NotFound,
+    OutsideRoot,
+    SiftError,
+    StorageDamaged,
+    UpstreamError,
+    from_environment,
+)
 
 log = logging.getLogger(__name__)
 
@@ -20,8 +34,13 @@ SIFT_CODES: tuple[tuple[type[SiftError], str], ...] = (
     (InvalidQuery, "invalid_query"),
     (NotFound, "not_found"),
     (Conflict, "conflict"),
+    (IndexDamaged, "index_damaged"),
     (IndexNotReady, "index_not_ready"),
     (UpstreamError, "upstream_error"),
+    (DataDirGone, "data_dir_gone"),
+    (DiskFull, "disk_full"),
+    (AccessDenied, "permission_denied"),
+    (StorageDamaged, "storage_damaged"),
     (SiftError, "error"),
 )
 
@@ -55,6 +74,8 @@ def error_body(exc: Exception) -> tuple[int, dict[str, Any]]:
     """The status code and JSON body for ``exc``."""
     if isinstance(exc, Unauthorized):
         return 401, {"error": "unauthorized", "detail": exc.message}
+    if not isinstance(exc, SiftError | HTTPException) and (failure := from_environment(exc)) is not None:
+        exc = failure
     if isinstance(exc, SiftError):
         code = next(name for cls, name in SIFT_CODES if isinstance(exc, cls))
         if code == "error":
@@ -96,7 +117,7 @@ def _validation_body(exc: ValidationException) -> dict[str, Any]:
 def handle_exception(request: Request, exc: Exception) -> Response[dict[str, Any]]:
     """Litestar exception handler for every exception type."""
     status, body = error_body(exc)
-    if status >= 500 and not isinstance(exc, SiftError):
+    if status >= 500 and not isinstance(exc, SiftError) and from_environment(exc) is None:
         log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
     if isinstance(getattr(exc, "retry_after", None), int):  # a busy thread: when to send the turn again

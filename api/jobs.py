@@ -1,10 +1,13 @@
-"""Ingest jobs started from the API: a queued row, then ``sift ingest --job-id`` in a subprocess.
+"""Ingest jobs started from the API: the request only queues a row; one owner claims it.
 
-The job runs outside the API process; the pipeline marks it running and succeeded (or failed, naming the exception
-or the SIGTERM/SIGINT that stopped it), and a watcher thread here marks it failed when the subprocess ends without
-recording an end itself: ``killed: SIGKILL`` when a signal killed it, else the error lines of its log. Deleting a
-kb cancels its jobs: their subprocesses are terminated, and a subprocess that starts late finds its job gone and
-stops before touching the kb (the serving generation is untouched either way).
+Owners are ``sift worker`` processes and, unless ``SIFT_RUN_JOBS`` is off, this process's own runner: a thread
+that claims queued jobs with the same atomic claim the workers use (``ingest.jobs.claim_next``) and runs each in
+a subprocess, ``sift ingest --job-id N --claimed-by RUNNER``. Whoever's claim succeeds owns the job; nobody else
+touches it. The pipeline marks it running and succeeded (or failed, naming the exception or the SIGTERM/SIGINT
+that stopped it), and a watcher thread here marks a job it owns failed when its subprocess ends without recording
+an end itself: ``killed: SIGKILL`` when a signal killed it, else the error lines of its log. Deleting a kb cancels
+its jobs: their subprocesses are terminated, and a subprocess that starts late finds its job gone and stops before
+touching the kb (the serving generation is untouched either way).
 """
 
 from __future__ import annotations
@@ -18,16 +21,16 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, insert, select
+from sqlalchemy import Engine, select
 
 from sift.api.settings import ApiSettings
 from sift.config import Settings
 from sift.db.tables import IngestJob, KnowledgeBase
 from sift.errors import Conflict, NotFound, OutsideRoot
 from sift.ingest.job_rows import mark_job_failed
+from sift.ingest.jobs import ClaimedJob, claim_next, default_worker_id, submit
 from sift.ingest.liveness import reap_dead_jobs, signal_name
 from sift.ingest.pipeline import kb_lock
-from sift.ingest.store import ensure_kb
 
 log = logging.getLogger(__name__)
 
@@ -66,29 +69,54 @@ def settings_env(settings: Settings) -> dict[str, str]:
 
 
 class JobRunner:
-    """Starts ingest subprocesses and watches them; owned by the app (one per process, made in the lifespan)."""
+    """Queues ingest jobs and, unless ``settings.run_jobs`` is off, claims and runs queued jobs in subprocesses
+    (one runner per process, made in the lifespan; :meth:`close` stops it)."""
 
-    def __init__(self, settings: ApiSettings, engine: Engine) -> None:
+    def __init__(self, settings: ApiSettings, engine: Engine, poll_s: float = 2.0) -> None:
         self.settings = settings
         self.engine = engine
         self.log_dir = settings.data_dir / "logs"
+        self.worker_id = f"{default_worker_id()}:api"
         self._procs: dict[int, subprocess.Popen[bytes]] = {}
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._poll_s = poll_s
+        self._thread: threading.Thread | None = None
+        if settings.run_jobs:
+            self._thread = threading.Thread(target=self._run, daemon=True, name="sift-job-runner")
+            self._thread.start()
 
-    def start(self, tenant: str, kb: str, path: Path, public: bool = False) -> int:
-        """Queue and launch an ingest of ``path`` into ``kb``; Conflict when one is already queued or running."""
+    def start(self, tenant: str, kb: str, path: Path, public: bool = False, roots: list[Path] | None = None) -> int:
+        """Queue an ingest of ``path`` into ``kb``, confined to ``roots`` when it runs; Conflict when one is
+        already queued or running."""
         self._check_idle(tenant, kb)
-        with self.engine.begin() as conn:
-            ref = ensure_kb(conn, kb, tenant, path, public)
-            job_id = conn.execute(
-                insert(IngestJob).values(kb_id=ref.id, tenant=tenant, source_path=str(path), status="queued")
-                .returning(IngestJob.id)
-            ).scalar_one()
-        try:
-            self._spawn(job_id, tenant, kb, path, public)
-        except OSError as exc:
-            mark_job_failed(self.engine, job_id, f"could not start the ingest process: {exc}")
-            raise
+        job_id = submit(self.engine, tenant, kb, path, public=public, roots=roots or ())
+        self._wake.set()
         return job_id
+
+    def close(self) -> None:
+        """Stop claiming jobs (the subprocesses already started run on)."""
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                job = claim_next(self.engine, self.worker_id) if self._anything_queued() else None
+            except Exception:  # a database hiccup must not end the runner; the next poll retries
+                log.exception("claiming an ingest job failed")
+                job = None
+            if job is None:
+                self._wake.wait(self._poll_s)
+                self._wake.clear()
+                continue
+            try:
+                self._spawn(job)
+            except OSError as exc:
+                mark_job_failed(self.engine, job.id, f"could not start the ingest process: {exc}",
+                                worker=self.worker_id)
 
     def _check_idle(self, tenant: str, kb: str) -> None:
         with kb_lock(self.settings.data_dir, tenant, kb):
@@ -104,21 +132,29 @@ class JobRunner:
             raise Conflict(f"ingest job {waiting.id} of knowledge base {kb!r} is about to start; wait for it "
                            f"(GET /v1/jobs/{waiting.id})")
 
-    def _spawn(self, job_id: int, tenant: str, kb: str, path: Path, public: bool) -> None:
+    def _anything_queued(self) -> bool:
+        """A read before the claim's write: an idle server polls without taking the database's write lock."""
+        with self.engine.connect() as conn:
+            return conn.execute(select(IngestJob.id).where(IngestJob.status == "queued").limit(1)).first() is not None
+
+    def _spawn(self, job: ClaimedJob) -> None:
         self.log_dir.mkdir(parents=True, exist_ok=True)
-        cmd = [sys.executable, "-c", _CLI, "ingest", str(path), "--kb", kb, "--tenant", tenant,
-               "--job-id", str(job_id), "--data-dir", str(self.settings.data_dir), "--json"]
-        if public:
+        cmd = [sys.executable, "-c", _CLI, "ingest", job.source_path, "--kb", job.kb, "--tenant", job.tenant,
+               "--job-id", str(job.id), "--claimed-by", self.worker_id, "--data-dir", str(self.settings.data_dir),
+               "--json"]
+        if job.public:
             cmd.append("--public")
+        if not job.build_index:
+            cmd.append("--no-index")
         env = {**os.environ, **settings_env(self.settings), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-        log_path = self.log_dir / f"ingest-{job_id}.log"
+        log_path = self.log_dir / f"ingest-{job.id}.log"
         with open(log_path, "wb") as out:
             proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                     env=env, start_new_session=True)
-        self._procs[job_id] = proc
-        log.info("ingest job %d started as pid %d", job_id, proc.pid)
-        threading.Thread(target=self._watch, args=(job_id, proc, log_path), daemon=True,
-                         name=f"sift-job-{job_id}").start()
+        self._procs[job.id] = proc
+        log.info("ingest job %d started as pid %d", job.id, proc.pid)
+        threading.Thread(target=self._watch, args=(job.id, proc, log_path), daemon=True,
+                         name=f"sift-job-{job.id}").start()
 
     def owned(self) -> frozenset[int]:
         """Ids of the jobs whose subprocess this runner watches (it records how they end, signal included)."""
@@ -136,7 +172,8 @@ class JobRunner:
         except subprocess.TimeoutExpired:
             proc.kill()
             rc = proc.wait()
-            mark_job_failed(self.engine, job_id, f"ingest took longer than {self.settings.ingest_timeout_s:.0f}s")
+            mark_job_failed(self.engine, job_id, f"ingest took longer than {self.settings.ingest_timeout_s:.0f}s",
+                            worker=self.worker_id)
             return
         status = self._status(job_id)
         log.info("ingest job %d exited with %d (%s)", job_id, rc, status)
@@ -144,7 +181,7 @@ class JobRunner:
             killed, stopped = signal_name(rc), signal_name(128 - rc) if rc > 128 else None
             reason = (f"killed: {killed}" if killed else f"interrupted by {stopped}" if stopped
                       else _tail(log_path) or f"ingest exited with code {rc}")
-            mark_job_failed(self.engine, job_id, reason)
+            mark_job_failed(self.engine, job_id, reason, worker=self.worker_id)
 
     def cancel(self, job_ids: list[int]) -> None:
         """Terminate the subprocesses of ``job_ids`` (their kb is being deleted)."""

@@ -114,12 +114,16 @@ class Health(BaseModel):
 
 
 class Ready(BaseModel):
+    """Readiness; the parts (and the reason when not ready) only for a caller with a valid key, or with auth off."""
+
     status: Literal["ready", "not_ready"]
-    database: bool
-    embedder: bool
-    checkpointer: bool
-    chat: bool
-    indexes_loaded: int
+    database: bool | None = None
+    embedder: bool | None = None
+    checkpointer: bool | None = None
+    chat: bool | None = None
+    indexes_loaded: int | None = None
+    data_dir: bool | None = None
+    reason: str | None = None
 
 
 class KbSummary(BaseModel):

@@ -18,6 +18,11 @@ class ApiSettings(Settings):
         default_factory=list,
         description="Server-side directories ingest jobs may read (JSON list in SIFT_ALLOWED_ROOTS); empty = none.",
     )
+    run_jobs: bool = Field(
+        default=True,
+        description="Claim and run queued ingest jobs in this process (a subprocess each), beside any `sift worker`; "
+                    "off (SIFT_RUN_JOBS=0) when only workers should run them.",
+    )
     ingest_timeout_s: float = Field(default=3600.0, description="An ingest subprocess running longer is killed.")
     embed_threads: int = Field(
         default=1, ge=1, le=256,

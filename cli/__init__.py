@@ -96,7 +96,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
-    except Exception:  # noqa: BLE001 - the last resort: a bug gets its own exit code and its traceback
+    except Exception as exc:  # noqa: BLE001 - the last resort: a bug gets its own exit code and its traceback
+        from sift.errors import from_environment
+
+        if (failure := from_environment(exc)) is not None:  # disk full, permissions, a damaged database
+            _error(args.command, failure.message)
+            return EXIT_USER_ERROR
         traceback.print_exc()
         _error(args.command, "internal error (a bug in sift; the traceback above says where)")
         return EXIT_INTERNAL

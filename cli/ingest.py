@@ -36,6 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    metavar="GLOB", help="parse files matching GLOB (e.g. '*.foo') with the LLM; repeatable")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--job-id", type=int, default=None, help=argparse.SUPPRESS)
+    p.add_argument("--claimed-by", default=None, help=argparse.SUPPRESS)
     add_common(p)
     p.set_defaults(func=run)
 
@@ -71,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
         with interrupt_on_signals() as stop, _Progress(enabled=sys.stderr.isatty() and not args.json) as progress:
             summary = ingest(settings, args.path, args.kb, tenant=args.tenant, public=args.public,
                              build_index=not args.no_index, progress=progress, job_id=args.job_id,
-                             llm_parser=llm_parser, stop=stop)
+                             llm_parser=llm_parser, stop=stop, claimed_by=args.claimed_by)
     except Interrupted as exc:
         echo(f"sift ingest: {exc}; the ingest stopped and its job is marked failed", file=sys.stderr)
         return 128 + signal.Signals[exc.signame].value

@@ -8,7 +8,7 @@ from typing import Any
 from sift.cli.common import add_common, settings_from
 from sift.cli.output import echo, escape, print_json
 
-EXAMPLE = "examples: sift kb list;  sift kb show myproject --json;  sift kb gc myproject"
+EXAMPLE = "examples: sift kb list;  sift kb show myproject --json;  sift kb check myproject;  sift kb gc myproject"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -25,6 +25,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     show.add_argument("--json", action="store_true", help="print JSON")
     add_common(show)
     show.set_defaults(func=run_show)
+    check = kb_sub.add_parser("check", help="hash every index file of the serving generation against its "
+                                            "manifest and load it; exit 1 when one is damaged")
+    check.add_argument("name")
+    check.add_argument("--tenant", default=None)
+    check.add_argument("--json", action="store_true", help="print JSON")
+    add_common(check)
+    check.set_defaults(func=run_check)
     gc = kb_sub.add_parser("gc", help="drop old generations no replica has used within the grace period, and "
                                              "what killed ingests left")
     gc.add_argument("name")
@@ -62,6 +69,28 @@ def run_show(args: argparse.Namespace) -> int:
     else:
         _print_show(info)
     return 0
+
+
+def run_check(args: argparse.Namespace) -> int:
+    """Check one knowledge base's serving index files; 0 when intact, 1 when damaged."""
+    from sift.db import open_database
+    from sift.ingest.inspect import check_kb
+
+    settings = settings_from(args)
+    report = check_kb(open_database(settings), settings, args.name, args.tenant or settings.tenant)
+    if args.json:
+        print_json(report)
+    else:
+        for f in report["files"]:
+            echo(f"  {'ok ' if f['ok'] else 'BAD'}  {escape(f['name'])}" + ("" if f["ok"] else f": {escape(f['problem'])}"))
+        state = "intact" if report["ok"] else f"damaged: {escape(report['problem'] or '')}"
+        where = f" ({escape(report['directory'])})" if report["directory"] else ""
+        echo(f"kb {escape(report['kb'])} generation {report['generation']}{where}: {state}")
+        if report.get("note"):
+            echo(escape(report["note"]))
+        if not report["ok"] and report["generation"]:
+            echo(f"rebuild it with `sift ingest PATH --kb {escape(report['kb'])}`")
+    return 0 if report["ok"] else 1
 
 
 def run_gc(args: argparse.Namespace) -> int:

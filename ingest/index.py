@@ -24,7 +24,15 @@ from sift.db.tables import Chunk, File
 from sift.embed import Embedder, EmbeddingCache, embed_with_cache
 from sift.errors import IndexNotReady
 from sift.index.bm25 import BM25Builder, BM25Index
-from sift.index.generation import KINDS, MANIFEST, MANIFEST_VERSION, load_indexes, vector_file, window_file
+from sift.index.generation import (
+    KINDS,
+    MANIFEST,
+    MANIFEST_VERSION,
+    file_checksums,
+    load_indexes,
+    vector_file,
+    window_file,
+)
 from sift.index.vector import VectorIndex, VectorKind
 from sift.ingest.chunk import WINDOW_CHARS, WINDOW_KINDS, embedding_text, text_hash, window_texts
 from sift.tokenize import tokenize
@@ -258,6 +266,7 @@ def _write(
         "window_counts": window_counts,
         "bm25": {"docs": len(bm25), "terms": len(bm25.terms)},
         "chunk_ids": chunk_ids,
+        "files": file_checksums(tmp_dir),
     }
     _write_json(tmp_dir / MANIFEST, manifest)
     if progress:

@@ -7,7 +7,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, func, select
 
-from sift.catalog import generation_dir, get_kb
+from sift.catalog import generation_dir, get_kb, index_dir_of
 from sift.config import Settings
 from sift.db import visible_in
 from sift.db.tables import Chunk, File, Generation, IngestJob, KnowledgeBase, Node
@@ -72,3 +72,40 @@ def show_kb(engine: Engine, settings: Settings, name: str, tenant: str = "defaul
             "failures": len(job.failures or []),
         }
     return info
+
+
+def check_kb(engine: Engine, settings: Settings, name: str, tenant: str) -> dict[str, Any]:
+    """Every index file of a kb's serving generation hashed against its manifest, then loaded: ``{"kb", "tenant",
+    "generation", "directory", "ok", "files": [{"name", "ok", "problem"}], "problem"}``."""
+    from sift.errors import IndexNotReady
+    from sift.index.generation import load_indexes, read_manifest, verify_files
+
+    kb = get_kb(engine, name, tenant)
+    with engine.connect() as conn:
+        stored = conn.execute(select(Generation.index_path).where(
+            Generation.kb_id == kb.id, Generation.number == kb.generation)).scalar()
+    directory = index_dir_of(settings.resolved_index_dir(), kb.id, kb.generation, stored)
+    report: dict[str, Any] = {"kb": kb.name, "tenant": kb.tenant, "generation": kb.generation,
+                              "directory": str(directory), "ok": False, "files": [], "problem": None}
+    if kb.generation < 1:
+        report["problem"] = "no generation is published yet"
+        return report
+    if settings.search_backend == "postgres":
+        report.update(ok=True, directory=None, note="the index lives in PostgreSQL (SIFT_SEARCH_BACKEND=postgres): "
+                                                    "there are no index files to check")
+        return report
+    try:
+        manifest = read_manifest(directory)
+        checked = verify_files(directory, manifest, full=True)
+        report["files"] = [{"name": f, "ok": p is None, "problem": p} for f, p in sorted(checked.items())]
+        bad = [p for p in checked.values() if p]
+        if not checked:
+            report["note"] = "this generation was built before index files had checksums; only loading is checked"
+        if bad:
+            report["problem"] = "; ".join(bad)
+        else:
+            load_indexes(directory)
+            report["ok"] = True
+    except IndexNotReady as exc:
+        report["problem"] = exc.message
+    return report

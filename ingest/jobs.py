@@ -21,7 +21,7 @@ import logging
 import os
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,8 +34,8 @@ from sqlalchemy.sql.elements import ColumnElement
 from sift.config import Settings
 from sift.db import is_postgres
 from sift.db.tables import IngestJob, KnowledgeBase
-from sift.errors import Conflict
-from sift.ingest.job_rows import JobCancelled, mark_job_failed
+from sift.errors import Conflict, from_environment
+from sift.ingest.job_rows import OPTIONS_KEY, JobCancelled, record_failure
 from sift.ingest.liveness import DEFAULT_STALE_AFTER_S, beat, current_process, db_cutoff, reap_dead_jobs
 from sift.ingest.pipeline import ingest
 from sift.ingest.store import ensure_kb
@@ -46,7 +46,6 @@ if TYPE_CHECKING:  # the embedding module loads when a job builds an index
 
 log = logging.getLogger(__name__)
 
-OPTIONS_KEY = "options"
 __all__ = ["DEFAULT_STALE_AFTER_S", "ClaimedJob", "claim_next", "heartbeat", "release", "run_job", "submit", "work"]
 
 
@@ -68,11 +67,17 @@ def default_worker_id() -> str:
 
 
 def submit(engine: Engine, tenant: str, kb: str, path: Path, *, public: bool = False,
-           build_index: bool = True) -> int:
-    """Queue an ingest of ``path`` into ``kb`` (creating the kb row if needed); returns the job id."""
+           build_index: bool = True, roots: Sequence[Path] = ()) -> int:
+    """Queue an ingest of ``path`` into ``kb`` (creating the kb row if needed); returns the job id. With ``roots``,
+    the job reads only inside them, whatever ``path`` resolves to when it runs (see ``pipeline.ingest``)."""
     check_name(tenant, "tenant")
     check_name(kb, "knowledge base")
-    options = {} if build_index else {OPTIONS_KEY: {"build_index": False}}
+    opts: dict[str, Any] = {}
+    if not build_index:
+        opts["build_index"] = False
+    if roots:
+        opts["roots"] = [str(r) for r in roots]
+    options = {OPTIONS_KEY: opts} if opts else {}
     for attempt in range(2):
         try:
             with engine.begin() as conn:
@@ -147,9 +152,11 @@ def run_job(settings: Settings, engine: Engine, job: ClaimedJob, worker_id: str,
         release(engine, job, worker_id)
         return {**result, "status": "released"}
     except Exception as exc:
-        log.exception("ingest job %d failed", job.id)
-        mark_job_failed(engine, job.id, f"{type(exc).__name__}: {exc}")
-        return {**result, "status": "failed", "error": str(exc)}
+        failure = from_environment(exc)
+        if failure is None:
+            log.exception("ingest job %d failed", job.id)
+        record_failure(engine, job.id, exc)
+        return {**result, "status": "failed", "error": failure.message if failure else str(exc)}
     return {**result, "status": "succeeded", "generation": summary["generation"], "outcome": summary["status"]}
 
 

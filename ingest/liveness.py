@@ -210,8 +210,9 @@ def reap_dead_jobs(engine: Engine, *, kb_id: int | None = None, job_id: int | No
     for row in rows:
         gone = is_gone(row.host, row.pid, row.pid_started)
         if gone:
-            reason = (f"process {row.pid} on {row.host} is gone: it was killed (SIGKILL, out of memory) or crashed "
-                      "before recording its end; run the ingest again")
+            reason = (f"process {row.pid} on {row.host} is gone without recording how it ended: a signal it cannot "
+                      "catch ended it (SIGKILL, e.g. from the out-of-memory killer) or it crashed; its output says "
+                      "which. Run the ingest again")
         elif gone is None and row.stale:
             reason = (f"no heartbeat from {row.worker or row.host or 'its worker'} for over {stale_after_s:.0f}s: "
                       "its process is presumed dead; run the ingest again")

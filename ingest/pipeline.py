@@ -22,19 +22,22 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine, func, select, update
 
-from sift.catalog import KbRef, generation_dir
+from sift.catalog import KbRef, generation_dir, index_dir_of
 from sift.config import Settings
 from sift.db import advisory_key, is_postgres, open_database
 from sift.db.tables import Generation, IngestJob
-from sift.errors import Conflict
+from sift.errors import Conflict, OutsideRoot
 from sift.ingest import store
 from sift.ingest.chunk import CHUNKING, ChunkLimits, chunk_tree, content_hash
+from sift.ingest.confine import confining_root
 from sift.ingest.job_rows import (
+    JobCancelled,
     claim_job,
     finish_job,
     generation_stats,
     mark_job_failed,
     new_summary,
+    record_failure,
     start_job,
 )
 from sift.ingest.liveness import (
@@ -125,14 +128,20 @@ def ingest(
     llm_parser: LLMParserOptions | None = None,
     heartbeat_s: float = HEARTBEAT_S,
     stop: StopRequest | None = None,
+    claimed_by: str | None = None,
 ) -> dict[str, Any]:
     """Ingest the repository at ``root`` into knowledge base ``kb``; returns the run's summary.
 
     ``llm_parser`` says when the LLM boundary parser is used (default: for code without a grammar, when an LLM
     is configured). ``stop`` (from ``liveness.interrupt_on_signals``) is checked between files and batches.
 
+    A job queued with ``roots`` (an API ingest: the tenant's allowed roots) reads only inside them: the root's
+    resolved path is checked when the run starts, and the walk opens everything beneath that root without
+    following symlinks (OutsideRoot, recorded on the job, when it leads out).
+
     Raises FileNotFoundError/NotADirectoryError for a bad root, Conflict when the kb is already being ingested and
-    JobCancelled when ``job_id`` is no longer queued for this process (e.g. its kb was deleted meanwhile).
+    JobCancelled when ``job_id`` is not this process's to run (its kb was deleted, it ended, another worker has it);
+    ``claimed_by`` names the runner that claimed the job for this process.
     """
     root = Path(root).resolve()
     if not root.exists():
@@ -141,9 +150,16 @@ def ingest(
         raise NotADirectoryError(f"path {str(root)!r} is not a directory")
     tenant = tenant or settings.tenant
     engine = engine or open_database(settings)
-    with ingest_lock(engine, settings.data_dir, tenant, kb):
-        return _run(settings, engine, root, kb, tenant, public, embedder, build_index, progress, job_id,
-                    llm_parser, heartbeat_s, stop or StopRequest())
+    try:
+        with ingest_lock(engine, settings.data_dir, tenant, kb):
+            return _run(settings, engine, root, kb, tenant, public, embedder, build_index, progress, job_id,
+                        llm_parser, heartbeat_s, stop or StopRequest(), claimed_by)
+    except (Conflict, JobCancelled):
+        raise  # the job is someone else's, or another run holds the kb: nothing to record on it here
+    except Exception as exc:
+        if job_id is not None:  # failed before the run recorded anything (a run's own failures are recorded)
+            record_failure(engine, job_id, exc)
+        raise
 
 
 def _run(
@@ -160,14 +176,21 @@ def _run(
     llm_parser: LLMParserOptions | None,
     heartbeat_s: float,
     stop: StopRequest,
+    claimed_by: str | None,
 ) -> dict[str, Any]:
     started = time.perf_counter()
     index_root = settings.resolved_index_dir()
     me = current_process()
-    with engine.begin() as conn:
-        if job_id is not None:
-            claim_job(conn, job_id, me)  # before ensure_kb: a cancelled job must not re-create its deleted kb
-        kb = store.ensure_kb(conn, kb_name, tenant, root, public)
+    within = None
+    try:
+        with engine.begin() as conn:
+            if job_id is not None:  # before ensure_kb: a cancelled job must not re-create its deleted kb
+                within = confining_root(root, claim_job(conn, job_id, me, claimed_by).get("roots"))
+            kb = store.ensure_kb(conn, kb_name, tenant, root, public)
+    except OutsideRoot as exc:
+        assert job_id is not None
+        mark_job_failed(engine, job_id, exc.message)
+        raise
     # We hold the kb's lock, so a job of this kb still marked running on this host died without a word.
     reap_dead_jobs(engine, kb_id=kb.id)
     with engine.begin() as conn:
@@ -180,13 +203,13 @@ def _run(
     try:
         with Heartbeat(engine, job_id, heartbeat_s):
             return _build(settings, engine, root, kb, number, previous, job_id, embedder, build_index,
-                          _checked(progress, stop), llm_parser, started)
+                          _checked(progress, stop), llm_parser, started, within)
     except Interrupted as exc:
         serving = f"generation {kb.generation} keeps serving" if kb.generation else "nothing was published"
         mark_job_failed(engine, job_id, f"{exc}: the run stopped before it finished; {serving}")
         raise
     except BaseException as exc:
-        mark_job_failed(engine, job_id, f"{type(exc).__name__}: {exc}")
+        record_failure(engine, job_id, exc)
         raise
 
 
@@ -214,6 +237,7 @@ def _build(
     progress: Progress,
     llm_parser: LLMParserOptions | None,
     started: float,
+    within: Path | None = None,
 ) -> dict[str, Any]:
     index_root = settings.resolved_index_dir()
 
@@ -228,7 +252,7 @@ def _build(
     t_parse = time.perf_counter()
     # Walked in full before parsing, so that parse progress has a total.
     walked: list[WalkedFile] = []
-    for wf in walk(root, max_file_bytes=settings.max_file_bytes, stats=walk_stats):
+    for wf in walk(root, max_file_bytes=settings.max_file_bytes, stats=walk_stats, within=within):
         walked.append(wf)
         progress("walk", len(walked), None)
     files = registry.prefetch(walked, lambda wf: previous.get(wf.path, (0, None))[1] != wf.content_hash)
@@ -259,7 +283,7 @@ def _build(
         summary["llm_parser"] = registry.llm.stats.as_dict()
 
     changed = bool(replaced or deleted or summary["added"])
-    if not changed and kb.generation and (not build_index or _has_index(engine, kb, settings.search_backend)):
+    if not changed and kb.generation and (not build_index or _has_index(engine, kb, settings)):
         with engine.begin() as conn:
             store.drop_generation(conn, kb.id, number)
             summary.update(generation=kb.generation, status="unchanged")
@@ -297,15 +321,17 @@ def _build(
     summary["seconds"] = round(time.perf_counter() - started, 3)
     summary["status"] = "published"
     with engine.begin() as conn:
-        store.publish(conn, kb, number, index_dir, generation_stats(summary))
+        # Stored relative to the index root: a moved or copied data directory reads its own files.
+        stored = index_dir.relative_to(index_root) if index_dir is not None else None
+        store.publish(conn, kb, number, stored, generation_stats(summary))
         finish_job(conn, job_id, summary, started)
     with engine.begin() as conn:
         store.collect_garbage(conn, kb.id, number, index_root, settings.generation_grace_s)
     return summary
 
 
-def _has_index(engine: Engine, kb: KbRef, backend: str = "local") -> bool:
-    if backend == "postgres":
+def _has_index(engine: Engine, kb: KbRef, settings: Settings) -> bool:
+    if settings.search_backend == "postgres":
         from sift.ingest.pg_index import has_pg_index
 
         return has_pg_index(engine, kb.id, kb.generation)
@@ -317,8 +343,8 @@ def _has_index(engine: Engine, kb: KbRef, backend: str = "local") -> bool:
         return False
     from sift.index.generation import is_current  # FAISS loads with the index, not with the pipeline
 
-    # An index of an older layout (one without windows) is built again, reusing every vector it has.
-    return is_current(Path(path))
+    # An index of an older layout (one without windows), or a damaged one, is built again, reusing what it can.
+    return is_current(index_dir_of(settings.resolved_index_dir(), kb.id, kb.generation, path))
 
 
 def _flush(engine: Engine, batch: store.FileBatch, summary: dict[str, Any], job_id: int) -> None:

@@ -166,7 +166,8 @@ def write_batch(conn: Connection, batch: FileBatch) -> tuple[int, int]:
 
 
 def publish(conn: Connection, kb: KbRef, number: int, index_path: Path | None, stats: dict[str, Any]) -> None:
-    """Make ``number`` the serving generation (one short transaction) and retire the one it replaces."""
+    """Make ``number`` the serving generation (one short transaction) and retire the one it replaces;
+    ``index_path`` is its index directory relative to the index root."""
     conn.execute(
         update(Generation)
         .where(Generation.kb_id == kb.id, Generation.number == kb.generation)

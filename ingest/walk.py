@@ -8,6 +8,12 @@ are pruned (not descended into) and counted once, with a trailing ``/`` on their
 Names are bytes on POSIX. A name that is not valid UTF-8 (Python hands it over with surrogate escapes) cannot
 be stored, shown or cited, so it is skipped as ``undecodable_name`` and recorded with its bad bytes written as
 ``\\xNN``. The walk keeps its own stack of open directories, so no nesting depth can exhaust Python's.
+
+Confinement does not trust path strings: the walk opens its root once (beneath ``within``, one component at a time
+with ``O_NOFOLLOW``) and opens every directory and file it reads from that descriptor the same way, along the
+entry's resolved path inside the root. A directory swapped for a symlink after it was checked is therefore never
+followed: the open fails and the entry is skipped as ``unreadable``. Symlinks whose target lies inside the root are
+followed; those leading out are skipped as ``symlink_outside``.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from pathlib import Path
 
 import pathspec
 
+from sift.ingest.confine import DirHandle, is_within, open_beneath, open_confined, open_inside
 from sift.ingest.generated import (
     BINARY_EXTENSIONS,
     BUILD_TARGET_MARKERS,
@@ -98,15 +105,22 @@ def decode_text(data: bytes) -> str | None:
 
 
 def walk(
-    root: Path, *, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES, stats: WalkStats | None = None
+    root: Path, *, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES, stats: WalkStats | None = None,
+    within: Path | None = None,
 ) -> Iterator[WalkedFile]:
-    """Yield the repository's indexable text files under ``root``, sorted by path."""
+    """Yield the repository's indexable text files under ``root``, sorted by path.
+
+    With ``within``, the root's resolved path must lie inside that directory and is opened beneath it without
+    following any symlink (OutsideRoot otherwise), so a root swapped for a symlink after it was checked is refused.
+    """
     root_path = Path(root)
     if not root_path.exists():
         raise FileNotFoundError(f"repository root {root_path} does not exist; pass an existing directory")
     if not root_path.is_dir():
         raise NotADirectoryError(f"repository root {root_path} is not a directory; pass a directory")
-    walker = _Walker(root_path.resolve(), max_file_bytes, stats if stats is not None else WalkStats())
+    real = os.path.realpath(root_path)
+    root_fd = open_confined(real, Path(within) if within is not None else None)
+    walker = _Walker(Path(real), root_fd, max_file_bytes, stats if stats is not None else WalkStats())
     return walker.run()
 
 
@@ -117,7 +131,7 @@ class _Entry:
     name: str
     abs_path: str
     is_dir: bool
-    real_path: str | None  # set for directories: the resolved path, for cycle detection
+    real_path: str  # the resolved path (inside the root): what is opened, and for directories cycle detection
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,21 +142,32 @@ class _Descend:
     prefix: str
     rules: _IgnoreRules
     ancestors: tuple[str, ...]
+    fd: int | None = None  # the directory, already opened beneath the root
 
 
 class _Walker:
     """State of one walk: root, limits and stats; per-directory state lives in generators on an explicit stack."""
 
-    def __init__(self, root: Path, max_file_bytes: int, stats: WalkStats) -> None:
+    def __init__(self, root: Path, root_fd: int, max_file_bytes: int, stats: WalkStats) -> None:
         self.root = root
         self.root_real = str(root)
+        self.root_fd = root_fd
         self.max_file_bytes = max_file_bytes
         self.stats = stats
         self.package_builds: dict[str, str] = {}  # a kept package output folder → the one build kept in it
 
     def run(self) -> Iterator[WalkedFile]:
+        try:
+            yield from self._run()
+        finally:
+            os.close(self.root_fd)
+
+    def _open(self, real_path: str, *, directory: bool) -> int:
+        return open_inside(self.root_fd, self.root_real, real_path, directory=directory)
+
+    def _run(self) -> Iterator[WalkedFile]:
         rules: _IgnoreRules = ()
-        exclude = _load_spec(os.path.join(self.root, ".git", "info", "exclude"))
+        exclude = self._load_spec(os.path.realpath(os.path.join(self.root_real, ".git", "info", "exclude")))
         if exclude is not None:
             rules = (("", exclude),)
         # Depth-first over an explicit stack of per-directory generators: a directory yields its files and a
@@ -153,24 +178,39 @@ class _Walker:
             if item is None:
                 stack.pop()
             elif isinstance(item, _Descend):
-                stack.append(self._walk_dir(item.abs_dir, item.prefix, item.rules, item.ancestors))
+                stack.append(self._walk_dir(item.abs_dir, item.prefix, item.rules, item.ancestors, item.fd))
             else:
                 yield item
 
+    def _load_spec(self, real_path: str) -> pathspec.GitIgnoreSpec | None:
+        """A .gitignore-style file inside the root, parsed; None when it is missing, unreadable or empty."""
+        try:
+            fd = self._open(real_path, directory=False)
+            with open(fd, "rb", closefd=True) as fh:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    return None
+                os.set_blocking(fd, True)
+                data = fh.read(self.max_file_bytes + 1)
+        except OSError:
+            return None
+        return _parse_spec(real_path, data)
+
     def _walk_dir(
-        self, abs_dir: str, prefix: str, rules: _IgnoreRules, ancestors: tuple[str, ...]
+        self, abs_dir: str, prefix: str, rules: _IgnoreRules, ancestors: tuple[str, ...], fd: int | None = None
     ) -> Iterator[WalkedFile | _Descend]:
         """Walk one directory; ``ancestors`` are the resolved paths from the root down to this directory."""
+        here = DirHandle(self.root_fd, self.root_real, ancestors[-1], fd)
         try:
-            with os.scandir(abs_dir) as it:
+            with os.scandir(here.fd()) as it:
                 raw = list(it)
         except OSError as exc:
+            here.close()
             log.debug("cannot list %s: %s", _printable(abs_dir), exc)
             self.stats.skip(prefix or "./", SKIP_UNREADABLE)
             return
         names = {e.name for e in raw}
         if ".gitignore" in names:
-            spec = _load_spec(os.path.join(abs_dir, ".gitignore"))
+            spec = self._load_spec(os.path.realpath(os.path.join(ancestors[-1], ".gitignore")))
             if spec is not None:
                 rules = (*rules, (prefix, spec))
         entries: list[_Entry] = []
@@ -178,26 +218,30 @@ class _Walker:
             if not _is_utf8(dir_entry.name):
                 self._skip_bad_name(dir_entry, prefix)
                 continue
-            entry = self._classify(dir_entry, prefix, ancestors[-1])
+            entry = self._classify(dir_entry, abs_dir, prefix, ancestors[-1])
             if entry is not None:
                 entries.append(entry)
         # A trailing "/" on directory names makes sibling order equal to full-path string order.
         entries.sort(key=lambda e: e.name + "/" if e.is_dir else e.name)
-        for entry in entries:
-            rel = prefix + entry.name
-            if entry.is_dir:
-                reason = self._dir_skip_reason(entry, rel, rules, names)
-                if reason is not None:
-                    self.stats.skip(rel + "/", reason)
-                elif entry.real_path in ancestors:
-                    log.debug("symlink cycle at %s, not followed", rel)
+        try:
+            for entry in entries:
+                rel = prefix + entry.name
+                if entry.is_dir:
+                    reason = self._dir_skip_reason(entry, rel, rules, names)
+                    if reason is not None:
+                        self.stats.skip(rel + "/", reason)
+                    elif entry.real_path in ancestors:
+                        log.debug("symlink cycle at %s, not followed", rel)
+                    else:
+                        child = self._open_child(here, entry.real_path)
+                        here.close()  # one open directory at a time, however deep the tree
+                        yield _Descend(entry.abs_path, rel + "/", rules, (*ancestors, entry.real_path), child)
                 else:
-                    real = entry.real_path or entry.abs_path
-                    yield _Descend(entry.abs_path, rel + "/", rules, (*ancestors, real))
-            else:
-                walked = self._read_file(entry, rel, rules)
-                if walked is not None:
-                    yield walked
+                    walked = self._read_file(entry, rel, rules, here)
+                    if walked is not None:
+                        yield walked
+        finally:
+            here.close()
 
     def _skip_bad_name(self, dir_entry: os.DirEntry[str], prefix: str) -> None:
         """Count an entry whose name is not UTF-8 (a directory is pruned whole)."""
@@ -209,15 +253,15 @@ class _Walker:
             self.stats.files_seen += 1
         self.stats.skip(prefix + _printable(dir_entry.name) + ("/" if is_dir else ""), SKIP_BAD_NAME)
 
-    def _classify(self, dir_entry: os.DirEntry[str], prefix: str, real_parent: str) -> _Entry | None:
+    def _classify(self, dir_entry: os.DirEntry[str], abs_dir: str, prefix: str, real_parent: str) -> _Entry | None:
         """Resolve symlinks (skipping those that leave the root) and tell directories from files."""
+        path = os.path.join(abs_dir, dir_entry.name)
         try:
             if not dir_entry.is_symlink():
                 is_dir = dir_entry.is_dir(follow_symlinks=False)
-                real = os.path.join(real_parent, dir_entry.name) if is_dir else None
-                return _Entry(dir_entry.name, dir_entry.path, is_dir, real)
-            real = os.path.realpath(dir_entry.path)
-            if not _is_within(real, self.root_real):
+                return _Entry(dir_entry.name, path, is_dir, os.path.join(real_parent, dir_entry.name))
+            real = os.path.realpath(os.path.join(real_parent, dir_entry.name))
+            if not is_within(real, self.root_real):
                 # The target is only stat'ed to label the skip; it is never opened or listed.
                 if os.path.isdir(real):
                     self.stats.skip(prefix + dir_entry.name + "/", SKIP_SYMLINK_OUTSIDE)
@@ -225,10 +269,9 @@ class _Walker:
                     self.stats.files_seen += 1
                     self.stats.skip(prefix + dir_entry.name, SKIP_SYMLINK_OUTSIDE)
                 return None
-            is_dir = os.path.isdir(real)
-            return _Entry(dir_entry.name, dir_entry.path, is_dir, real if is_dir else None)
+            return _Entry(dir_entry.name, path, os.path.isdir(real), real)
         except OSError as exc:
-            log.debug("cannot stat %s: %s", dir_entry.path, exc)
+            log.debug("cannot stat %s: %s", path, exc)
             self.stats.files_seen += 1
             self.stats.skip(prefix + dir_entry.name, SKIP_UNREADABLE)
             return None
@@ -255,7 +298,17 @@ class _Walker:
             return SKIP_VENDORED  # a virtualenv under any name (env, .env311, ...)
         return None
 
-    def _read_file(self, entry: _Entry, rel: str, rules: _IgnoreRules) -> WalkedFile | None:
+    def _open_child(self, here: DirHandle, real: str) -> int | None:
+        """A subdirectory's descriptor, opened from its parent's when it lies right there (so a deep tree costs one
+        open per level); None lets the subdirectory open itself from the root (and fail there, if it must)."""
+        if os.path.dirname(real) != here.real:
+            return None
+        try:
+            return open_beneath(here.fd(), os.path.basename(real), directory=True)
+        except OSError:
+            return None
+
+    def _read_file(self, entry: _Entry, rel: str, rules: _IgnoreRules, here: DirHandle) -> WalkedFile | None:
         stats = self.stats
         stats.files_seen += 1
         reason = _file_skip_reason(entry.name, rel, rules)
@@ -263,15 +316,20 @@ class _Walker:
             stats.skip(rel, reason)
             return None
         try:
-            st = os.stat(entry.abs_path)
-            if not stat.S_ISREG(st.st_mode):
-                # FIFOs, sockets and devices: opening one could block or never end.
-                stats.skip(rel, SKIP_UNREADABLE)
-                return None
-            if st.st_size > self.max_file_bytes:
-                stats.skip(rel, SKIP_TOO_LARGE)
-                return None
-            with open(entry.abs_path, "rb") as fh:
+            if os.path.dirname(entry.real_path) == here.real:  # beside the listing: one openat from it
+                fd = open_beneath(here.fd(), os.path.basename(entry.real_path), directory=False)
+            else:
+                fd = self._open(entry.real_path, directory=False)
+            with open(fd, "rb", closefd=True) as fh:
+                st = os.fstat(fd)
+                if not stat.S_ISREG(st.st_mode):
+                    # FIFOs, sockets and devices: reading one could block or never end.
+                    stats.skip(rel, SKIP_UNREADABLE)
+                    return None
+                if st.st_size > self.max_file_bytes:
+                    stats.skip(rel, SKIP_TOO_LARGE)
+                    return None
+                os.set_blocking(fd, True)
                 data = fh.read(self.max_file_bytes + 1)
         except OSError as exc:
             log.debug("cannot read %s: %s", rel, exc)
@@ -321,13 +379,8 @@ def _is_ignored(rules: _IgnoreRules, rel: str, *, is_dir: bool) -> bool:
     return False
 
 
-def _load_spec(path: str) -> pathspec.GitIgnoreSpec | None:
-    """Parse a .gitignore-style file; None when it is missing, unreadable or has no patterns."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError:
-        return None
+def _parse_spec(path: str, data: bytes) -> pathspec.GitIgnoreSpec | None:
+    """Parse a .gitignore-style file's bytes; None when it has no patterns."""
     lines = data.decode("utf-8-sig", errors="replace").split("\n")
     try:
         spec = pathspec.GitIgnoreSpec.from_lines(lines)
@@ -358,10 +411,6 @@ def _is_utf8(name: str) -> bool:
 def _printable(name: str) -> str:
     """``name`` with undecodable bytes written as ``\\xNN`` (safe to store, log and show)."""
     return os.fsencode(name).decode("utf-8", errors="backslashreplace")
-
-
-def _is_within(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 __all__: Sequence[str] = (

@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol
 import numpy as np
 from sqlalchemy import Engine, select
 
-from sift.catalog import KbRef, generation_dir
+from sift.catalog import KbRef, index_dir_of
 from sift.db import visible_in
 from sift.db.tables import Chunk, File, Generation
-from sift.errors import IndexNotReady
+from sift.errors import IndexDamaged, IndexNotReady
 from sift.models import Filters, Hit
 from sift.retrievers.serving import ServingCache
 
@@ -205,15 +205,21 @@ class IndexCache(ServingCache[KbIndex]):
             path = conn.execute(
                 select(Generation.index_path).where(Generation.kb_id == ref.id, Generation.number == ref.generation)
             ).scalar()
-        directory = Path(path) if path else generation_dir(self.index_root, ref.id, ref.generation)
+        directory = index_dir_of(self.index_root, ref.id, ref.generation, path)
         if not (directory / "manifest.json").exists():
             raise IndexNotReady(
                 f"knowledge base {ref.name!r} generation {ref.generation} has no search index; "
                 f"run `sift ingest {ref.root_path} --kb {ref.name}` without --no-index"
             )
         t0 = time.perf_counter()
-        bundle = KbIndex(ref, load_chunk_table(self.engine, ref.id, ref.generation), load_indexes(directory),
-                         directory, time.time())
+        try:
+            indexes = load_indexes(directory)
+        except IndexDamaged as exc:
+            raise IndexDamaged(
+                f"knowledge base {ref.name!r} generation {ref.generation} cannot be served: {exc.message}; rebuild "
+                f"it with `sift ingest {ref.root_path} --kb {ref.name}` (`sift kb check {ref.name}` checks every file)"
+            ) from exc
+        bundle = KbIndex(ref, load_chunk_table(self.engine, ref.id, ref.generation), indexes, directory, time.time())
         log.info("loaded kb %s generation %d (%d chunks) in %.2fs", ref.name, ref.generation, len(bundle.chunks),
                  time.perf_counter() - t0)
         return bundle

@@ -67,6 +67,15 @@ def generation_dir(index_root: Path, kb_id: int, number: int) -> Path:
     return kb_index_dir(index_root, kb_id) / f"g{number}"
 
 
+def index_dir_of(index_root: Path, kb_id: int, number: int, stored: str | None) -> Path:
+    """The index directory of a generation whose ``index_path`` column holds ``stored``: a path relative to the
+    index root (``kb3/g7``), so a data directory moved or copied elsewhere reads its own indexes."""
+    if not stored:
+        return generation_dir(index_root, kb_id, number)
+    path = Path(stored)
+    return path if path.is_absolute() else index_root / path
+
+
 def read_lines(engine: Engine, kb: KbRef, path: str) -> list[str]:
     """The stored lines of ``path`` in the serving generation (NotFound when it is not in the knowledge base)."""
     with engine.connect() as conn:

@@ -41,14 +41,15 @@ class KbController(Controller):
     @post("/", status_code=202, sync_to_thread=True, responses=errors(409))
     def create(self, state: State, tenant: NamedDependency[str], data: JSONBody[KbCreate]) -> KbCreated:
         """Create a knowledge base from a directory under an allowed root and start its first ingest."""
-        root = confine_path(data.path, ingest_roots(state.engine, tenant, state.settings.allowed_roots))
+        roots = ingest_roots(state.engine, tenant, state.settings.allowed_roots)
+        root = confine_path(data.path, roots)
         with state.engine.connect() as conn:
             exists = conn.execute(select(KnowledgeBase.id).where(
                 KnowledgeBase.name == data.name, KnowledgeBase.tenant == tenant)).first()
         if exists is not None:
             raise Conflict(f"knowledge base {data.name!r} already exists; POST /v1/kbs/{data.name}/ingest "
                            "to update it", field="name")
-        job_id = state.jobs.start(tenant, data.name, root, data.public)
+        job_id = state.jobs.start(tenant, data.name, root, data.public, roots)
         return KbCreated(kb=data.name, job=Job.model_validate(job_view(state.engine, job_id, tenant, state.jobs.owned())))
 
     @get("/{kb:str}", sync_to_thread=True, responses=errors(404))
@@ -66,10 +67,11 @@ class KbController(Controller):
 
     @post("/{kb:str}/ingest", status_code=202, sync_to_thread=True, responses=errors(404, 409))
     def ingest(self, state: State, tenant: NamedDependency[str], data: JSONBody[IngestRequest], kb: str = KbParam) -> Job:
-        """Start an ingest job (a subprocess); the previous generation keeps serving until it publishes."""
+        """Queue an ingest job (a worker or the server's runner takes it); the previous generation keeps serving
+        until it publishes."""
         roots = ingest_roots(state.engine, tenant, state.settings.allowed_roots)
         root = confine_path(get_kb(state.engine, kb, tenant).root_path if data.path is None else data.path, roots)
-        job_id = state.jobs.start(tenant, kb, Path(root), data.public)
+        job_id = state.jobs.start(tenant, kb, Path(root), data.public, roots)
         return Job.model_validate(job_view(state.engine, job_id, tenant, state.jobs.owned()))
 
 

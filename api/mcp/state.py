@@ -68,7 +68,7 @@ class LazyState:
         await anyio.to_thread.run_sync(check_embedder, self.settings)
         state = State({})
         # As the REST app opens it (the same encoder, cache and heap settling), each index loaded on first use.
-        await self._stack.enter_async_context(open_state(state, self.settings, warm=False))
+        await self._stack.enter_async_context(open_state(state, self.settings, warm=False, run_jobs=False))
         log.info("mcp: resources open (data %s)", self.settings.data_dir)
         return state
 

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from sqlalchemy import Engine, insert, update
 
+from sift.catalog import index_dir_of
 from sift.config import Settings
 from sift.db import open_database
 from sift.db.tables import Chunk, File, KnowledgeBase
@@ -206,7 +207,8 @@ def test_build_indexes_through_the_ingest_pipeline(tiny_repo: Path, embedder: Lo
     with engine.connect() as conn:
         names = {r.id: r.name for r in conn.execute(Chunk.__table__.select())}
         (index_path,) = conn.execute(Chunk.__table__.metadata.tables["generations"].select()).fetchall()[-1:]
-    loaded = load_indexes(Path(index_path.index_path))
+    loaded = load_indexes(index_dir_of(settings.resolved_index_dir(), index_path.kb_id, index_path.number,
+                                       index_path.index_path))
     (top, _), *_ = loaded.vectors["function"].search(embedder.embed_query("check that a token is valid"), 1)
     assert names[top] == "AuthService.validate_token"
     auth = tiny_repo / "pkg" / "auth.py"
@@ -251,7 +253,8 @@ def test_an_index_of_the_older_layout_is_built_again(tiny_repo: Path, embedder: 
     engine = open_database(settings)
     generations = Chunk.__table__.metadata.tables["generations"]
     with engine.connect() as conn:
-        path = Path(conn.execute(generations.select().where(generations.c.number == first["generation"])).one().index_path)
+        row = conn.execute(generations.select().where(generations.c.number == first["generation"])).one()
+    path = index_dir_of(settings.resolved_index_dir(), row.kb_id, row.number, row.index_path)
     manifest = json.loads((path / "manifest.json").read_text())
     (path / "manifest.json").write_text(json.dumps({**manifest, "version": 1}))  # as built before windows
     second = ingest(settings, tiny_repo, "tiny", embedder=embedder)

@@ -5,6 +5,7 @@ Real processes receive real signals: ``sift ingest`` from the CLI and from the A
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -23,7 +24,7 @@ from sift.config import Settings
 from sift.db import open_database
 from sift.db.tables import IngestJob, KnowledgeBase
 from sift.ingest.job_rows import JobCancelled
-from sift.ingest.jobs import submit
+from sift.ingest.jobs import claim_next, submit
 from sift.ingest.pipeline import ingest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -155,3 +156,58 @@ def test_api_deleting_a_kb_cancels_its_queued_job_for_good(api):
     assert r.status_code == 202 and r.json()["job"]["id"] > job_id  # the deleted job's id is not handed out again
     assert _wait_job(client, r.json()["job"]["id"])["status"] == "succeeded"
     assert client.get("/v1/kbs/small").json()["generation"] == 1
+
+
+def test_api_jobs_beside_a_running_worker_each_run_once_by_one_owner(tmp_path, local_embedder):
+    """`sift serve` plus `sift worker` on one database: every queued job is claimed once, by the server's runner or
+    by the worker; none is ever reported failed, and all of them succeed."""
+    repos = tmp_path / "repos"
+    for name in ("k1", "k2", "k3"):
+        (repos / name).mkdir(parents=True)
+        for i in range(150):
+            (repos / name / f"m{i}.py").write_text(f"def {name}_{i}(x):\n    return x + {i}\n")
+    data = tmp_path / "data"
+    settings = ApiSettings(data_dir=data, auth=False, allowed_roots=[repos])
+    app = create_app(settings, embedder=local_embedder)
+    worker = _sift(data, "worker", "--poll", "0.05")
+    try:
+        with serve_in_thread(app) as url, httpx.Client(base_url=url, timeout=120) as client:
+            ids = []
+            for name in ("k1", "k2", "k3"):
+                r = client.post("/v1/kbs", json={"name": name, "path": str(repos / name)})
+                assert r.status_code == 202, r.text
+                ids.append(r.json()["job"]["id"])
+            seen: dict[int, list[str]] = {job_id: [] for job_id in ids}
+            deadline = time.monotonic() + 240
+            while not all(s and s[-1] == "succeeded" for s in seen.values()):
+                assert time.monotonic() < deadline, seen
+                for job_id in ids:
+                    job = client.get(f"/v1/jobs/{job_id}").json()
+                    assert job["status"] != "failed", job["error"]
+                    seen[job_id].append(job["status"])
+                time.sleep(0.02)
+            app.state.jobs.wait(timeout=120)
+            for name in ("k1", "k2", "k3"):
+                assert client.get(f"/v1/kbs/{name}").json()["generation"] == 1
+            rows = _jobs(app.state.engine)
+            assert len(rows) == 3 and {r.status for r in rows} == {"succeeded"}
+            assert all(r.worker and r.error is None for r in rows)
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        out, err = worker.communicate(timeout=120)
+    assert worker.returncode == 0, err[-2000:]
+    # What the worker says it ran agrees with the rows: nothing released, failed or cancelled.
+    assert {json.loads(line)["status"] for line in out.splitlines() if line.strip()} <= {"succeeded"}, out
+
+
+def test_a_process_that_cannot_take_a_job_says_who_has_it_and_leaves_it_alone(tmp_path, tiny_repo):
+    data = tmp_path / "data"
+    engine = open_database(Settings(data_dir=data))
+    job_id = submit(engine, "default", "tiny", tiny_repo, build_index=False)
+    assert claim_next(engine, "worker-7").id == job_id  # this (live) process owns it now
+    child = _sift(data, "ingest", str(tiny_repo), "--kb", "tiny", "--no-index", "--job-id", str(job_id))
+    _, err = child.communicate(timeout=120)
+    assert child.returncode == 1 and f"ingest job {job_id} is being run by worker-7" in err, err[-2000:]
+    (job,) = _jobs(engine)
+    assert job.status == "running" and job.worker == "worker-7" and job.error is None
+    engine.dispose()

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import httpx
 import pytest
@@ -78,3 +82,39 @@ def test_keys_create_stores_roots_on_the_tenant(tmp_path, capsys):
     assert {tuple(k["roots"]) for k in listed} == {(str(tmp_path / "r1"), str(tmp_path / "r2"))}
     with pytest.raises(InvalidQuery):
         create_key(engine, "acme", roots=[tmp_path / "missing"])
+
+
+CLI = "import sys; from sift.cli import main; sys.exit(main())"
+
+
+def test_a_path_swapped_for_a_symlink_after_the_202_is_never_read(tmp_path, local_embedder):
+    """The real race: the request is confined and answered 202; then, before any job reads it, the directory
+    becomes a symlink to the server's ~/.ssh; then a real `sift worker` runs the job."""
+    carol = tmp_path / "repos" / "carol"
+    (carol / "sub").mkdir(parents=True)
+    (carol / "sub" / "ok.py").write_text("def ok():\n    return 1\n")
+    ssh = tmp_path / "home" / ".ssh"
+    ssh.mkdir(parents=True)
+    (ssh / "id_rsa").write_text("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n")
+    data = tmp_path / "data"
+    settings = ApiSettings(data_dir=data, allowed_roots=[tmp_path / "repos"], run_jobs=False)
+    key = create_key(open_database(settings), "carol", roots=[carol])[1]
+    app = create_app(settings, embedder=local_embedder)
+    with serve_in_thread(app) as url, httpx.Client(base_url=url, timeout=60,
+                                                   headers={"Authorization": f"Bearer {key}"}) as client:
+        r = client.post("/v1/kbs", json={"name": "x", "path": str(carol / "sub")})
+        assert r.status_code == 202, r.text
+        job_id = r.json()["job"]["id"]
+        (carol / "sub").rename(carol / "sub.before")
+        (carol / "sub").symlink_to(ssh, target_is_directory=True)
+        env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+        worker = subprocess.run([sys.executable, "-c", CLI, "worker", "--once", "--data-dir", str(data)],
+                                capture_output=True, text=True, env=env, timeout=300,
+                                cwd=Path(__file__).resolve().parents[2])
+        assert worker.returncode == 0, worker.stderr[-2000:]
+        job = client.get(f"/v1/jobs/{job_id}").json()
+        assert job["status"] == "failed" and "outside the allowed roots" in job["error"], job
+        leaked = client.get("/v1/kbs/x/files/id_rsa")
+        assert leaked.status_code in (404, 503) and "PRIVATE" not in leaked.text, leaked.text
+        hits = client.post("/v1/search", json={"kb": "x", "query": "OPENSSH PRIVATE KEY", "channels": "bm25"})
+        assert "PRIVATE" not in hits.text

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from sift.errors import OutsideRoot
 from sift.ingest.walk import MAX_SKIPPED_PATHS, WalkStats, decode_text, is_binary_bytes, walk
 
 
@@ -335,3 +336,31 @@ def test_is_binary_bytes(head: bytes, expected: bool) -> None:
 )
 def test_decode_text(data: bytes, expected: str | None) -> None:
     assert decode_text(data) == expected
+
+
+def test_walk_never_follows_entries_swapped_for_symlinks_while_it_runs(tmp_path: Path) -> None:
+    """A real race: between the listing that saw a directory and a file and the reads, both become symlinks out."""
+    secret = _make_tree(tmp_path / "home" / ".ssh", {"id_rsa": "PRIVATE KEY"})
+    root = _make_tree(tmp_path / "repo", {"a.py": "x", "b/inner.py": "y", "c.py": "z"})
+    stats = WalkStats()
+    files = walk(root, stats=stats)
+    first = next(files)  # the root is listed: b/ is a directory and c.py a file, as far as the walk knows
+    assert first.path == "a.py"
+    (root / "b").rename(tmp_path / "b.moved")
+    (root / "b").symlink_to(secret, target_is_directory=True)
+    (root / "c.py").unlink()
+    (root / "c.py").symlink_to(secret / "id_rsa")
+    rest = list(files)
+    assert [f.path for f in rest] == []
+    assert all("PRIVATE" not in f.text for f in rest)
+    assert _reasons(stats) == {"b/": "unreadable", "c.py": "unreadable"}
+
+
+def test_walk_within_refuses_a_root_that_resolves_outside(tmp_path: Path) -> None:
+    allowed = _make_tree(tmp_path / "allowed", {"sub/a.py": "x"})
+    secret = _make_tree(tmp_path / "secret", {"id_rsa": "PRIVATE KEY"})
+    assert [f.path for f in walk(allowed / "sub", within=allowed)] == ["a.py"]
+    (allowed / "sub").rename(tmp_path / "sub.moved")
+    (allowed / "sub").symlink_to(secret, target_is_directory=True)
+    with pytest.raises(OutsideRoot, match="outside the allowed root"):
+        list(walk(allowed / "sub", within=allowed))
