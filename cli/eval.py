@@ -238,7 +238,8 @@ def _print_summary(result: EvalRun, json_path: Path, md_path: Path) -> None:
 
     agg = result.aggregate
     keys = KIND_COLUMNS_RETRIEVAL + (KIND_COLUMNS_ANSWER if result.mode == "answer" else ())
-    echo(f"{agg['questions']} questions, {agg['errors']} errors, {len(result.line_errors)} skipped lines")
+    degraded = f", {agg['degraded_answers']} degraded answers" if "degraded_answers" in agg else ""
+    echo(f"{agg['questions']} questions, {agg['errors']} errors, {len(result.line_errors)} skipped lines{degraded}")
     for key in (*keys, "latency_p50_ms", "latency_p95_ms"):
         value = agg.get(key)
         echo(f"  {key:<20} {'–' if value is None else f'{value:.3f}'}")

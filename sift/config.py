@@ -52,6 +52,12 @@ class Settings(BaseSettings):
     llm_api_key: str | None = None
     llm_model: str | None = None
     llm_timeout_s: float = 30.0
+    branch_timeout_ms: int = Field(
+        default=1500, ge=0,
+        description="Time bound of each parallel retrieve branch of an answer (ask, chat); a branch that runs out "
+                    "is named in the answer's degraded_reasons. 0: no wall-clock bounds at all (neither this nor "
+                    "the plan's time budget), so answers do not depend on the machine's load.",
+    )
     llm_parser_concurrency: int = Field(default=4, description="Parallel LLM parser calls during an ingest.")
     llm_parser_token_budget: int = Field(
         default=1_000_000, description="Tokens the LLM parser may spend in one ingest (0: no limit)."
