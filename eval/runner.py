@@ -262,8 +262,8 @@ def aggregate(results: Iterable[QuestionResult]) -> dict[str, float | int | None
     out: dict[str, float | int | None] = {"questions": len(results), "errors": len(results) - len(ok)}
     for name in names:
         out[name] = m.mean(r.metrics.get(name) for r in ok)
-    if any(r.answer is not None for r in ok):
-        out["degraded_answers"] = sum(bool(r.answer and r.answer.degraded_reasons) for r in ok)
+    if any("degraded" in r.metrics for r in ok):  # answer runs (a report from before it has no such metric)
+        out["degraded_answers"] = sum(r.metrics.get("degraded") == 1.0 for r in ok)
     latencies = [r.latency_ms for r in ok if r.latency_ms is not None]
     out["latency_p50_ms"] = m.percentile(latencies, 50)
     out["latency_p95_ms"] = m.percentile(latencies, 95)
