@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 KB=sift-ingest
 echo "quickstart: installing sift into .venv (a minute or two, more on a slow network), then ingesting ingest/"
 echo "quickstart: (37 files; about 40 CPU-seconds of embedding: under a minute on an idle 2-core machine, up to"
-echo "quickstart: about 2 minutes on a busy one); the whole of sift (~430 files) takes about ten times as long"
+echo "quickstart: about 2 minutes on a busy one); all of sift (~430 files, ~5,000 chunks) takes about 14 times as long"
 bash scripts/setup.sh
 . .venv/bin/activate
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
@@ -27,5 +27,5 @@ Done. sift is installed in .venv; to put \`sift\` on PATH in this shell, run:
 then, from this folder or any folder below it:
 
     sift ask "What happens when an ingest crashes halfway?" --kb $KB
-    sift ingest . --kb sift      # all of sift: about ten times as long as the ingest above
+    sift ingest . --kb sift      # all of sift: about 14 times as long as the ingest above
 EOF
