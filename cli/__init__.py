@@ -91,7 +91,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         _error(args.command, str(exc))
         return EXIT_USAGE
     except SiftError as exc:
-        _error(args.command, exc.message)
+        from sift.errors import KbNotFound
+
+        note = ""
+        if isinstance(exc, KbNotFound):
+            from sift.cli.common import kb_not_found_note
+
+            note = kb_not_found_note(args)
+        _error(args.command, exc.message + note)
         return EXIT_USER_ERROR
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

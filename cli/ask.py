@@ -63,9 +63,9 @@ def _ask(settings: Settings, question: str, kb: str, tenant: str, thread_id: str
     validate_question(question, kb)
     if thread_id is not None:
         check_thread_id(thread_id)
-    from sift.db import open_database
+    from sift.cli.common import open_existing
 
-    get_serving_kb(open_database(settings), kb, tenant)  # an unknown kb is reported before the models load
+    get_serving_kb(open_existing(settings), kb, tenant)  # an unknown kb is reported before the models load
     from sift.embed import check_embedder
 
     check_embedder(settings)

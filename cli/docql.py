@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from sift.cli.common import add_common, settings_from
+from sift.cli.common import add_common, open_existing, settings_from
 from sift.cli.output import add_format, echo, escape, first_line, grep_line, print_json, print_jsonl
 
 EXAMPLES = """examples:
@@ -87,10 +87,8 @@ def handle(args: argparse.Namespace) -> int:
     from sift.retrievers.docql import execute, parse, resolve_kb
 
     parse(args.query)  # a syntax error is reported before the database is opened
-    from sift.db import open_database
-
     settings = settings_from(args)
-    engine = open_database(settings)
+    engine = open_existing(settings)
     try:
         kb_id, generation = resolve_kb(engine, args.kb, settings.tenant)
         result = execute(engine, kb_id, generation, args.query, limit=args.limit)

@@ -167,9 +167,9 @@ def _single_kb(questions: list[EvalQuestion]) -> str:
 
 def _kb_generation(settings: Settings, kb: str) -> int:
     from sift.catalog import get_serving_kb
-    from sift.db import open_database
+    from sift.cli.common import open_existing
 
-    return get_serving_kb(open_database(settings), kb, settings.tenant).generation
+    return get_serving_kb(open_existing(settings), kb, settings.tenant).generation
 
 
 def _fused_retriever(settings: Settings, kb: str) -> tuple[Retrieve, Callable[[], None]]:
@@ -216,7 +216,8 @@ def _answerer(settings: Settings, kb: str) -> tuple[Callable[[EvalQuestion], Ans
 
 
 class _ProgressBar:
-    """A rich progress bar on a terminal; silent otherwise. Yields the runner's per-question callback."""
+    """A rich progress bar on a terminal; elsewhere a plain line every ~10 s with the count and the time left
+    (``ProgressLines``). Yields the runner's per-question callback."""
 
     def __init__(self, total: int) -> None:
         self.total = total
@@ -224,7 +225,15 @@ class _ProgressBar:
 
     def __enter__(self) -> Callable[[QuestionResult], None] | None:
         if not sys.stderr.isatty():
-            return None
+            from sift.cli.progress import ProgressLines
+
+            lines, answered = ProgressLines("eval"), [0]
+
+            def line(_result: QuestionResult) -> None:
+                answered[0] += 1
+                lines.update("eval", answered[0], self.total, "questions")
+
+            return line
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -244,7 +253,8 @@ def _print_summary(result: EvalRun, json_path: Path, md_path: Path) -> None:
 
     agg = result.aggregate
     keys = KIND_COLUMNS_RETRIEVAL + (KIND_COLUMNS_ANSWER if result.mode == "answer" else ())
-    echo(f"{agg['questions']} questions, {agg['errors']} errors, {len(result.line_errors)} skipped lines")
+    degraded = f", {agg['degraded_answers']} degraded answers" if "degraded_answers" in agg else ""
+    echo(f"{agg['questions']} questions, {agg['errors']} errors, {len(result.line_errors)} skipped lines{degraded}")
     for key in (*keys, "latency_p50_ms", "latency_p95_ms"):
         value = agg.get(key)
         echo(f"  {key:<20} {'–' if value is None else f'{value:.3f}'}")

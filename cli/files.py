@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from sift.cli.common import add_common, settings_from
+from sift.cli.common import add_common, open_existing, settings_from
 from sift.cli.output import echo
 
 EXAMPLE = "example: sift files --kb myproject src/app/auth.py --start 10 --end 40"
@@ -25,11 +25,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the requested lines."""
-    from sift.db import open_database
     from sift.retrievers.files import read_file_lines
 
     settings = settings_from(args)
-    engine = open_database(settings)
+    engine = open_existing(settings)
     result = read_file_lines(engine, args.kb, args.path, args.start, args.end, tenant=args.tenant or settings.tenant)
     width = len(str(result.end_line))
     for number, line in enumerate(result.lines, result.start_line):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +17,8 @@ if TYPE_CHECKING:  # rich loads only on a terminal
     from types import TracebackType
 
     from rich.progress import Progress, TaskID
+
+    from sift.config import Settings
 
 EXAMPLE = "example: sift ingest ~/src/myproject --kb myproject"
 
@@ -69,31 +72,49 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         # SIGTERM/SIGINT end the run through the pipeline, which records them on the job before exiting.
-        with interrupt_on_signals() as stop, _Progress(enabled=sys.stderr.isatty() and not args.json) as progress:
+        with interrupt_on_signals() as stop, _Progress(args.json) as progress:
             summary = ingest(settings, args.path, args.kb, tenant=args.tenant, public=args.public,
                              build_index=not args.no_index, progress=progress, job_id=args.job_id,
                              llm_parser=llm_parser, stop=stop, claimed_by=args.claimed_by)
     except Interrupted as exc:
         echo(f"sift ingest: {exc}; the ingest stopped and its job is marked failed", file=sys.stderr)
         return 128 + signal.Signals[exc.signame].value
+    totals = _totals(settings, summary)
     if args.json:
-        print_json(summary)
+        print_json({**summary, "kb_totals": totals} if totals else summary)
     else:
-        echo(format_summary(summary))
+        echo(format_summary(summary, totals))
         for failure in summary["failures"][:10]:
             echo(f"  failed to parse {escape(failure['path'])}: {escape(failure['error'])}")
     return 0
 
 
-def format_summary(s: dict[str, Any]) -> str:
-    """The one-line human summary of an ingest run."""
+def _totals(settings: Settings, summary: dict[str, Any]) -> dict[str, Any] | None:
+    """Files, nodes and chunks the knowledge base's serving generation holds after the run (None without one)."""
+    from sift.db import open_database
+    from sift.ingest.inspect import show_kb
+
+    if not summary.get("generation"):
+        return None
+    info = show_kb(open_database(settings), settings, summary["kb"], summary.get("tenant") or settings.tenant)
+    return {key: info[key] for key in ("files", "nodes", "chunks")}
+
+
+def format_summary(s: dict[str, Any], totals: dict[str, Any] | None = None) -> str:
+    """The one-line human summary of an ingest run; ``totals`` are what the knowledge base holds afterwards."""
     skipped = ", ".join(f"{k} {v}" for k, v in s["skipped"].items()) or "none"
-    secs = s["seconds"] or 1e-9
+    held = f"{totals['files']} files, {totals['nodes']} nodes, {totals['chunks']} chunks" if totals else None
+    took = f"checked {s['files']} files in {_duration(s['seconds'])}"
+    if s["status"] == "unchanged":  # nothing was parsed or embedded: say what still serves, not "0 chunks"
+        serving = f", which still serves {held}" if held else ""
+        return (f"kb {escape(s['kb'])} unchanged: no file changed since generation {s['generation']}{serving} "
+                f"({took}, skipped: {skipped})")
     line = (
         f"kb {escape(s['kb'])} generation {s['generation']} ({s['status']}): {s['files']} files "
-        f"(+{s['added']} ~{s['changed']} -{s['deleted']} ={s['unchanged']}), {s['nodes']} nodes, "
-        f"{s['chunks']} chunks, skipped: {skipped}, failures {len(s['failures'])}, {s['seconds']:.2f}s "
-        f"({s['files'] / secs:.0f} files/s)"
+        f"(+{s['added']} ~{s['changed']} -{s['deleted']} ={s['unchanged']}), parsed {s['nodes']} nodes into "
+        f"{s['chunks']} chunks" + (f"; the kb now holds {held}" if held else "")
+        + f"; skipped: {skipped}, failures {len(s['failures'])}, {_duration(s['seconds'])}"
+        + _rate(s["added"] + s["changed"], s["seconds"], "files")
     )
     index = s.get("index")
     if index:
@@ -109,23 +130,47 @@ def format_summary(s: dict[str, Any]) -> str:
     return line
 
 
+def _duration(seconds: float) -> str:
+    return f"{seconds:.1f} s" if seconds < 60 else f"{int(seconds // 60)} min {seconds % 60:02.0f} s"
+
+
+def _rate(done: int, seconds: float, unit: str) -> str:
+    """`` (12 files/s)`` with the digits a slow rate needs (never "0 files/s"); empty when nothing was done."""
+    if done <= 0 or seconds <= 0:
+        return ""
+    rate = done / seconds
+    digits = 0 if rate >= 10 else 1 if rate >= 1 else 2
+    return f" ({rate:.{digits}f} {unit}/s)" if rate >= 0.01 else f" ({seconds / done:.0f} s per {unit[:-1]})"
+
+
 #: What each ingest phase counts, and its label on the progress display.
 _PHASES = {"walk": ("files", "walk (files found)"), "parse": ("files", "parse"),
            "model": ("", "load embedding model"), "embed": ("chunks", "embed"), "index": ("steps", "write indexes")}
 
 
 class _Progress:
-    """A rich progress display on a terminal: one line per phase, with its total once known and its rate.
-
-    Disabled when stderr is not a terminal (logs, CI, pipes get no control sequences).
+    """A rich progress display on a terminal: one line per phase, with its total once known and its rate. Where
+    stderr is no terminal (logs, CI, pipes) a plain line every ~10 s instead (``ProgressLines``), with no control
+    sequences; none on a terminal with ``--json``.
     """
 
-    def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled
+    def __init__(self, json: bool) -> None:
+        self.terminal = sys.stderr.isatty()
+        self.enabled = self.terminal and not json
         self._bar: Progress | None = None
         self._tasks: dict[str, TaskID] = {}
 
-    def __enter__(self) -> _Progress | None:
+    def __enter__(self) -> Callable[[str, int, int | None], None] | None:
+        if not self.terminal:
+            from sift.cli.progress import ProgressLines
+
+            lines = ProgressLines("ingest")
+
+            def line(phase: str, done: int, total: int | None) -> None:
+                unit, _ = _PHASES.get(phase, ("items", phase))
+                lines.update(phase, done, total, unit)
+
+            return line
         if not self.enabled:
             return None
         from rich.console import Console

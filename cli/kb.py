@@ -42,15 +42,19 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run_list(args: argparse.Namespace) -> int:
     """Print every knowledge base."""
-    from sift.db import open_database
-    from sift.ingest.inspect import list_kbs
+    from sift.cli.common import has_database, open_existing, where
 
-    rows = list_kbs(open_database(settings_from(args)))
+    settings = settings_from(args)
+    rows: list[dict[str, Any]] = []
+    if has_database(settings):  # listing nothing creates nothing
+        from sift.ingest.inspect import list_kbs
+
+        rows = list_kbs(open_existing(settings))
     if args.json:
         print_json(rows)
         return 0
     if not rows:
-        echo("no knowledge bases yet; create one with `sift ingest PATH --kb NAME`")
+        echo(f"no knowledge bases in {escape(where(settings))} yet; create one with `sift ingest PATH --kb NAME`")
     for r in rows:
         echo(f"{escape(r['tenant'])}/{escape(r['name'])}  generation {r['generation']}  {r['files']} files  "
              f"{r['chunks']} chunks  {escape(r['root_path'])}")
@@ -59,11 +63,11 @@ def run_list(args: argparse.Namespace) -> int:
 
 def run_show(args: argparse.Namespace) -> int:
     """Print one knowledge base in detail."""
-    from sift.db import open_database
+    from sift.cli.common import open_existing
     from sift.ingest.inspect import show_kb
 
     settings = settings_from(args)
-    info = show_kb(open_database(settings), settings, args.name, args.tenant or settings.tenant)
+    info = show_kb(open_existing(settings), settings, args.name, args.tenant or settings.tenant)
     if args.json:
         print_json(info)
     else:
@@ -95,11 +99,11 @@ def run_check(args: argparse.Namespace) -> int:
 
 def run_gc(args: argparse.Namespace) -> int:
     """Collect garbage for one knowledge base now (ingest runs it after every publish, too)."""
-    from sift.db import open_database
+    from sift.cli.common import open_existing
     from sift.ingest.gc import collect_kb
 
     settings = settings_from(args)
-    done = collect_kb(settings, open_database(settings), args.name, args.tenant or settings.tenant)
+    done = collect_kb(settings, open_existing(settings), args.name, args.tenant or settings.tenant)
     echo(f"kb {escape(done['kb'])}: dropped {done['dropped_file_versions']} old file versions, abandoned "
          f"{done['abandoned_building']} generations stuck in building, removed {done['removed_builder_dirs']} "
          f"half-built index folders; serving generation {done['serving']}, kept {done['kept']}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from sift.cli.common import add_common, settings_from
+from sift.cli.common import add_common, open_existing, settings_from
 from sift.cli.output import add_format, echo, escape, first_line, grep_line, print_json, print_jsonl
 
 EXAMPLE = """examples:
@@ -45,12 +45,11 @@ def run(args: argparse.Namespace) -> int:
         from sift.embed import check_embedder
 
         check_embedder(settings)
-    from sift.db import open_database
     from sift.models import Filters
     from sift.retrievers.backend import make_index_cache
     from sift.retrievers.search import Searcher
 
-    engine = open_database(settings)
+    engine = open_existing(settings)
     cache = make_index_cache(settings, engine)
     tenant = args.tenant or settings.tenant
     filters = Filters(kb=args.kb, tenant=tenant, path_glob=args.path, language=args.lang, source_type=args.source)

@@ -6,7 +6,7 @@ import argparse
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from sift.cli.common import add_common, settings_from
+from sift.cli.common import add_common, open_existing, settings_from
 from sift.cli.output import echo, escape, print_json
 
 if TYPE_CHECKING:
@@ -40,10 +40,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _open(args: argparse.Namespace) -> tuple[Settings, Any, str]:
-    from sift.db import open_database
-
     settings = settings_from(args)
-    return settings, open_database(settings), args.tenant or settings.tenant
+    return settings, open_existing(settings), args.tenant or settings.tenant
 
 
 def run_list(args: argparse.Namespace) -> int:

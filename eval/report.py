@@ -93,7 +93,8 @@ def render_markdown(run: EvalRun, name: str) -> str:
                   "below cover only those.", ""]
     config = ", ".join(f"{k}={v}" for k, v in run.config.items())
     lines += [f"- started {run.started_at}, {run.elapsed_s:.1f} s; {config}",
-              f"- questions {agg['questions']}, errors {agg['errors']}, skipped lines {len(run.line_errors)}",
+              f"- questions {agg['questions']}, errors {agg['errors']}, skipped lines {len(run.line_errors)}"
+              + (f", degraded answers {agg['degraded_answers']}" if "degraded_answers" in agg else ""),
               f"- latency p50 {_fmt(agg.get('latency_p50_ms'))} ms, p95 {_fmt(agg.get('latency_p95_ms'))} ms", ""]
     lines += ["## Aggregate", "", "| metric | value |", "|---|---|"]
     lines += [f"| {n} | {_fmt(agg[n])} |" for n in _metric_names(run)]

@@ -85,6 +85,8 @@ class AnswerRecord:
     tokens: int = 0
     confidence: str | None = None
     confidence_score: float | None = None
+    degraded_reasons: list[str] = field(default_factory=list)
+    """What the answer had to do without (a branch out of time, a failed LLM): it may differ from a full run."""
 
 
 @dataclass
@@ -133,7 +135,7 @@ RETRIEVAL_METRICS = (
 )
 ANSWER_METRICS = (
     "answer_hit", "answer_right", "citation_count", "citation_precision", "citation_validity", "grounded", "not_found_accuracy",
-    "fallback", "rounds", "tokens",
+    "fallback", "rounds", "tokens", "degraded",
 )
 NO_KIND = "(none)"
 
@@ -181,6 +183,7 @@ def to_answer(answer: Any) -> tuple[AnswerRecord, list[HitRecord]]:
         tokens=int(_field(answer, "tokens", 0) or 0),
         confidence=_field(answer, "confidence"),
         confidence_score=_field(answer, "confidence_score"),
+        degraded_reasons=[str(r) for r in _field(answer, "degraded_reasons", None) or []],
     )
     return record, [to_hit(h) for h in evidence]
 
@@ -226,6 +229,7 @@ def answer_metrics(q: EvalQuestion, answer: AnswerRecord) -> dict[str, float | N
         "fallback": 1.0 if answer.fallbacks > 0 else 0.0,
         "rounds": float(answer.rounds),
         "tokens": float(answer.tokens),
+        "degraded": 1.0 if answer.degraded_reasons else 0.0,
     }
 
 
@@ -263,6 +267,8 @@ def aggregate(results: Iterable[QuestionResult]) -> dict[str, float | int | None
     out: dict[str, float | int | None] = {"questions": len(results), "errors": len(results) - len(ok)}
     for name in names:
         out[name] = m.mean(r.metrics.get(name) for r in ok)
+    if any("degraded" in r.metrics for r in ok):  # answer runs (a report from before it has no such metric)
+        out["degraded_answers"] = sum(r.metrics.get("degraded") == 1.0 for r in ok)
     latencies = [r.latency_ms for r in ok if r.latency_ms is not None]
     out["latency_p50_ms"] = m.percentile(latencies, 50)
     out["latency_p95_ms"] = m.percentile(latencies, 95)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from sift.config import Settings
+from sift.graph.context import RunLimits
 from sift.graph.service import ask_sync, open_resources
 from sift.graph.state import Answer
 
@@ -14,6 +15,11 @@ def make_answerer(settings: Settings, tenant: str = "default") -> tuple[Callable
 
     Each call runs on a fresh thread id, so batch questions never see each other's history, and its checkpoints
     are deleted once it is answered (no one can follow it up); calls may come from several threads at once.
+
+    No wall clock bounds a batch answer (``RunLimits(wall_clock=False)``): with several questions in flight on a
+    busy machine, branch timeouts and the plan's time budget would cut retrieval short and change answers, so a
+    batch run answers each question as ``sift ask`` does when none of its branches runs out of time, whatever
+    the concurrency. An answer that is still degraded (an LLM that failed) says so in ``degraded_reasons``.
     """
     from sift.chat import make_chat_model
 
@@ -22,6 +28,6 @@ def make_answerer(settings: Settings, tenant: str = "default") -> tuple[Callable
 
     def answer(question: str, kb: str) -> Answer:
         return ask_sync(settings, question, kb, tenant, engine=engine, searcher=searcher, chat_model=chat_model,
-                        forget=True)
+                        forget=True, limits=RunLimits(wall_clock=False))
 
     return answer, searcher.close

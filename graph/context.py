@@ -38,6 +38,13 @@ class RunLimits:
     llm_backoff_s: float = 0.2
     wall_clock: bool = True
 
+    @classmethod
+    def from_settings(cls, settings: Settings) -> RunLimits:
+        """The limits ``SIFT_BRANCH_TIMEOUT_MS`` asks for: that branch timeout, or no wall clock at all for 0."""
+        if settings.branch_timeout_ms == 0:
+            return cls(wall_clock=False)
+        return cls(channel_timeout_ms=settings.branch_timeout_ms)
+
 
 @dataclass
 class AskContext:

@@ -219,22 +219,28 @@ async def check(state: AskState, runtime: Runtime[AskContext]) -> dict[str, Any]
 
 def route_check(state: AskState, runtime: Runtime[AskContext]) -> Literal["fallback", "summarize", "__end__"]:
     """Grounded → end; otherwise another round while rounds, budget and strategies last; then summarize."""
-    verdict, plan, draft = state["verdict"], state["plan"], state["draft"]
+    verdict, plan = state["verdict"], state["plan"]
     if verdict is not None and verdict.ok:
         return "__end__"  # END, which LangGraph types as a plain str
-    rounds = state.get("rounds", 0)
     limits = runtime.context.limits
     over_budget = limits.wall_clock and (time.time() - state.get("started", time.time())) * 1000 >= plan.budget_ms
-    if rounds >= limits.max_rounds or over_budget or not plan.need_retrieval:
-        return "summarize"
-    if draft is not None and draft.not_found and draft.note == "absent-terms" and rounds >= 1:
-        return "summarize"  # the corpus lacks the question's distinctive words: more rounds will not add them
-    if draft is not None and draft.not_found and draft.note in (ABSENT_FROM_CORPUS, WEAK_YES):
-        return "summarize"  # the evidence is weak and a question word occurs nowhere in the corpus, or what was
-        # found is too weak to say the project has what a question asks it has
-    if next_plan(plan, state.get("evidence") or [], state.get("tried") or []) is None:
+    if over_budget or _searched_enough(state, limits.max_rounds):
         return "summarize"
     return "fallback"
+
+
+def _searched_enough(state: AskState, max_rounds: int) -> bool:
+    """Whether the search is over whatever the time: rounds spent, or no strategy left that could help."""
+    plan, draft = state["plan"], state["draft"]
+    rounds = state.get("rounds", 0)
+    if rounds >= max_rounds or not plan.need_retrieval:
+        return True
+    if draft is not None and draft.not_found and draft.note == "absent-terms" and rounds >= 1:
+        return True  # the corpus lacks the question's distinctive words: more rounds will not add them
+    if draft is not None and draft.not_found and draft.note in (ABSENT_FROM_CORPUS, WEAK_YES):
+        return True  # the evidence is weak and a question word occurs nowhere in the corpus, or what was
+        # found is too weak to say the project has what a question asks it has
+    return next_plan(plan, state.get("evidence") or [], state.get("tried") or []) is None
 
 
 async def fallback(state: AskState) -> dict[str, Any]:
@@ -255,6 +261,10 @@ async def summarize(state: AskState, runtime: Runtime[AskContext]) -> dict[str, 
     ctx = runtime.context
     draft, verdict = state.get("draft"), state.get("verdict")
     evidence = state.get("evidence") or []
+    cut = None
+    if draft is not None and not _searched_enough(state, ctx.limits.max_rounds):  # the time budget ended it
+        cut = f"time budget: search stopped after round {state.get('rounds', 0) + 1} ({state['plan'].budget_ms} ms)"
+        draft = draft.model_copy(update={"cut_short": cut})
     if ctx.chat_model is not None and state["plan"].need_retrieval and evidence:
         forced = await llm.summarize_with_llm(ctx, state)
         if forced is not None:
@@ -265,7 +275,8 @@ async def summarize(state: AskState, runtime: Runtime[AskContext]) -> dict[str, 
     elif draft is not None and draft.not_found and state["plan"].need_retrieval and evidence:
         near = await asyncio.to_thread(near_answer, ctx, state, draft)
         if near is not None:
-            return finish(state, near[0], near[1].citations, grounded=True, model=ctx.confidence)
+            return finish(state, near[0].model_copy(update={"cut_short": cut}), near[1].citations, grounded=True,
+                          model=ctx.confidence)
     text, citations = NOT_FOUND, []
     if draft is not None and verdict is not None and verdict.valid and not draft.not_found:
         kept = strip_unsupported(draft.text, verdict.valid)
@@ -356,6 +367,8 @@ def _degraded_reasons(state: AskState, draft: Draft) -> list[str]:
     reasons = [f"{r.channel} (round {r.round}): {r.error}" for r in state.get("results") or [] if r.timed_out]
     if draft.degraded:
         reasons.append(f"llm: {draft.note or 'failed'}")
+    if draft.cut_short:
+        reasons.append(draft.cut_short)
     return list(dict.fromkeys(reasons))
 
 

@@ -168,7 +168,7 @@ class AskService:
                  chat_model: BaseChatModel | None = None, confidence: ConfidenceModel | None = None,
                  limits: RunLimits | None = None) -> None:
         self.settings = settings
-        self.limits = limits or RunLimits()
+        self.limits = limits or RunLimits.from_settings(settings)
         from sift.graph.confidence import load_model
 
         self.confidence = confidence or load_model()
@@ -268,10 +268,11 @@ def open_resources(settings: Settings, embedder: Embedder | None = None) -> tupl
 def ask_sync(settings: Settings, question: str, kb: str, tenant: str = "default", thread_id: str | None = None,
              *, engine: Engine | None = None, searcher: Searcher | None = None,
              chat_model: BaseChatModel | None = None, on_event: OnEvent | None = None,
-             forget: bool = False) -> Answer:
+             forget: bool = False, limits: RunLimits | None = None) -> Answer:
     """Blocking ask for the CLI and batch runs: opens the checkpointer, runs (streaming to ``on_event``), closes.
     With ``forget`` (a batch question on a thread of its own, which no one can follow up) the thread's
-    checkpoints are deleted once it is answered, so a batch run leaves no state behind."""
+    checkpoints are deleted once it is answered, so a batch run leaves no state behind. ``limits`` default to
+    the settings' (``RunLimits.from_settings``)."""
     from sift.chat import make_chat_model
 
     if engine is None or searcher is None:
@@ -284,7 +285,7 @@ def ask_sync(settings: Settings, question: str, kb: str, tenant: str = "default"
         async with open_checkpointer(settings) as saver:
             key = thread_id or uuid.uuid4().hex
             try:
-                answer = await answered(AskService(settings, engine, searcher, saver, chat_model), key)
+                answer = await answered(AskService(settings, engine, searcher, saver, chat_model, limits=limits), key)
             except BaseException:
                 if forget:  # the run's own error is the one to report, not a failed clean-up after it
                     with contextlib.suppress(Exception):

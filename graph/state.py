@@ -192,6 +192,8 @@ class Draft(BaseModel):
     not_found: bool = False
     note: str | None = None
     confidence: Confidence | None = None
+    cut_short: str | None = None
+    """Why the search stopped before it had run its course (the plan's time budget), for ``degraded_reasons``."""
 
 
 class Verdict(BaseModel):
@@ -219,7 +221,7 @@ class Answer(BaseModel):
     thread_id: str | None = None
     degraded: bool = False
     degraded_reasons: list[str] = Field(default_factory=list, description="What this answer had to do without: "
-                                        "a retrieve branch that ran out of time, an LLM that failed.")
+                                        "a retrieve branch that ran out of time, a search the time budget stopped, an LLM that failed.")
     evidence: list[EvidenceItem] = Field(default_factory=list)
     confidence: ConfidenceLevel = Field("low", description="How likely the answer is right (see the README): high, "
                                         "medium, or low; never high for a degraded answer; a not-found is always low.")

@@ -50,6 +50,7 @@ VENDORED_DIRS = frozenset(
         "htmlcov",
         ".next",
         ".nuxt",
+        ".sift",  # sift's own data directory, which an ingest of the folder it sits in would otherwise read
     }
 )
 # `target` is only build output when it sits beside a Cargo or Maven project file.

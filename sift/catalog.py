@@ -16,7 +16,7 @@ from sqlalchemy import Connection, Engine, func, insert, select, update
 
 from sift.db import visible_in
 from sift.db.tables import File, Generation, GenerationLease, KnowledgeBase
-from sift.errors import IndexNotReady, NotFound
+from sift.errors import IndexNotReady, KbNotFound, NotFound
 from sift.text import split_lines
 
 
@@ -45,7 +45,7 @@ def get_kb(engine: Engine | Connection, name: str, tenant: str = "default") -> K
         with engine.connect() as conn:
             row = conn.execute(stmt).first()
     if row is None:
-        raise NotFound(f"knowledge base {name!r} does not exist; create it with `sift ingest PATH --kb {name}`")
+        raise KbNotFound(f"knowledge base {name!r} does not exist; create it with `sift ingest PATH --kb {name}`")
     return _kb_ref(row)
 
 

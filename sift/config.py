@@ -8,13 +8,37 @@ from typing import Literal
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+DATA_DIR_NAME = ".sift"
+
+
+def find_data_dir(start: Path | None = None) -> Path:
+    """The default data directory: the nearest ``.sift`` directory in ``start`` (the current folder) or one of
+    its parents, found as git finds ``.git``; without one, ``.sift`` in ``start``, which the first ingest creates.
+
+    So a knowledge base ingested in a project's root is found from every folder below it, and a ``~/.sift``
+    serves every folder under the home directory that has no nearer one.
+    """
+    try:
+        here = (start or Path.cwd()).absolute()
+    except OSError:  # the current folder was removed
+        return Path(DATA_DIR_NAME)
+    for folder in (here, *here.parents):
+        candidate = folder / DATA_DIR_NAME
+        try:
+            if candidate.is_dir():
+                return candidate
+        except OSError:  # a parent we may not read: keep looking further up
+            continue
+    return here / DATA_DIR_NAME
+
 
 class Settings(BaseSettings):
     """Everything configurable about sift. Env prefix ``SIFT_`` (e.g. ``SIFT_DATA_DIR``)."""
 
     model_config = SettingsConfigDict(env_prefix="SIFT_", extra="ignore")
 
-    data_dir: Path = Field(default=Path(".sift"), description="Where databases and index files live.")
+    data_dir: Path = Field(default_factory=find_data_dir, description="Where databases and index files live "
+                           "(default: the nearest .sift in the current folder or a parent, else ./.sift).")
     database_url: str | None = Field(
         default=None, description="SQLAlchemy URL; default is SQLite at DATA_DIR/sift.db."
     )
@@ -52,6 +76,12 @@ class Settings(BaseSettings):
     llm_api_key: str | None = None
     llm_model: str | None = None
     llm_timeout_s: float = 30.0
+    branch_timeout_ms: int = Field(
+        default=1500, ge=0,
+        description="Time bound of each parallel retrieve branch of an answer (ask, chat); a branch that runs out "
+                    "is named in the answer's degraded_reasons. 0: no wall-clock bounds at all (neither this nor "
+                    "the plan's time budget), so answers do not depend on the machine's load.",
+    )
     llm_parser_concurrency: int = Field(default=4, description="Parallel LLM parser calls during an ingest.")
     llm_parser_token_budget: int = Field(
         default=1_000_000, description="Tokens the LLM parser may spend in one ingest (0: no limit)."

@@ -33,6 +33,10 @@ class NotFound(SiftError):
     status = 404
 
 
+class KbNotFound(NotFound):
+    """The knowledge base does not exist in the database looked in (the CLI names that data directory)."""
+
+
 class Conflict(SiftError):
     """The operation clashes with one already running (e.g. two ingests of one knowledge base)."""
 

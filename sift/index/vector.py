@@ -7,13 +7,18 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
-import faiss
-import numpy as np
+# FAISS logs at INFO each CPU build it tries before the one that loads ("Could not load library with AVX2
+# support…"), which reads like an error in a server's log; only its warnings and errors are news.
+logging.getLogger("faiss.loader").setLevel(logging.WARNING)
+
+import faiss  # noqa: E402 - after its loader's logger is quietened
+import numpy as np  # noqa: E402
 
 VectorKind = Literal["flat", "hnsw"]
 HNSW_M = 32

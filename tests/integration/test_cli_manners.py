@@ -59,8 +59,10 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = subprocess.run([str(SIFT), "ingest", str(repo), "--kb", KB, "--json"], env=_env(data),
                          capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
-    # stderr is not a terminal: no progress bars, no "Loading weights" from the model loader, nothing at all.
-    assert out.stderr == ""
+    # stderr is not a terminal: no progress bars, no "Loading weights" from the model loader; at most a plain
+    # progress line every ~10 s (a run this small usually prints none).
+    assert all(line.startswith("ingest: ") for line in out.stderr.splitlines()), out.stderr
+    assert "\x1b" not in out.stderr and "\r" not in out.stderr
     assert json.loads(out.stdout)["files"] == len(HOSTILE)
     return data
 

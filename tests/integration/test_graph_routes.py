@@ -85,6 +85,21 @@ def test_graph_without_wall_clock_waits_for_every_branch(env) -> None:
     assert any(c["path"] == "pkg/auth.py" and c["start_line"] <= 17 <= c["end_line"] for c in answer["citations"])
 
 
+def test_graph_names_a_search_the_time_budget_stopped(env) -> None:
+    # Every branch finishes within its bound, but the first round alone outlasts the plan's time budget: the
+    # fallback round the question would get is cut, and the answer says so instead of passing for a full run.
+    slow = {name: 1600 for name in SEARCH_CHANNELS}
+    question = "How do I configure the Kafka consumer retry backoff?"
+    events, _ = _run(env, question, delay_ms=slow, channel_timeout_ms=5000)
+    cut = _answer(events)
+    assert not [d for e, d in events if e == "retrieve" and d["error"]]
+    assert cut["rounds"] == 1 and cut["degraded"]
+    assert cut["degraded_reasons"] == ["time budget: search stopped after round 1 (1500 ms)"]
+    events, _ = _run(env, question, delay_ms=slow, channel_timeout_ms=5000, wall_clock=False)
+    full = _answer(events)
+    assert full["rounds"] == 2 and not full["degraded"] and full["degraded_reasons"] == []
+
+
 def test_graph_abandoned_branch_holds_up_nothing(env) -> None:
     # A branch past its budget is abandoned; it must not keep the run (asyncio.run) waiting until it finishes.
     started = time.perf_counter()
