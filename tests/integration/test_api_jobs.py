@@ -55,7 +55,8 @@ def test_ingest_job_publishes_while_chat_keeps_answering(served):
     r = client.post("/v1/kbs/tiny/ingest", json={})
     assert r.status_code == 202, r.text
     job = r.json()
-    assert job["status"] == "queued" and job["kb"] == "tiny"
+    # the server's job runner may already have claimed it by the time the 202 is written
+    assert job["status"] in ("queued", "running") and job["kb"] == "tiny"
     seen, answers = set(), 0
     while (state := client.get(f"/v1/jobs/{job['id']}").json())["status"] not in ("succeeded", "failed"):
         seen.add(state["status"])
