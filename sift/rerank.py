@@ -2,9 +2,10 @@
 
 The model is BERT sequence classification on all-MiniLM-L6-v2's weights, fitted for code and docs questions by
 ``lab/rerank/fit.py`` and shipped as one file (``sift/fitted/reranker.npz``): its first ``layers`` transformer
-layers, the pooler and a one-logit classifier, every matrix stored as int8 with a float32 scale per output row
+layers and a linear head to one logit, every matrix stored as int8 with a float32 scale per output row
 and dequantised once at load, beside the BERT config and the tokenizer (``pack``), so the file is all it needs. The input is ``[CLS] question [SEP] passage [SEP]``, the passage as token type 1; the
-score is the classifier's logit over the pooled ``[CLS]`` state (``score``), higher is more relevant.
+score is the head's logit over the mean of the last hidden states of the pair's tokens (``score``), higher is
+more relevant.
 
 A long candidate does not fit the model's window, so ``window`` picks which of its lines to show: its first line
 (a signature or a heading) and the run of following lines that holds the most of the question's words.
@@ -131,7 +132,6 @@ class CrossEncoder:
                                  str(meta["base_model"]), meta)
         tensors = dequantise(stored)
         self.bert = Bert(meta["config"], tensors, self.info.max_tokens, layers=self.info.layers, prefix="bert.")
-        self.pooler = (np.ascontiguousarray(tensors["bert.pooler.dense.weight"].T), tensors["bert.pooler.dense.bias"])
         self.classifier = (tensors["classifier.weight"][0], float(tensors["classifier.bias"][0]))
         tokenizer = Tokenizer.from_str(str(stored["tokenizer"]))
         tokenizer.no_padding()
@@ -178,8 +178,15 @@ class CrossEncoder:
     def logits(self, ids: Sequence[Sequence[int]], types: Sequence[Sequence[int]]) -> np.ndarray:
         """The classifier's logit for each tokenized pair (one forward pass)."""
         x, runs, order = self.bert.run(ids, types)
-        first = np.concatenate([np.arange(run.count) * run.n + run.start for run in runs])
-        pooled = np.tanh(x[first] @ self.pooler[0] + self.pooler[1])
+        pooled = np.empty((len(ids), self.bert.hidden), dtype=np.float32)
+        k = 0
+        for run in runs:
+            part = x[run.start : run.start + run.count * run.n].reshape(run.count, run.n, self.bert.hidden)
+            if run.mask is None:
+                pooled[k : k + run.count] = part.mean(1)
+            else:
+                pooled[k : k + run.count] = np.einsum("cnh,cn->ch", part, run.mask) / run.mask.sum(1, keepdims=True)
+            k += run.count
         weight, bias = self.classifier
         laid_out = pooled @ weight + bias
         out = np.empty(len(ids), dtype=np.float32)

@@ -4,8 +4,8 @@
     .venv/bin/python lab/rerank/fit.py                # fit (resumes from bench/out/rerank/checkpoint.pt)
     .venv/bin/python lab/rerank/fit.py --export       # write sift/fitted/reranker.npz and its card's figures
 
-The model is ``transformers``' BertForSequenceClassification with one logit, initialised from the packaged
-all-MiniLM-L6-v2 (its first ``LAYERS`` layers and its pooler; the classifier is new). Each step reads
+The model is ``lab/rerank/model.PairScorer``: the packaged all-MiniLM-L6-v2's first ``LAYERS`` layers, the mean of
+the pair's last hidden states, and a new linear head (starting at zero, fitted at ``HEAD_LEARNING_RATE``). Each step reads
 ``GROUPS_PER_STEP`` questions, each as its gold candidate and ``NEGATIVES`` others from its pool (those fused
 search ranks highest, sampled from the top ``2 * NEGATIVES``), and minimises the softmax cross-entropy of the gold
 one within its group. Everything random (the order, the negatives, dropout) follows from ``SEED``, and a run
@@ -40,7 +40,8 @@ SEED = 0
 EPOCHS = 1
 GROUPS_PER_STEP = 4
 NEGATIVES = 7
-LEARNING_RATE = 5e-5
+LEARNING_RATE = 8e-5
+HEAD_LEARNING_RATE = 2e-3
 WARMUP = 0.05  # share of the steps
 WRITTEN_REPEATS = 2  # a written question is seen this often per epoch (they are fewer and closer to real ones)
 SAVE_EVERY = 50  # steps
@@ -92,14 +93,13 @@ class Model:
     def __init__(self) -> None:
         import torch
         from tokenizers import Tokenizer
-        from transformers import BertConfig, BertForSequenceClassification
 
+        from lab.rerank.model import PairScorer
         from sift.model_files import model_dir
 
         torch.manual_seed(SEED)
         base = model_dir()
-        config = BertConfig.from_pretrained(base, num_labels=1, num_hidden_layers=LAYERS)
-        self.net = BertForSequenceClassification.from_pretrained(base, config=config)
+        self.net = PairScorer.from_base(base, LAYERS)
         self.tokenizer = Tokenizer.from_file(str(base / "tokenizer.json"))
         self.tokenizer.no_padding()
         self.tokenizer.no_truncation()
@@ -133,7 +133,7 @@ class Model:
         out = []
         with torch.no_grad():
             for s in range(0, len(pairs), chunk):
-                out.append(self.net(**self.batch(pairs[s : s + chunk])).logits[:, 0].numpy())
+                out.append(self.net(**self.batch(pairs[s : s + chunk])).numpy())
         return np.concatenate(out) if out else np.zeros(0, np.float32)
 
 
@@ -143,7 +143,10 @@ def fit(groups: list[dict], steps_limit: int | None) -> None:
     torch.set_num_threads(2)
     model = Model()
     steps = plan(groups)
-    opt = torch.optim.AdamW(model.net.parameters(), lr=LEARNING_RATE, weight_decay=0.01)
+    head = list(model.net.classifier.parameters())
+    body = [p for n, p in model.net.named_parameters() if not n.startswith("classifier.")]
+    opt = torch.optim.AdamW([{"params": body, "lr": LEARNING_RATE}, {"params": head, "lr": HEAD_LEARNING_RATE}],
+                            weight_decay=0.01)
     warm = max(1, int(WARMUP * len(steps) / GROUPS_PER_STEP))
     total = max(1, len(steps) // GROUPS_PER_STEP)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min((s + 1) / warm, max(0.0, (total - s) / (total - warm))))
@@ -163,7 +166,7 @@ def fit(groups: list[dict], steps_limit: int | None) -> None:
         torch.manual_seed(SEED * 1_000_003 + step)  # dropout: the same on a resume
         part = steps[step * GROUPS_PER_STEP : (step + 1) * GROUPS_PER_STEP]
         pairs = [(groups[i]["query"], groups[i]["candidates"][j]["text"]) for i, cand in part for j in cand]
-        logits = model.net(**model.batch(pairs)).logits[:, 0]
+        logits = model.net(**model.batch(pairs))
         loss = torch.zeros(())
         k = 0
         for _, cand in part:
@@ -197,7 +200,8 @@ def _save(model: Model, opt: Any, sched: Any, step: int, steps: list) -> None:
 
 
 def _digest(steps: list) -> str:
-    settings = [SEED, EPOCHS, GROUPS_PER_STEP, NEGATIVES, LEARNING_RATE, WARMUP, LAYERS, MAX_TOKENS, QUESTION_TOKENS]
+    settings = [SEED, EPOCHS, GROUPS_PER_STEP, NEGATIVES, LEARNING_RATE, HEAD_LEARNING_RATE, WARMUP, LAYERS,
+                MAX_TOKENS, QUESTION_TOKENS]
     return hashlib.sha256(json.dumps([settings, steps]).encode()).hexdigest()
 
 

@@ -1,8 +1,8 @@
-"""The NumPy cross-encoder (sift.rerank) against its reference: the same weights in transformers'
-BertForSequenceClassification, on torch.
+"""The NumPy cross-encoder (sift.rerank) against its reference: the same weights in the torch model the fit
+trains (``lab/rerank/model.PairScorer``: transformers' BertModel, the mean of the pair's states, a linear head).
 
-The weights here are the packaged MiniLM's first four layers and pooler with a seeded classifier: what the fit
-starts from. The comparison is of the arithmetic, which is the same for any weights of this shape.
+The weights here are the packaged MiniLM's first four layers with a seeded head: what the fit starts from, with a
+head that is not zero. The comparison is of the arithmetic, which is the same for any weights of this shape.
 """
 
 from __future__ import annotations
@@ -31,16 +31,16 @@ PASSAGES = [
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[object, Path, Path]:
     import torch
-    from transformers import BertConfig, BertForSequenceClassification
     from transformers.utils import logging
+
+    from lab.rerank.model import PairScorer
 
     logging.set_verbosity_error()
     torch.manual_seed(0)
     base = model_dir()
-    config = BertConfig.from_pretrained(base, num_labels=1, num_hidden_layers=4)
-    net = BertForSequenceClassification.from_pretrained(base, config=config).eval()
+    net = PairScorer.from_base(base, 4).eval()
     with torch.no_grad():  # a head that separates the passages, as a fitted one would
-        net.classifier.weight.normal_(0, 10)
+        net.classifier.weight.normal_(0, 1)
     tensors = {k: v.numpy() for k, v in net.state_dict().items() if not k.endswith("position_ids")}
     info = RerankerInfo(4, 128, 32, "all-MiniLM-L6-v2, first four layers, seeded head", {})
     config = json.loads((base / "config.json").read_text())
@@ -63,7 +63,7 @@ def _torch_scores(net: object, ce: CrossEncoder, question: str, passages: list[s
         tensors["token_type_ids"][k, : len(tt)] = torch.tensor(tt)
         tensors["attention_mask"][k, : len(row)] = 1
     with torch.no_grad():
-        return net(**tensors).logits[:, 0].numpy()  # type: ignore[operator, no-any-return]
+        return net(**tensors).numpy()  # type: ignore[operator, no-any-return]
 
 
 def test_scores_match_the_torch_reference(reference: tuple[object, Path, Path]) -> None:
