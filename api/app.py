@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING
 
@@ -32,7 +33,7 @@ from sift.api.controllers.search import SearchController
 from sift.api.controllers.threads import ThreadController
 from sift.api.errors import EXCEPTION_HANDLERS
 from sift.api.jobs import JobRunner
-from sift.api.limits import LimitedAskService
+from sift.api.limits import LimitedAskService, SearchSlots
 from sift.api.openapi import SWAGGER_DIR, SWAGGER_URL, operation_id
 from sift.api.settings import ApiSettings, api_settings
 from sift.config import Settings
@@ -49,8 +50,8 @@ if TYPE_CHECKING:  # the embedder's and the graph's modules load in the lifespan
 log = logging.getLogger(__name__)
 
 
-def _make_service(settings: ApiSettings, engine: Engine, searcher: Searcher,
-                  checkpointer: BaseCheckpointSaver) -> LimitedAskService | None:
+def _make_service(settings: ApiSettings, engine: Engine, searcher: Searcher, checkpointer: BaseCheckpointSaver,
+                  search: SearchSlots) -> LimitedAskService | None:
     """The chat service, or None when the graph package does not provide one."""
     try:
         from sift.chat import make_chat_model
@@ -59,7 +60,7 @@ def _make_service(settings: ApiSettings, engine: Engine, searcher: Searcher,
         log.warning("chat disabled: %s", exc)
         return None
     return LimitedAskService(AskService(settings, engine, searcher, checkpointer, make_chat_model(settings)),
-                             settings.chat_concurrency)
+                             settings.chat_concurrency, search)
 
 
 def _lifespan(settings: ApiSettings,
@@ -79,17 +80,22 @@ def _lifespan(settings: ApiSettings,
         state.cache = cache = (PgSearchCache(engine, ref_ttl_s=0.5) if settings.search_backend == "postgres"
                                else ApiIndexCache(engine, settings.resolved_index_dir()))
         await anyio.to_thread.run_sync(cache.warm)
+        # Search and chat each have their own searcher (its channel threads) over the same indexes, and searches
+        # run in their own threads, so neither queues behind the other's work (api/limits.py).
         state.searcher = searcher = Searcher(engine, cache, state.embedder)
+        chat_searcher = Searcher(engine, cache, state.embedder)
+        state.search_pool = search_pool = ThreadPoolExecutor(settings.search_concurrency,
+                                                             thread_name_prefix="sift-search")
         await anyio.to_thread.run_sync(batching.embed_query, "warm up")  # builds the traced query encoder now
         settle_heap()
-        state.search_limiter = anyio.CapacityLimiter(settings.search_concurrency)
+        state.search_slots = slots = SearchSlots(settings.search_concurrency)
         state.jobs = JobRunner(settings, engine)
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         # SQLite in the data dir, or the PostgreSQL database every replica shares (threads move between them).
         async with open_checkpointer(settings) as saver:
             await saver.setup()
             state.checkpointer = saver
-            state.ask = _make_service(settings, engine, searcher, saver)
+            state.ask = _make_service(settings, engine, chat_searcher, saver, slots)
             log.info("ready: %d knowledge bases loaded, chat %s", cache.loaded(),
                      "on" if state.ask is not None else "off")
             try:
@@ -97,6 +103,8 @@ def _lifespan(settings: ApiSettings,
             finally:
                 state.checkpointer = None
                 searcher.close()
+                chat_searcher.close()
+                search_pool.shutdown(wait=False, cancel_futures=True)
                 batching.close()
                 engine.dispose()
 
@@ -110,7 +118,8 @@ def create_app(settings: Settings | None = None, *, embedder: Embedder | None = 
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     settings = api_settings(settings or ApiSettings())
     state = State({"settings": settings, "engine": None, "embedder": None, "checkpointer": None, "ask": None,
-                   "cache": None, "searcher": None, "search_limiter": None, "jobs": None})
+                   "cache": None, "searcher": None, "search_slots": None, "search_pool": None,
+                   "jobs": None})
     # Swagger UI from files the package ships (api/static/swagger-ui), not a CDN: the docs render offline.
     swagger = SwaggerRenderPlugin(
         path=["/", "/swagger"], js_url=f"{SWAGGER_URL}/swagger-ui-bundle.js", css_url=f"{SWAGGER_URL}/swagger-ui.css",
