@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING
 
@@ -33,7 +34,7 @@ from sift.api.controllers.threads import ThreadController
 from sift.api.datadir import DataDirWatch
 from sift.api.errors import EXCEPTION_HANDLERS
 from sift.api.jobs import JobRunner
-from sift.api.limits import LimitedAskService
+from sift.api.limits import LimitedAskService, SearchSlots
 from sift.api.mcp.mount import mcp_mount
 from sift.api.openapi import SWAGGER_DIR, SWAGGER_URL, operation_id
 from sift.api.settings import ApiSettings, api_settings
@@ -51,8 +52,8 @@ if TYPE_CHECKING:  # the embedder's and the graph's modules load in the lifespan
 log = logging.getLogger(__name__)
 
 
-def make_service(settings: ApiSettings, engine: Engine, searcher: Searcher,
-                  checkpointer: BaseCheckpointSaver) -> LimitedAskService | None:
+def make_service(settings: ApiSettings, engine: Engine, searcher: Searcher, checkpointer: BaseCheckpointSaver,
+                 search: SearchSlots) -> LimitedAskService | None:
     """The chat service, or None when the graph package does not provide one."""
     try:
         from sift.chat import make_chat_model
@@ -61,7 +62,7 @@ def make_service(settings: ApiSettings, engine: Engine, searcher: Searcher,
         log.warning("chat disabled: %s", exc)
         return None
     return LimitedAskService(AskService(settings, engine, searcher, checkpointer, make_chat_model(settings)),
-                             settings.chat_concurrency)
+                             settings.chat_concurrency, search)
 
 
 @asynccontextmanager
@@ -83,10 +84,14 @@ async def open_state(state: State, settings: ApiSettings, embedder: Embedder | N
                            else ApiIndexCache(engine, settings.resolved_index_dir()))
     if warm:
         await anyio.to_thread.run_sync(cache.warm)
+    # Search and chat each have their own searcher (its channel threads) over the same indexes, and searches run
+    # in their own threads, so neither queues behind the other's work (api/limits.py).
     state.searcher = searcher = Searcher(engine, cache, state.embedder)
+    chat_searcher = Searcher(engine, cache, state.embedder)
+    state.search_pool = search_pool = ThreadPoolExecutor(settings.search_concurrency, thread_name_prefix="sift-search")
     await anyio.to_thread.run_sync(batching.embed_query, "warm up")  # builds the traced query encoder now
     settle_heap()
-    state.search_limiter = anyio.CapacityLimiter(settings.search_concurrency)
+    state.search_slots = slots = SearchSlots(settings.search_concurrency)
     state.jobs = JobRunner(settings if run_jobs else settings.model_copy(update={"run_jobs": False}), engine)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     state.data_dir = DataDirWatch(settings)
@@ -94,7 +99,7 @@ async def open_state(state: State, settings: ApiSettings, embedder: Embedder | N
     async with open_checkpointer(settings) as saver:
         await saver.setup()
         state.checkpointer = saver
-        state.ask = make_service(settings, engine, searcher, saver)
+        state.ask = make_service(settings, engine, chat_searcher, saver, slots)
         log.info("ready: %d knowledge bases loaded, chat %s", cache.loaded(),
                  "on" if state.ask is not None else "off")
         try:
@@ -103,6 +108,8 @@ async def open_state(state: State, settings: ApiSettings, embedder: Embedder | N
             state.checkpointer = None
             await anyio.to_thread.run_sync(state.jobs.close)
             searcher.close()
+            chat_searcher.close()
+            search_pool.shutdown(wait=False, cancel_futures=True)
             batching.close()
             engine.dispose()
 
@@ -134,7 +141,7 @@ def create_app(settings: Settings | None = None, *, embedder: Embedder | None = 
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     settings = api_settings(settings or ApiSettings())
     state = State({"settings": settings, "engine": None, "embedder": None, "checkpointer": None, "ask": None,
-                   "cache": None, "searcher": None, "search_limiter": None, "jobs": None,
+                   "cache": None, "searcher": None, "search_slots": None, "search_pool": None, "jobs": None,
                    "data_dir": None})
     # Swagger UI from files the package ships (api/static/swagger-ui), not a CDN: the docs render offline.
     swagger = SwaggerRenderPlugin(

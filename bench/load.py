@@ -7,6 +7,11 @@ every client's thread holds exactly the turns it asked for.
 
 Targets on 2 cores: search p95 < 300 ms at 32 clients with zero errors; chat (extractive) p95 < 3 s.
 
+``--fairness`` measures whether search load starves chat: ``--clients`` chat clients alone for ``--seconds``, then
+the same chat clients with ``--search-clients`` search clients beside them for as long, in one run against one
+server; it prints both chat lines, the search line, the ratio of the two chat medians (target: at most 2x) and
+the machine's load average, and fails on any error or a ratio over 2.
+
 ``--replicas 2`` measures scale-out instead: a throwaway PostgreSQL cluster (tests/pg.py; binaries from
 ``$SIFT_PG_BIN`` or ``scripts/pg.sh``) holds the metadata, the kb is ingested once into it and a shared
 ``SIFT_INDEX_DIR``, and two ``sift serve`` processes (separate ``--data-dir``s, same database and index dir) run
@@ -15,7 +20,7 @@ half and half between the two (no proxy); the two/one throughput ratio is printe
 through the other replica. The cluster, the servers and the shared index dir are removed at the end.
 
 Usage: python bench/load.py [--clients 32] [--seconds 20] [--target search,chat] [--ingest] [--repo PATH]
-                            [--replicas 2]
+                            [--replicas 2] [--fairness [--search-clients N]]
 (default repo: the attrs sdist that tests/conftest.py downloads; its kb is built once into bench/out/load).
 """
 
@@ -140,6 +145,43 @@ async def run(url: str, endpoint: str, kb: str, clients: int, seconds: float, in
     return stats, turns, job
 
 
+async def run_both(url: str, kb: str, chat_clients: int, search_clients: int, seconds: float,
+                   channels: str = "all") -> tuple[Stats, dict[str, int], Stats]:
+    """Chat and search clients at the same time; (chat stats, chat threads, search stats)."""
+    (chat, turns, _), (search, _, _) = await asyncio.gather(
+        run(url, "chat", kb, chat_clients, seconds, None, seed=0, channels=channels),
+        run(url, "search", kb, search_clients, seconds, None, seed=1000, channels=channels))
+    return chat, turns, search
+
+
+def p50(stats: Stats) -> float:
+    """The median latency in ms (nan without a successful request)."""
+    return statistics.median(stats.latencies) if stats.latencies else float("nan")
+
+
+def fairness(url: str, kb: str, args: argparse.Namespace) -> bool:
+    """Chat alone, then chat beside search, in one run; True when it failed (errors, or chat p50 over 2x)."""
+    _warm_up([url], kb, ["search", "chat"])
+    load = os.getloadavg()
+    t0 = time.perf_counter()
+    alone, turns, _ = asyncio.run(run(url, "chat", kb, args.clients, args.seconds, None, channels=args.channels))
+    print(alone.line("chat", time.perf_counter() - t0) + f"  [chat alone, {args.clients} clients]")
+    t0 = time.perf_counter()
+    chat, more, search = asyncio.run(run_both(url, kb, args.clients, args.search_clients, args.seconds,
+                                              args.channels))
+    elapsed = time.perf_counter() - t0
+    print(chat.line("chat", elapsed) + f"  [with {args.search_clients} search clients]")
+    print(search.line("search", elapsed) + f"  [beside {args.clients} chat clients]")
+    ratio = p50(chat) / p50(alone)
+    print(f"chat p50 beside search / alone: {ratio:.2f}x (target <= 2x); load average before "
+          f"{load[0]:.2f}, after {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+    for err in sorted(set(alone.errors + chat.errors + search.errors))[:5]:
+        print(f"  error: {err}")
+    lost = check_threads(url, turns) + check_threads(url, more)
+    print(f"  threads: {len(turns) + len(more)}, lost or inconsistent: {len(lost)}")
+    return bool(alone.errors or chat.errors or search.errors or lost) or not ratio <= 2
+
+
 def check_threads(url: str, turns: dict[str, int]) -> list[str]:
     """Every thread a client used holds exactly the answered turns it counted."""
     lost = []
@@ -165,13 +207,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--channels", default="all", help="search channels: all, bm25, vector or smart")
     p.add_argument("--queries", choices=("mixed", "phrases"), default="mixed",
                    help="mixed: 10 short phrases + the 32 attrs eval questions; phrases: the 10 phrases only")
+    p.add_argument("--fairness", action="store_true",
+                   help="chat alone, then chat beside --search-clients search clients, in one run")
+    p.add_argument("--search-clients", type=int, default=None, help="search clients beside chat (default --clients)")
     p.add_argument("--replicas", type=int, choices=(1, 2), default=1,
                    help="2: PostgreSQL + shared index dir, two servers vs one in the same run")
     args = p.parse_args(argv)
     if args.queries == "phrases":
         QUERIES[:] = PHRASES
-    if args.replicas == 2 and args.ingest:
-        p.error("--ingest is not combined with --replicas 2")
+    if args.replicas == 2 and (args.ingest or args.fairness):
+        p.error("--ingest and --fairness are not combined with --replicas 2")
+    if args.search_clients is None:
+        args.search_clients = args.clients
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     if args.repo is None:
         sys.path.insert(0, str(ROOT / "tests"))
@@ -190,6 +237,10 @@ def main(argv: list[str] | None = None) -> int:
     failed = False
     try:
         _wait_ready(url)
+        if args.fairness:
+            print(f"server pid {server.pid} on {url}; {args.clients} chat clients alone, then beside "
+                  f"{args.search_clients} search clients, {args.seconds:.0f}s each")
+            return 1 if fairness(url, kb, args) else 0
         print(f"server pid {server.pid} on {url}; {args.clients} clients, {args.seconds:.0f}s per endpoint")
         for endpoint in [t.strip() for t in args.target.split(",") if t.strip()]:
             ingest_at = args.seconds / 3 if (args.ingest and endpoint == "chat") else None

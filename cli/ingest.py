@@ -86,6 +86,8 @@ def run(args: argparse.Namespace) -> int:
         echo(format_summary(summary, totals))
         for failure in summary["failures"][:10]:
             echo(f"  failed to parse {escape(failure['path'])}: {escape(failure['error'])}")
+        for skipped in summary.get("skipped_files", [])[:10]:
+            echo(f"  skipped {escape(skipped['path'])}: {escape(skipped['detail'])}")
     return 0
 
 

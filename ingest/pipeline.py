@@ -28,7 +28,7 @@ from sift.db import advisory_key, is_postgres, open_database
 from sift.db.tables import Generation, IngestJob
 from sift.errors import Conflict, OutsideRoot
 from sift.ingest import store
-from sift.ingest.chunk import CHUNKING, ChunkLimits, chunk_tree, content_hash
+from sift.ingest.chunk import CHUNKING, ChunkLimits, content_hash
 from sift.ingest.confine import confining_root
 from sift.ingest.job_rows import (
     JobCancelled,
@@ -48,6 +48,7 @@ from sift.ingest.liveness import (
     current_process,
     reap_dead_jobs,
 )
+from sift.ingest.parse_worker import ParseBounds, Parsed, ParseLimitExceeded, ParseWorker, record_skip
 from sift.ingest.parsers import ParserRegistry
 from sift.ingest.parsers.llm import LLMParserOptions, make_llm_parser
 from sift.ingest.walk import WalkedFile, WalkStats, walk
@@ -133,7 +134,9 @@ def ingest(
     """Ingest the repository at ``root`` into knowledge base ``kb``; returns the run's summary.
 
     ``llm_parser`` says when the LLM boundary parser is used (default: for code without a grammar, when an LLM
-    is configured). ``stop`` (from ``liveness.interrupt_on_signals``) is checked between files and batches.
+    is configured). ``stop`` (from ``liveness.interrupt_on_signals``) is checked between files and batches, and
+    while a file is parsed (``parse_worker``); a file whose parse goes past ``settings.parse_timeout_s`` or
+    ``settings.parse_max_mb`` is skipped (``skipped["parse_limit"]``, with its reason in ``skipped_files``).
 
     A job queued with ``roots`` (an API ingest: the tenant's allowed roots) reads only inside them: the root's
     resolved path is checked when the run starts, and the walk opens everything beneath that root without
@@ -203,7 +206,7 @@ def _run(
     try:
         with Heartbeat(engine, job_id, heartbeat_s):
             return _build(settings, engine, root, kb, number, previous, job_id, embedder, build_index,
-                          _checked(progress, stop), llm_parser, started, within)
+                          _checked(progress, stop), llm_parser, started, stop, within)
     except Interrupted as exc:
         serving = f"generation {kb.generation} keeps serving" if kb.generation else "nothing was published"
         mark_job_failed(engine, job_id, f"{exc}: the run stopped before it finished; {serving}")
@@ -237,6 +240,7 @@ def _build(
     progress: Progress,
     llm_parser: LLMParserOptions | None,
     started: float,
+    stop: StopRequest,
     within: Path | None = None,
 ) -> dict[str, Any]:
     index_root = settings.resolved_index_dir()
@@ -256,23 +260,32 @@ def _build(
         walked.append(wf)
         progress("walk", len(walked), None)
     files = registry.prefetch(walked, lambda wf: previous.get(wf.path, (0, None))[1] != wf.content_hash)
-    for done, wf in enumerate(files, 1):
-        seen.add(wf.path)
-        old = previous.get(wf.path)
-        if old is not None and old[1] == wf.content_hash:
-            summary["unchanged"] += 1
-        else:
-            if old is not None:
-                replaced.append(old[0])
-                summary["changed"] += 1
+    bounds = ParseBounds(settings.parse_timeout_s, settings.parse_max_mb)
+    with ParseWorker(limits, bounds, stop) as worker:
+        for done, wf in enumerate(files, 1):
+            old = previous.get(wf.path)
+            if old is not None and old[1] == wf.content_hash:
+                seen.add(wf.path)
+                summary["unchanged"] += 1
             else:
-                summary["added"] += 1
-            _add_file(batch, registry, limits, kb, number, wf, summary)
-            summary["lines"] += wf.text.count("\n") + 1
-        if len(batch) >= settings.ingest_batch_size:
-            _flush(engine, batch, summary, job_id)
-            batch = store.new_batch()
-        progress("parse", done, len(walked))
+                try:
+                    parsed = worker.parse_file(registry, wf.path, wf.text)
+                except ParseLimitExceeded as exc:  # skipped like a file the walk leaves out: a stored copy goes
+                    record_skip(walk_stats, summary, wf.path, str(exc))
+                    progress("parse", done, len(walked))
+                    continue
+                seen.add(wf.path)
+                if old is not None:
+                    replaced.append(old[0])
+                    summary["changed"] += 1
+                else:
+                    summary["added"] += 1
+                _add_file(batch, parsed, kb, number, wf, summary)
+                summary["lines"] += wf.text.count("\n") + 1
+            if len(batch) >= settings.ingest_batch_size:
+                _flush(engine, batch, summary, job_id)
+                batch = store.new_batch()
+            progress("parse", done, len(walked))
     _flush(engine, batch, summary, job_id)
     deleted = [fid for path, (fid, _) in previous.items() if path not in seen]
     summary["deleted"] = len(deleted)
@@ -365,19 +378,17 @@ def _flush(engine: Engine, batch: store.FileBatch, summary: dict[str, Any], job_
 
 def _add_file(
     batch: store.FileBatch,
-    registry: ParserRegistry,
-    limits: ChunkLimits,
+    parsed: Parsed,
     kb: KbRef,
     generation: int,
     wf: WalkedFile,
     summary: dict[str, Any],
 ) -> None:
-    language, source_type = classify(wf.path)
-    tree, error = registry.parse(wf.path, wf.text, language, source_type)
+    language, _ = classify(wf.path)
+    tree, error, drafts = parsed
     if error:
         summary["failures"].append({"path": wf.path, "error": error})
     lines = split_lines(wf.text)
-    drafts = chunk_tree(tree, lines, limits)
     st = tree.source_type.value
     batch.files.append(dict(
         kb_id=kb.id, gen_from=generation, gen_to=None, path=wf.path, language=language, source_type=st,

@@ -48,6 +48,12 @@ class Settings(BaseSettings):
     # ingestion
     max_file_bytes: int = Field(default=1024 * 1024, description="Files larger than this are skipped.")
     ingest_batch_size: int = Field(default=200, description="Files per database write batch.")
+    parse_timeout_s: float = Field(
+        default=30.0, gt=0, description="A file whose parsing takes longer is skipped (reason parse_limit)."
+    )
+    parse_max_mb: int = Field(
+        default=1024, gt=0, description="A file whose parsing needs more memory (MB) is skipped (parse_limit)."
+    )
     doc_chunk_min_chars: int = 400
     doc_chunk_max_chars: int = 800
     function_chunk_max_lines: int = 120

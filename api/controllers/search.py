@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+from functools import partial
+
 from litestar import Controller, get, post
 from litestar.datastructures import State
 from litestar.di import NamedDependency
@@ -29,11 +32,12 @@ class SearchController(Controller):
         if not channels:
             channels = "all"
 
-        # A bounded number in flight, the rest queued in arrival order (CapacityLimiter wakes waiters FIFO). The
-        # ranking runs on the event loop; the loop serves others while the query embedding is computed.
-        async with state.search_limiter:
-            result = await state.searcher.search_async(data.query, filters, k=data.k, channels=channels,
-                                                       index_type=data.index)
+        # A bounded number in flight (fewer while chat runs: api/limits.py), the rest queued in arrival order
+        # (CapacityLimiter wakes waiters FIFO). It runs in the search threads: the event loop stays free for chat.
+        search = partial(state.searcher.search, data.query, filters, k=data.k, channels=channels,
+                         index_type=data.index)
+        async with state.search_slots.limiter:
+            result = await asyncio.get_running_loop().run_in_executor(state.search_pool, search)
         return SearchResponse.model_validate(result.as_dict())
 
     @post("/docql", status_code=200, sync_to_thread=True, responses=errors(404, 503))

@@ -7,6 +7,7 @@ prints; any other failure is a tool error too, and the server goes on serving.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import inspect
 from collections.abc import Awaitable, Callable
@@ -108,8 +109,9 @@ def build_server(source: StateSource, kb: str | None = None) -> MCPServer:
         text, _ = check_request(query, k, channel, "all")
         state = await source.get()
         filters = Filters(kb=kb, tenant=tenant_of(ctx, settings.tenant), path_glob=path, language=lang)
-        async with state.search_limiter:
-            result = await state.searcher.search_async(text, filters, k=k, channels=channel)
+        search = functools.partial(state.searcher.search, text, filters, k=k, channels=channel)
+        async with state.search_slots.limiter:  # the search endpoint's slots and threads (api/limits.py)
+            result = await asyncio.get_running_loop().run_in_executor(state.search_pool, search)
         return SearchResponse.model_validate(result.as_dict())
 
     async def ask(

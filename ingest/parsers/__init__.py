@@ -66,6 +66,8 @@ class ParserRegistry:
             return parser.parse(path, text, language), None
         except BudgetExhausted:  # not a failure of the file: the run chose to stop spending
             return self.text.parse(path, text, language, source_type), None
+        except MemoryError:  # the file is over the parse's memory bound (parse_worker), not malformed
+            raise
         except Exception as exc:  # noqa: BLE001 - one bad file must not end the run
             log.warning("parser %s failed on %s: %s", parser.name, path, exc)
             tree = self.text.parse(path, text, language, source_type)
