@@ -3,7 +3,7 @@
 Ingests each set's project once into ``bench/out/answer-data`` (reused on later runs; vectors another bench
 already embedded are copied, ``bench/embedding_cache.py``): the dev sets'
 (``eval/sets/*.jsonl``) and the frozen test sets' (``eval/sets/test/``, ``test2/`` and ``test3/``, spent, and
-``eval/sets/test4/`` and ``test5/``, the test sets, and ``test6/``, held back and asked only when named), from the pinned sdists and npm tarballs of ``tests/sources.py``. It warms
+``eval/sets/test4/`` and ``test5/``, the test sets, and ``test6/`` and ``external/``, held back and asked only when named), from the pinned sdists and npm tarballs of ``tests/sources.py``. It warms
 the graph up, then asks every question one at a time and prints, for each split separately: answer hit rate,
 citation precision, grounded rate, not-found accuracy on negatives,
 p50/p95 latency, and a calibration table: for each confidence level, its share of the answers (and of the
@@ -14,7 +14,7 @@ when it is exactly a span that ``eval/judgments/<set>.jsonl`` judges relevant (T
 retrieved spans, made blind to which of them an answer cited; see ``eval/judgments/README.md``). A citation
 that is neither gold nor judged counts as wrong, and ``citations_unjudged`` is the share of such citations.
 
-    python bench/answer.py [--split dev|dev2|test|test2|test3|test4|test5|test6|both|all] [--sets eval/sets/attrs.jsonl ...]
+    python bench/answer.py [--split dev|dev2|test|test2|test3|test4|test5|test6|external|both|all] [--sets eval/sets/attrs.jsonl ...]
                            [--json] [--dump rows.jsonl] [--wall-clock]
 
 Quality does not depend on the machine's load: the graph runs without its branch timeouts and time budget
@@ -48,9 +48,11 @@ SETS = ROOT / "eval" / "sets"
 # Each split's question files: the dev sets lie at the top of eval/sets, every other split in its own folder.
 SPLIT_SETS = {"dev": sorted(SETS.glob("*.jsonl")),
               **{split: sorted((SETS / split).glob("*.jsonl")) for split in ("dev2", "test", "test2", "test3", "test4",
-                                                                             "test5", "test6")}}
-# Held back for one run at the end of a round of work: asked only when named (--split test6), never by "all".
-HELD_BACK = ("test6",)
+                                                                             "test5", "test6",
+                                                                             "external")}}
+# Held back for one run at the end of a round of work: asked only when named (--split test6, --split external),
+# never by "all".
+HELD_BACK = ("test6", "external")
 # What the fitting scripts (confidence, abstention) ask: the dev sets and the spent test sets, never the test sets.
 FIT_SETS = [path for split in ("dev", "dev2", "test", "test2", "test3") for path in SPLIT_SETS[split]]
 
@@ -220,7 +222,7 @@ def main() -> int:
     p.add_argument("--split", choices=(*SPLIT_SETS, "both", "all"),
                    default="all",
                    help="which sets to ask when --sets is not given (default: all = dev, dev2, test, test2, "
-                        "test3, test4 and test5, reported apart; both = dev and test; test6 only when named)")
+                        "test3, test4 and test5, reported apart; both = dev and test; test6 and external only when named)")
     p.add_argument("--sets", nargs="*", type=Path)
     p.add_argument("--json", action="store_true")
     p.add_argument("--dump", type=Path, help="write per-question answers and evidence to this JSONL file")

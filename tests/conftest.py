@@ -115,6 +115,20 @@ def typer_src() -> Path:
 
 
 @pytest.fixture(scope="session")
+def pytestpkg_src() -> Path:
+    """The pytest sdist, unpacked (an external set's project: public benchmark questions, eval/sets/external/).
+
+    Not ``pytest_src``: a conftest name that starts with ``pytest_`` is taken for a hook."""
+    return fetch_sdist("pytest")
+
+
+@pytest.fixture(scope="session")
+def xarray_src() -> Path:
+    """The xarray sdist, unpacked (an external set's project: public benchmark questions, eval/sets/external/)."""
+    return fetch_sdist("xarray")
+
+
+@pytest.fixture(scope="session")
 def voluptuous_src() -> Path:
     """The voluptuous sdist, unpacked (Python with a Markdown README; a second-dev-set project)."""
     return fetch_sdist("voluptuous")

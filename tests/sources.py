@@ -24,7 +24,8 @@ CACHE = Path(os.environ.get("SIFT_TEST_CACHE", Path(__file__).parent / ".cache")
 SDISTS = {
     "attrs": "25.3.0", "marshmallow": "3.26.1", "click": "8.1.7", "structlog": "26.1.0", "apscheduler": "3.11.3",
     "loguru": "0.7.3", "peewee": "4.5.3", "sqlparse": "0.6.1", "voluptuous": "0.16.0", "markdown": "3.11.3",
-    "cerberus": "1.3.8", "tabulate": "0.10.0", "jellyfish": "1.3.0", "typer": "0.9.4",
+    "cerberus": "1.3.8", "tabulate": "0.10.0", "jellyfish": "1.3.0", "typer": "0.9.4", "pytest": "8.4.2",
+    "xarray": "2025.7.1",
 }
 # PyPI's simple API supplies each file's sha256; the test-set projects pin it here as well, so the archive their
 # frozen spans were checked against can never change under them.
@@ -40,6 +41,8 @@ SDIST_SHA256 = {
     "tabulate-0.10.0": "e2cfde8f79420f6deeffdeda9aaec3b6bc5abce947655d17ac662b126e48a60d",
     "jellyfish-1.3.0": "fd77ba8e1c9835d2c56b11bde6765380cbcac333037974c4ba4b60092c383212",
     "typer-0.9.4": "f714c2d90afae3a7929fcd72a3abb08df305e1ff61719381384211c4070af57f",
+    "pytest-8.4.2": "86c0d0b93306b961d58d62a4db4879f27fe25513d4b969df351abdddb3c30e01",
+    "xarray-2025.7.1": "2884bf5672b540fcc6ff8c20a3196bda0d78fbfb4d67398d60526e97c2faceef",
 }
 # npm packages: name -> (version, sha256 of the registry tarball). The registry publishes only sha1 and sha512
 # (as `shasum`/`integrity`), so the sha256 is computed from the tarball and pinned here.

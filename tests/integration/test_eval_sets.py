@@ -2,7 +2,8 @@
 marshmallow and click sdists, the frozen test sets against the structlog sdist and the axios npm package, the second
 test set against the APScheduler sdist and the semver npm package, the third against the loguru sdist and the qs
 npm package, the fourth against the peewee sdist and the luxon npm package, the fifth against the sqlparse sdist and
-the yup npm package, the sixth against the jellyfish and typer sdists; the second dev sets against the voluptuous and Python-Markdown sdists and the jsonwebtoken,
+the yup npm package, the sixth against the jellyfish and typer sdists, the external set (public benchmark questions)
+against the pytest and xarray sdists; the second dev sets against the voluptuous and Python-Markdown sdists and the jsonwebtoken,
 ejs and immer npm packages."""
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ KBS = {
     "yup": (SETS / "test5" / "yup.jsonl", "yup_src"),
     "jellyfish": (SETS / "test6" / "jellyfish.jsonl", "jellyfish_src"),
     "typer": (SETS / "test6" / "typer.jsonl", "typer_src"),
+    "pytest": (SETS / "external" / "pytest.jsonl", "pytestpkg_src"),
+    "xarray": (SETS / "external" / "xarray.jsonl", "xarray_src"),
     "voluptuous": (SETS / "dev2" / "voluptuous.jsonl", "voluptuous_src"),
     "markdown": (SETS / "dev2" / "markdown.jsonl", "markdown_src"),
     "jsonwebtoken": (SETS / "dev2" / "jsonwebtoken.jsonl", "jsonwebtoken_src"),
@@ -46,9 +49,14 @@ CODE_SUFFIXES = (".py", ".js", ".ts", ".rs")
 DOC_SUFFIXES = (".md", ".rst")
 MIN_QUESTIONS = 22
 MIN_NEGATIVE = 3
+# Sets adapted from a public benchmark: its answerable questions only, kept in its own wording, which names the code
+# it asks about (so they check ranking on questions that name identifiers, not the written sets' mix of kinds).
+EXTERNAL = {"pytest", "xarray"}
 # A query "names code" when it quotes code or uses an identifier-shaped word (snake_case, _private,
 # dotted.name, call(), @decorator); at least half of each set must be phrased in plain words instead.
 CODE_TOKEN = re.compile(r"`|\b\w*_\w*\b|\b[A-Za-z]\w*\.[A-Za-z]\w*|\w\(\)|@\w")
+# A class name in CamelCase (``TerminalReporter``, ``NDArrayMixin``) names code too, for the external sets' check.
+CAMEL_CASE = re.compile(r"\b[A-Za-z][a-z0-9]*[A-Z]\w*")
 RST_ADORNMENT = re.compile(r"^([=\-`:'\"~^_*+#<>.])\1{2,}\s*$")
 LABEL = re.compile(r"^(\.\. _[^:]+:|\(.+\)=)\s*$")
 # What a JavaScript/TypeScript span may be: a whole function, method, class (or TS interface, type alias, enum,
@@ -183,6 +191,10 @@ def test_eval_set_sizes_and_kind_mix(question_set: tuple[str, Path, list[EvalQue
     kb, _, questions = question_set
     kinds = Counter(q.kind for q in questions)
     assert len(questions) >= MIN_QUESTIONS
+    if kb in EXTERNAL:
+        assert kinds["negative"] == 0 and {q.kb for q in questions} == {kb}, kinds
+        assert all(s.path.endswith(CODE_SUFFIXES + DOC_SUFFIXES) for q in questions for s in q.gold_spans)
+        return
     assert set(kinds) == set(KINDS), kinds
     assert kinds["negative"] >= MIN_NEGATIVE
     assert {q.kb for q in questions} == {kb}
@@ -191,7 +203,11 @@ def test_eval_set_sizes_and_kind_mix(question_set: tuple[str, Path, list[EvalQue
 
 
 def test_eval_set_mostly_plain_language(question_set: tuple[str, Path, list[EvalQuestion]]) -> None:
-    _, _, questions = question_set
+    kb, _, questions = question_set
+    if kb in EXTERNAL:  # the opposite on purpose: at least three in four name code
+        plain = [q.id for q in questions if not (CODE_TOKEN.search(q.query) or CAMEL_CASE.search(q.query))]
+        assert 4 * len(plain) <= len(questions), plain
+        return
     plain = [q.id for q in questions if not CODE_TOKEN.search(q.query)]
     assert 2 * len(plain) >= len(questions), plain
 
@@ -271,7 +287,7 @@ def test_eval_set_rust_spans_match_items(question_set: tuple[str, Path, list[Eva
 
 
 def test_eval_set_doc_spans_cover_whole_sections(question_set: tuple[str, Path, list[EvalQuestion]]) -> None:
-    _, root, questions = question_set
+    kb, root, questions = question_set
     checked = 0
     for q in questions:
         for span in q.gold_spans:
@@ -283,4 +299,4 @@ def test_eval_set_doc_spans_cover_whole_sections(question_set: tuple[str, Path, 
             if end is not None:
                 assert span.end_line == end, (q.id, span, end)
                 checked += 1
-    assert checked > 0
+    assert checked > 0 or kb in EXTERNAL
