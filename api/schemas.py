@@ -155,6 +155,7 @@ class GenerationInfo(BaseModel):
 class LastJob(BaseModel):
     id: int
     status: str
+    ready: str | None = None
     generation: int | None = None
     created_at: Timestamp | None = None
     finished_at: Timestamp | None = None
@@ -172,6 +173,9 @@ class Job(BaseModel):
     id: int
     kb: str
     status: Literal["queued", "running", "succeeded", "failed"]
+    ready: Literal["searchable", "complete"] | None = Field(None, description=(
+        "How far the job's knowledge base can be searched: searchable once its keyword index (BM25, smart, DocQL, "
+        "file reads) is published, while the running job embeds; complete once the vectors are published too."))
     source_path: str
     generation: int | None = None
     progress: IngestCounters | None = None

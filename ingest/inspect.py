@@ -67,7 +67,8 @@ def show_kb(engine: Engine, settings: Settings, name: str, tenant: str = "defaul
             select(IngestJob).where(IngestJob.kb_id == kb.id).order_by(IngestJob.id.desc()).limit(1)
         ).first()
         info["last_job"] = None if job is None else {
-            "id": job.id, "status": job.status, "generation": job.generation, "created_at": job.created_at,
+            "id": job.id, "status": job.status, "ready": job.ready, "generation": job.generation,
+            "created_at": job.created_at,
             "finished_at": job.finished_at, "elapsed_s": job.elapsed_s, "error": job.error,
             "failures": len(job.failures or []),
         }
