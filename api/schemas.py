@@ -240,6 +240,8 @@ class SearchResponse(BaseModel):
     total: int
     smart_level: int | None = None
     timings_ms: dict[str, float]
+    degraded_reasons: list[str] = Field(default_factory=list, description=(
+        "What the search did without: the vector channel while the generation's embeddings are computed."))
 
 
 class DocqlItem(BaseModel):
