@@ -7,7 +7,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, func, select
 
-from sift.catalog import generation_dir, get_kb, index_dir_of
+from sift.catalog import get_kb, index_dir_of
 from sift.config import Settings
 from sift.db import visible_in
 from sift.db.tables import Chunk, File, Generation, IngestJob, KnowledgeBase, Node
@@ -60,7 +60,7 @@ def show_kb(engine: Engine, settings: Settings, name: str, tenant: str = "defaul
         ).all()
         info["generations"] = [
             {"number": g.number, "status": g.status, "created_at": g.created_at, "published_at": g.published_at,
-             "stats": g.stats, "index_bytes": _dir_bytes(generation_dir(index_root, kb.id, g.number))}
+             "stats": g.stats, "index_bytes": _dir_bytes(index_dir_of(index_root, kb.id, g.number, g.index_path))}
             for g in gens
         ]
         job = conn.execute(

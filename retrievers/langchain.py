@@ -80,7 +80,7 @@ def langchain_faiss(searcher: Searcher, kb: str, index_type: str = "function", t
     if not hasattr(bundle, "indexes"):
         raise InvalidQuery("a LangChain FAISS store needs the local search backend's index files; with "
                            "SIFT_SEARCH_BACKEND=postgres use SiftRetriever instead")
-    if not bundle.vectors_ready:
+    if not getattr(bundle, "vectors_ready", True):  # keyword-only while its embeddings are computed
         from sift.errors import VectorsNotReady
         from sift.retrievers.channels import vectors_not_ready
 
