@@ -23,6 +23,7 @@ from sift.api.jobs import job_view
 from sift.config import Settings
 from sift.db import open_database
 from sift.db.tables import EmbeddingCache, Generation, IngestJob, KnowledgeBase
+from sift.ingest.jobs import submit
 from tests.sources import fetch_sdist
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -112,4 +113,18 @@ def test_sigkill_while_embedding_leaves_a_searchable_generation_that_the_next_in
     assert vector["hits"] and vector["degraded_reasons"] == []
     fused = _json(data, "search", "validate the schema of a document", "--kb", "cb", "--format", "json")
     assert any("vector" in h["channels"] for h in fused["hits"]) and fused["degraded_reasons"] == []
+    engine.dispose()
+
+
+def test_worker_reports_a_job_searchable_then_complete(tmp_path):
+    data = tmp_path / "data"
+    engine = open_database(Settings(data_dir=data))
+    job_id = submit(engine, "default", "answers", ROOT / "tests" / "fixtures" / "answers_repo")
+    worker = _sift(data, "worker", "--once", "--poll", "0.1")
+    out, err = worker.communicate(timeout=600)
+    assert worker.returncode == 0, err[-2000:]
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert [(r["job"], r["status"], r["ready"]) for r in lines] == [
+        (job_id, "running", "searchable"), (job_id, "succeeded", "complete")]
+    assert job_view(engine, job_id, "default")["ready"] == "complete"
     engine.dispose()
