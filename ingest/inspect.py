@@ -79,7 +79,7 @@ def check_kb(engine: Engine, settings: Settings, name: str, tenant: str) -> dict
     """Every index file of a kb's serving generation hashed against its manifest, then loaded: ``{"kb", "tenant",
     "generation", "directory", "ok", "files": [{"name", "ok", "problem"}], "problem"}``."""
     from sift.errors import IndexNotReady
-    from sift.index.generation import load_indexes, read_manifest, verify_files
+    from sift.index.generation import has_vectors, load_indexes, read_manifest, verify_files
 
     kb = get_kb(engine, name, tenant)
     with engine.connect() as conn:
@@ -107,6 +107,9 @@ def check_kb(engine: Engine, settings: Settings, name: str, tenant: str) -> dict
         else:
             load_indexes(directory)
             report["ok"] = True
+            if not has_vectors(manifest):
+                report["note"] = ("keyword-only: its vectors are still being computed (or the ingest that computed "
+                                  "them stopped; `sift ingest` finishes them)")
     except IndexNotReady as exc:
         report["problem"] = exc.message
     return report

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine, func, select, update
 
-from sift.catalog import KbRef, generation_dir, index_dir_of
+from sift.catalog import KbRef, generation_dir, get_kb, index_dir_of
 from sift.config import Settings
 from sift.db import advisory_key, is_postgres, open_database
 from sift.db.tables import Generation, IngestJob
@@ -208,6 +208,7 @@ def _run(
             return _build(settings, engine, root, kb, number, previous, job_id, embedder, build_index,
                           _checked(progress, stop), llm_parser, started, within)
     except Interrupted as exc:
+        kb = get_kb(engine, kb.name, kb.tenant)  # a run stopped while embedding has published its keyword index
         serving = f"generation {kb.generation} keeps serving" if kb.generation else "nothing was published"
         mark_job_failed(engine, job_id, f"{exc}: the run stopped before it finished; {serving}")
         raise
