@@ -18,8 +18,10 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
-    op.add_column("ingest_jobs", sa.Column("ready", sa.String(20), nullable=True))
-    op.execute("UPDATE ingest_jobs SET ready = 'complete' WHERE status = 'succeeded'")
+    columns = {c["name"] for c in sa.inspect(op.get_bind()).get_columns("ingest_jobs")}
+    if "ready" not in columns:  # a database stamped back to an older revision may have it already
+        op.add_column("ingest_jobs", sa.Column("ready", sa.String(20), nullable=True))
+    op.execute("UPDATE ingest_jobs SET ready = 'complete' WHERE status = 'succeeded' AND ready IS NULL")
 
 
 def downgrade() -> None:
