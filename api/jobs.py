@@ -226,7 +226,7 @@ def job_view(engine: Engine, job_id: int, tenant: str, owned: frozenset[int] = f
         raise NotFound(f"ingest job {job_id} does not exist", field="job_id")
     job = row
     return {
-        "id": job.id, "kb": row.kb_name, "status": job.status, "source_path": job.source_path,
+        "id": job.id, "kb": row.kb_name, "status": job.status, "ready": job.ready, "source_path": job.source_path,
         "generation": job.generation, "progress": job.progress, "result": job.stats,
         "failures": len(job.failures or []), "error": job.error, "created_at": job.created_at,
         "started_at": job.started_at, "finished_at": job.finished_at, "elapsed_s": job.elapsed_s,

@@ -155,6 +155,7 @@ class GenerationInfo(BaseModel):
 class LastJob(BaseModel):
     id: int
     status: str
+    ready: str | None = None
     generation: int | None = None
     created_at: Timestamp | None = None
     finished_at: Timestamp | None = None
@@ -172,6 +173,9 @@ class Job(BaseModel):
     id: int
     kb: str
     status: Literal["queued", "running", "succeeded", "failed"]
+    ready: Literal["searchable", "complete"] | None = Field(None, description=(
+        "How far the job's knowledge base can be searched: searchable once its keyword index (BM25, smart, DocQL, "
+        "file reads) is published, while the running job embeds; complete once the vectors are published too."))
     source_path: str
     generation: int | None = None
     progress: IngestCounters | None = None
@@ -236,6 +240,8 @@ class SearchResponse(BaseModel):
     total: int
     smart_level: int | None = None
     timings_ms: dict[str, float]
+    degraded_reasons: list[str] = Field(default_factory=list, description=(
+        "What the search did without: the vector channel while the generation's embeddings are computed."))
 
 
 class DocqlItem(BaseModel):

@@ -118,6 +118,8 @@ def format_summary(s: dict[str, Any], totals: dict[str, Any] | None = None) -> s
         + f"; skipped: {skipped}, failures {len(s['failures'])}, {_duration(s['seconds'])}"
         + _rate(s["added"] + s["changed"], s["seconds"], "files")
     )
+    if s.get("searchable_seconds") is not None:
+        line += f"; searchable by keyword after {_duration(s['searchable_seconds'])}"
     index = s.get("index")
     if index:
         line += f"; embedded {index.get('embedded', 0)} (cached {index.get('cached', 0)})"
@@ -147,7 +149,8 @@ def _rate(done: int, seconds: float, unit: str) -> str:
 
 #: What each ingest phase counts, and its label on the progress display.
 _PHASES = {"walk": ("files", "walk (files found)"), "parse": ("files", "parse"),
-           "model": ("", "load embedding model"), "embed": ("chunks", "embed"), "index": ("steps", "write indexes")}
+           "model": ("", "load embedding model"), "embed": ("chunks", "embed"), "index": ("steps", "write indexes"),
+           "searchable": ("", "searchable by keyword (BM25, smart, DocQL); embedding next")}
 
 
 class _Progress:

@@ -124,7 +124,8 @@ def _print_show(info: dict[str, Any]) -> None:
         took = f" in {job['elapsed_s']:.1f} s" if job.get("elapsed_s") is not None else ""
         failures = f", {job['failures']} files failed to parse" if job.get("failures") else ""
         error = f": {escape(job['error'])}" if job.get("error") else ""
-        echo(f"  last job    #{job['id']} {job['status']}, generation {job['generation']}{took}{failures}{error}")
+        ready = f" ({job['ready']})" if job.get("ready") else ""
+        echo(f"  last job    #{job['id']} {job['status']}{ready}, generation {job['generation']}{took}{failures}{error}")
 
 
 def _size(n: int | None) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from sift.cli.common import add_common, open_existing, settings_from
@@ -53,9 +54,9 @@ def run(args: argparse.Namespace) -> int:
     cache = make_index_cache(settings, engine)
     tenant = args.tenant or settings.tenant
     filters = Filters(kb=args.kb, tenant=tenant, path_glob=args.path, language=args.lang, source_type=args.source)
-    cache.get(args.kb, tenant)
+    bundle = cache.get(args.kb, tenant)
     embedder = None
-    if "vector" in names:
+    if "vector" in names and getattr(bundle, "vectors_ready", True):  # keyword-only while it is embedded
         from sift.embed import make_embedder
 
         embedder = make_embedder(settings)
@@ -85,6 +86,8 @@ def _print(data: dict[str, Any], fmt: str) -> None:
         for h in _hits_with_snippets(data):
             echo(grep_line(h["path"], h["start_line"], first_line(h["snippet"]) or h["name"]))
         return
+    for reason in data.get("degraded_reasons") or []:
+        echo(f"note: {escape(reason)}", file=sys.stderr)
     if not data["hits"]:
         echo("no results")
     for path, entries in data["files"].items():

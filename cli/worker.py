@@ -1,7 +1,8 @@
 """`sift worker`: claim queued ingest jobs from the database and run them, one at a time.
 
 Run one or more per host beside the API replicas (all pointed at the same SIFT_DATABASE_URL and SIFT_INDEX_DIR).
-Each finished job is printed as one JSON line. SIGTERM/SIGINT let the current job finish, then exit.
+Each finished job is printed as one JSON line (``"ready": "complete"`` once its vectors are published), and before
+it, a line with ``"status": "running", "ready": "searchable"`` when its keyword index serves (embedding follows). SIGTERM/SIGINT let the current job finish, then exit.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from sqlalchemy import select
 from sift.catalog import get_serving_kb
 from sift.db import visible_in
 from sift.db.tables import File
-from sift.errors import SiftError
+from sift.errors import SiftError, VectorsNotReady
 from sift.graph import llm
 from sift.graph.abstention import (
     ABSENT_FROM_CORPUS,
@@ -125,6 +125,8 @@ async def retrieve(task: RetrieveTask, runtime: Runtime[AskContext]) -> dict[str
     except TimeoutError:
         result = timed_result(t, started, [], f"timed out after {ctx.limits.channel_timeout_ms} ms")
         result = result.model_copy(update={"timed_out": True})
+    except VectorsNotReady as exc:  # searchable by keyword only, for now: the answer says what it did without
+        result = timed_result(t, started, [], exc.message).model_copy(update={"unavailable": True})
     except SiftError as exc:
         result = timed_result(t, started, [], exc.message)
     log.info("retrieve %s round %d: %d hits in %.0f ms", t.channel, t.round, result.size, result.elapsed_ms)
@@ -363,8 +365,11 @@ def _files(citations: list[Citation], evidence: list[Evidence]) -> dict[str, lis
 
 
 def _degraded_reasons(state: AskState, draft: Draft) -> list[str]:
-    """Why the answer may differ from a full run: retrieve branches that timed out, an LLM that failed."""
-    reasons = [f"{r.channel} (round {r.round}): {r.error}" for r in state.get("results") or [] if r.timed_out]
+    """Why the answer may differ from a full run: a channel not ready yet, retrieve branches that timed out, an
+    LLM that failed."""
+    results = state.get("results") or []
+    reasons = [str(r.error) for r in results if r.unavailable]
+    reasons += [f"{r.channel} (round {r.round}): {r.error}" for r in results if r.timed_out]
     if draft.degraded:
         reasons.append(f"llm: {draft.note or 'failed'}")
     if draft.cut_short:

@@ -94,6 +94,8 @@ class ChannelResult(BaseModel):
     elapsed_ms: float = 0.0
     error: str | None = None
     timed_out: bool = False
+    unavailable: bool = False
+    """The channel cannot serve this generation yet (its vectors are still being computed): a degraded answer."""
 
     @property
     def key(self) -> str:
@@ -221,7 +223,8 @@ class Answer(BaseModel):
     thread_id: str | None = None
     degraded: bool = False
     degraded_reasons: list[str] = Field(default_factory=list, description="What this answer had to do without: "
-                                        "a retrieve branch that ran out of time, a search the time budget stopped, an LLM that failed.")
+                                        "a retrieve branch that ran out of time, a search the time budget stopped, an LLM that failed, the "
+                                        "vector channel while the knowledge base is still being embedded.")
     evidence: list[EvidenceItem] = Field(default_factory=list)
     confidence: ConfidenceLevel = Field("low", description="How likely the answer is right (see the README): high, "
                                         "medium, or low; never high for a degraded answer; a not-found is always low.")

@@ -1,7 +1,8 @@
 """Build the search indexes of one knowledge-base generation (the layout is ``sift.index.generation``'s).
 
 The directory is built in a hidden sibling directory and renamed into place after the manifest is written, so
-a directory that exists under its final name is always complete.
+a directory that exists under its final name is always complete. ``build_keyword_index`` writes a generation's
+BM25 index alone (seconds), which the pipeline publishes before ``build_indexes`` embeds (minutes to hours).
 """
 
 from __future__ import annotations
@@ -76,11 +77,7 @@ def build_indexes(
     """
     started = time.perf_counter()
     out_dir = Path(out_dir)
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    for stale in out_dir.parent.glob(f".{out_dir.name}.building-*"):  # left by a killed run (the kb lock
-        shutil.rmtree(stale, ignore_errors=True)  # guarantees no other builder of this kb is alive)
-    tmp_dir = out_dir.with_name(f".{out_dir.name}.building-{os.getpid()}")
-    tmp_dir.mkdir()
+    tmp_dir = _fresh_tmp(out_dir)
     total = _count_chunks(engine, kb_id, generation)
     previous = _load_previous(previous_dir, embedder.model_id)
     cache = EmbeddingCache(engine)
@@ -132,6 +129,40 @@ def build_indexes(
     }
     log.info("kb %d generation %d indexed: %s", kb_id, generation, stats)
     return stats
+
+
+def build_keyword_index(engine: Engine, kb_id: int, generation: int, out_dir: Path, *,
+                        batch_size: int = 1000) -> dict[str, Any]:
+    """Write the BM25 index of the chunks visible in ``generation`` to ``out_dir`` as a keyword-only generation
+    (manifest ``"vectors": false``; the same BM25 index ``build_indexes`` writes); returns stats."""
+    started = time.perf_counter()
+    out_dir = Path(out_dir)
+    tmp_dir = _fresh_tmp(out_dir)
+    bm25 = BM25Builder()
+    counts = dict.fromkeys(KINDS, 0)
+    for rows in _chunk_batches(engine, kb_id, generation, batch_size):
+        for r in rows:
+            bm25.add(r.id, tokenize(embedding_text(r.kind, r.path, r.name, r.heading_path, r.text)))
+            counts[r.kind] = counts.get(r.kind, 0) + 1
+    index = bm25.finish()
+    index.save(tmp_dir)
+    _write_json(tmp_dir / MANIFEST, {
+        "version": MANIFEST_VERSION, "kb_id": kb_id, "generation": generation, "model_id": None,
+        "vectors": False, "counts": counts, "bm25": {"docs": len(index), "terms": len(index.terms)},
+        "files": file_checksums(tmp_dir),
+    })
+    _swap_in(tmp_dir, out_dir)
+    return {"chunks": counts, "seconds": round(time.perf_counter() - started, 3)}
+
+
+def _fresh_tmp(out_dir: Path) -> Path:
+    """An empty hidden directory beside ``out_dir`` to build it in (half-built ones of killed runs removed)."""
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    for stale in out_dir.parent.glob(f".{out_dir.name}.building-*"):  # left by a killed run (the kb lock
+        shutil.rmtree(stale, ignore_errors=True)  # guarantees no other builder of this kb is alive)
+    tmp_dir = out_dir.with_name(f".{out_dir.name}.building-{os.getpid()}")
+    tmp_dir.mkdir()
+    return tmp_dir
 
 
 def _count_chunks(engine: Engine, kb_id: int, generation: int) -> int:

@@ -7,7 +7,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, func, select
 
-from sift.catalog import generation_dir, get_kb, index_dir_of
+from sift.catalog import get_kb, index_dir_of
 from sift.config import Settings
 from sift.db import visible_in
 from sift.db.tables import Chunk, File, Generation, IngestJob, KnowledgeBase, Node
@@ -60,14 +60,15 @@ def show_kb(engine: Engine, settings: Settings, name: str, tenant: str = "defaul
         ).all()
         info["generations"] = [
             {"number": g.number, "status": g.status, "created_at": g.created_at, "published_at": g.published_at,
-             "stats": g.stats, "index_bytes": _dir_bytes(generation_dir(index_root, kb.id, g.number))}
+             "stats": g.stats, "index_bytes": _dir_bytes(index_dir_of(index_root, kb.id, g.number, g.index_path))}
             for g in gens
         ]
         job = conn.execute(
             select(IngestJob).where(IngestJob.kb_id == kb.id).order_by(IngestJob.id.desc()).limit(1)
         ).first()
         info["last_job"] = None if job is None else {
-            "id": job.id, "status": job.status, "generation": job.generation, "created_at": job.created_at,
+            "id": job.id, "status": job.status, "ready": job.ready, "generation": job.generation,
+            "created_at": job.created_at,
             "finished_at": job.finished_at, "elapsed_s": job.elapsed_s, "error": job.error,
             "failures": len(job.failures or []),
         }
@@ -78,7 +79,7 @@ def check_kb(engine: Engine, settings: Settings, name: str, tenant: str) -> dict
     """Every index file of a kb's serving generation hashed against its manifest, then loaded: ``{"kb", "tenant",
     "generation", "directory", "ok", "files": [{"name", "ok", "problem"}], "problem"}``."""
     from sift.errors import IndexNotReady
-    from sift.index.generation import load_indexes, read_manifest, verify_files
+    from sift.index.generation import has_vectors, load_indexes, read_manifest, verify_files
 
     kb = get_kb(engine, name, tenant)
     with engine.connect() as conn:
@@ -106,6 +107,9 @@ def check_kb(engine: Engine, settings: Settings, name: str, tenant: str) -> dict
         else:
             load_indexes(directory)
             report["ok"] = True
+            if not has_vectors(manifest):
+                report["note"] = ("keyword-only: its vectors are still being computed (or the ingest that computed "
+                                  "them stopped; `sift ingest` finishes them)")
     except IndexNotReady as exc:
         report["problem"] = exc.message
     return report

@@ -30,7 +30,7 @@ def new_summary(kb: KbRef, number: int, job_id: int) -> dict[str, Any]:
     return {
         "kb": kb.name, "tenant": kb.tenant, "job_id": job_id, "generation": number, "status": "running",
         "files": 0, "added": 0, "changed": 0, "unchanged": 0, "deleted": 0, "lines": 0,
-        "nodes": 0, "chunks": 0, "skipped": {}, "failures": [], "seconds": 0.0,
+        "nodes": 0, "chunks": 0, "skipped": {}, "failures": [], "seconds": 0.0, "ready": None,
     }
 
 
@@ -87,7 +87,8 @@ def finish_job(conn: Connection, job_id: int, summary: dict[str, Any], started: 
     conn.execute(
         update(IngestJob)
         .where(IngestJob.id == job_id)
-        .values(status="succeeded", stats={k: v for k, v in summary.items() if k != "failures"},
+        .values(status="succeeded", ready=summary.get("ready"),
+                stats={k: v for k, v in summary.items() if k != "failures"},
                 failures=summary["failures"][:1000], finished_at=func.now(),
                 elapsed_s=round(time.perf_counter() - started, 3), generation=summary["generation"])
     )

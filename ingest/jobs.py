@@ -138,14 +138,21 @@ def release(engine: Engine, job: ClaimedJob, worker_id: str) -> None:
 
 
 def run_job(settings: Settings, engine: Engine, job: ClaimedJob, worker_id: str, *,
-            stale_after_s: float = DEFAULT_STALE_AFTER_S, embedder: Embedder | None = None) -> dict[str, Any]:
-    """Run a claimed job through the pipeline; returns ``{"job", "kb", "status", ...}`` (status succeeded,
-    failed, cancelled or released)."""
+            stale_after_s: float = DEFAULT_STALE_AFTER_S, embedder: Embedder | None = None,
+            on_searchable: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    """Run a claimed job through the pipeline; returns ``{"job", "kb", "status", "ready", ...}`` (status succeeded,
+    failed, cancelled or released; ready complete when its vectors are published). ``on_searchable`` is told
+    ``{..., "status": "running", "ready": "searchable"}`` when its keyword index is published, before embedding."""
     result: dict[str, Any] = {"job": job.id, "kb": job.kb, "tenant": job.tenant, "worker": worker_id}
+
+    def progress(phase: str, done: int, total: int | None) -> None:
+        if phase == "searchable" and on_searchable is not None:
+            on_searchable({**result, "status": "running", "ready": "searchable"})
+
     try:
         summary = ingest(settings, Path(job.source_path), job.kb, tenant=job.tenant, public=job.public,
                          engine=engine, embedder=embedder, build_index=job.build_index, job_id=job.id,
-                         heartbeat_s=max(0.2, stale_after_s / 4))
+                         heartbeat_s=max(0.2, stale_after_s / 4), progress=progress)
     except JobCancelled as exc:
         return {**result, "status": "cancelled", "error": exc.message}
     except Conflict:
@@ -157,7 +164,8 @@ def run_job(settings: Settings, engine: Engine, job: ClaimedJob, worker_id: str,
             log.exception("ingest job %d failed", job.id)
         record_failure(engine, job.id, exc)
         return {**result, "status": "failed", "error": failure.message if failure else str(exc)}
-    return {**result, "status": "succeeded", "generation": summary["generation"], "outcome": summary["status"]}
+    return {**result, "status": "succeeded", "generation": summary["generation"], "outcome": summary["status"],
+            "ready": summary.get("ready")}
 
 
 def work(settings: Settings, engine: Engine, worker_id: str, *, once: bool = False, poll_s: float = 1.0,
@@ -178,7 +186,8 @@ def work(settings: Settings, engine: Engine, worker_id: str, *, once: bool = Fal
             from sift.embed import make_embedder
 
             embedder = make_embedder(settings)
-        result = run_job(settings, engine, job, worker_id, stale_after_s=stale_after_s, embedder=embedder)
+        result = run_job(settings, engine, job, worker_id, stale_after_s=stale_after_s, embedder=embedder,
+                         on_searchable=on_result)
         if result["status"] == "released":
             stop.wait(poll_s)  # its kb is busy elsewhere; give that run time before asking again
         else:

@@ -1,8 +1,10 @@
-"""The ingestion job: walk → parse → chunk → write rows → build indexes → publish a new generation.
+"""The ingestion job: walk → parse → chunk → write rows → publish the keyword index → embed → publish the vectors.
 
 Streaming and batched: files are parsed one at a time and written ``ingest_batch_size`` at a time. Everything
 is written as generation G+1 beside the serving generation G; only the final ``publish`` transaction switches
-readers over, so a crash at any point leaves G serving (the next run discards the leftovers).
+readers over, so a crash at any point leaves G serving (the next run discards the leftovers). With the local
+search backend a run with new content publishes G+1 twice (``ingest.searchable``): with its BM25 index alone as
+soon as the rows are written, then with its vectors; a crash while embedding leaves G+1 serving keyword search.
 
 A run records its end on its job row whatever happens: ``succeeded``, or ``failed`` with the exception, or — for
 SIGTERM/SIGINT, turned into :class:`Interrupted` by :func:`interrupt_on_signals` — with the signal's name. Only
@@ -22,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine, func, select, update
 
-from sift.catalog import KbRef, generation_dir, index_dir_of
+from sift.catalog import KbRef, generation_dir, get_kb, index_dir_of
 from sift.config import Settings
 from sift.db import advisory_key, is_postgres, open_database
 from sift.db.tables import Generation, IngestJob
@@ -51,6 +53,7 @@ from sift.ingest.liveness import (
 from sift.ingest.parse_worker import ParseBounds, Parsed, ParseLimitExceeded, ParseWorker, record_skip
 from sift.ingest.parsers import ParserRegistry
 from sift.ingest.parsers.llm import LLMParserOptions, make_llm_parser
+from sift.ingest.searchable import drop_keyword_index, publish_keywords, publish_vectors, vector_source
 from sift.ingest.walk import WalkedFile, WalkStats, walk
 from sift.languages import classify
 from sift.models import DocumentTree
@@ -62,8 +65,8 @@ if TYPE_CHECKING:  # the embedding module loads only when an index is built
 
 log = logging.getLogger(__name__)
 
-#: progress(phase, done, total) — phase is "walk", "parse", "model", "embed" or "index"; total is None while walking
-#: (files found so far) and while the embedding model loads.
+#: progress(phase, done, total) — phase is "walk", "parse", "searchable" (once, when the keyword index is published),
+#: "model", "embed" or "index"; total is None while walking (files found so far) and while the model loads.
 Progress = Callable[[str, int, int | None], None]
 
 
@@ -208,6 +211,7 @@ def _run(
             return _build(settings, engine, root, kb, number, previous, job_id, embedder, build_index,
                           _checked(progress, stop), llm_parser, started, stop, within)
     except Interrupted as exc:
+        kb = get_kb(engine, kb.name, kb.tenant)  # a run stopped while embedding has published its keyword index
         serving = f"generation {kb.generation} keeps serving" if kb.generation else "nothing was published"
         mark_job_failed(engine, job_id, f"{exc}: the run stopped before it finished; {serving}")
         raise
@@ -299,7 +303,7 @@ def _build(
     if not changed and kb.generation and (not build_index or _has_index(engine, kb, settings)):
         with engine.begin() as conn:
             store.drop_generation(conn, kb.id, number)
-            summary.update(generation=kb.generation, status="unchanged")
+            summary.update(generation=kb.generation, status="unchanged", ready="complete" if build_index else None)
             finish_job(conn, job_id, summary, started)
         summary["seconds"] = round(time.perf_counter() - started, 3)
         return summary
@@ -307,6 +311,10 @@ def _build(
     with engine.begin() as conn:
         store.close_files(conn, replaced + deleted, number)
     index_dir = None
+    local = settings.search_backend != "postgres"
+    if build_index and local and (changed or not kb.generation):  # keyword search first, vectors after
+        kb = publish_keywords(engine, kb, number, index_root, job_id, summary, started)
+        progress("searchable", 1, 1)
     if build_index:
         if embedder is None:
             from sift.embed import make_embedder
@@ -325,19 +333,23 @@ def _build(
             from sift.ingest.index import build_indexes
 
             index_dir = generation_dir(index_root, kb.id, number)
-            prev_dir = generation_dir(index_root, kb.id, kb.generation) if kb.generation else None
             summary["index"] = build_indexes(
-                engine, embedder, kb.id, number, index_dir,
-                previous_dir=prev_dir if prev_dir and prev_dir.exists() else None,
+                engine, embedder, kb.id, number, index_dir, previous_dir=vector_source(engine, kb, index_root),
                 progress=progress, vector_kind=settings.vector_index,
             )
+        summary["ready"] = "complete"
     summary["seconds"] = round(time.perf_counter() - started, 3)
     summary["status"] = "published"
     with engine.begin() as conn:
-        # Stored relative to the index root: a moved or copied data directory reads its own files.
-        stored = index_dir.relative_to(index_root) if index_dir is not None else None
-        store.publish(conn, kb, number, stored, generation_stats(summary))
+        if kb.generation == number:  # published keyword-only above: its vectors join it
+            publish_vectors(conn, kb, index_dir, index_root, generation_stats(summary))
+        else:
+            # Stored relative to the index root: a moved or copied data directory reads its own files.
+            stored = index_dir.relative_to(index_root) if index_dir is not None else None
+            store.publish(conn, kb, number, stored, generation_stats(summary))
         finish_job(conn, job_id, summary, started)
+    if kb.generation == number:
+        drop_keyword_index(index_root, kb)
     with engine.begin() as conn:
         store.collect_garbage(conn, kb.id, number, index_root, settings.generation_grace_s)
     return summary

@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlalchemy import Connection, delete, func, insert, select, update
 
-from sift.catalog import KbRef, generation_dir, get_kb, kb_index_dir, oldest_needed
+from sift.catalog import KbRef, generation_dir, get_kb, kb_index_dir, keyword_dir, oldest_needed
 from sift.db import advisory_key, is_postgres, visible_in
 from sift.db.tables import Chunk, Entity, File, Generation, GenerationLease, KnowledgeBase, Node, Ref
 
@@ -49,7 +49,7 @@ def discard_unpublished(conn: Connection, kb: KbRef, index_root: Path) -> int:
         select(Generation.number).where(Generation.kb_id == kb.id, Generation.number > kb.generation)
     ).scalars().all()
     for number in numbers:
-        shutil.rmtree(generation_dir(index_root, kb.id, number), ignore_errors=True)
+        remove_index_dirs(index_root, kb.id, number)
     # Half-built index directories of killed runs (the kb lock guarantees no builder is alive).
     for partial in kb_index_dir(index_root, kb.id).glob(".g*.building-*"):
         shutil.rmtree(partial, ignore_errors=True)
@@ -59,6 +59,12 @@ def discard_unpublished(conn: Connection, kb: KbRef, index_root: Path) -> int:
         .values(status="abandoned")
     )
     return len(stale)
+
+
+def remove_index_dirs(index_root: Path, kb_id: int, number: int) -> None:
+    """Delete a generation's index directory and its keyword-only one."""
+    shutil.rmtree(generation_dir(index_root, kb_id, number), ignore_errors=True)
+    shutil.rmtree(keyword_dir(index_root, kb_id, number), ignore_errors=True)
 
 
 def next_generation(conn: Connection, kb: KbRef) -> int:
@@ -208,7 +214,7 @@ def collect_garbage(conn: Connection, kb_id: int, serving: int, index_root: Path
         )
     ).scalars().all()
     for number in old:
-        shutil.rmtree(generation_dir(index_root, kb_id, number), ignore_errors=True)
+        remove_index_dirs(index_root, kb_id, number)
     if old:
         conn.execute(delete(Generation).where(Generation.kb_id == kb_id, Generation.number.in_(old)))
     conn.execute(delete(GenerationLease).where(GenerationLease.kb_id == kb_id,

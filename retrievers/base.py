@@ -1,5 +1,8 @@
 """The Channel protocol and the per-generation index bundle every channel reads.
 
+A generation published keyword-only (``ingest.searchable``) loads with no vectors (``KbIndex.vectors_ready``);
+the cache checks it on each use and loads it again once its vectors are published.
+
 ``KbIndex`` is loaded once per (knowledge base, generation): the FAISS and BM25 files of the generation and a
 columnar copy of its chunks' metadata (no text), so filters become numpy masks applied before ranking and hits
 are built without a database round trip per hit. ``IndexCache`` hands out the bundle of the serving generation
@@ -168,6 +171,11 @@ class KbIndex:
     directory: Path
     loaded_at: float
 
+    @property
+    def vectors_ready(self) -> bool:
+        """False while the generation is served keyword-only (its embeddings are still being computed)."""
+        return self.indexes.has_vectors
+
     def doc_freqs(self, tokens: list[str]) -> tuple[int, dict[str, int]]:
         """(N, {token: document frequency}) in this generation's BM25 index; absent tokens are left out."""
         bm25 = self.indexes.bm25
@@ -198,14 +206,21 @@ class IndexCache(ServingCache[KbIndex]):
         super().__init__(engine, ref_ttl_s=ref_ttl_s, lease_refresh_s=lease_refresh_s)
         self.index_root = index_root
 
-    def _load(self, ref: KbRef) -> KbIndex:
-        from sift.index.generation import load_indexes
-
+    def _directory(self, ref: KbRef) -> Path:
         with self.engine.connect() as conn:
             path = conn.execute(
                 select(Generation.index_path).where(Generation.kb_id == ref.id, Generation.number == ref.generation)
             ).scalar()
-        directory = index_dir_of(self.index_root, ref.id, ref.generation, path)
+        return index_dir_of(self.index_root, ref.id, ref.generation, path)
+
+    def _outdated(self, bundle: KbIndex) -> bool:
+        """A keyword-only generation is checked on every use: its vectors may have been published since."""
+        return not bundle.vectors_ready and self._directory(bundle.kb) != bundle.directory
+
+    def _load(self, ref: KbRef) -> KbIndex:
+        from sift.index.generation import load_indexes
+
+        directory = self._directory(ref)
         if not (directory / "manifest.json").exists():
             raise IndexNotReady(
                 f"knowledge base {ref.name!r} generation {ref.generation} has no search index; "

@@ -11,13 +11,14 @@ from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
-from sift.errors import InvalidQuery
+from sift.errors import InvalidQuery, VectorsNotReady
 from sift.models import Filters, Hit
 from sift.retrievers.base import IndexCache, KbIndex
 from sift.retrievers.smart import SmartMatcher, SmartResult
 from sift.tokenize import tokenize
 
 if TYPE_CHECKING:  # the embedders load with the entry point
+    from sift.catalog import KbRef
     from sift.embed import Embedder
     from sift.index.vector import VectorIndex
 
@@ -73,6 +74,12 @@ def _with_windows(scored: list[tuple[int, float]], index: VectorIndex, vec: np.n
     return list(best.items())
 
 
+def vectors_not_ready(kb: KbRef) -> str:
+    """What a search or answer without the vector channel says, while a generation's vectors are computed."""
+    return (f"vector channel not ready: knowledge base {kb.name!r} generation {kb.generation} is "
+            "searchable by keyword while its embeddings are computed (the running `sift ingest` publishes them)")
+
+
 class VectorChannel:
     """Nearest neighbours of the query embedding in the file, function or doc index (or all three). A chunk's
     score is the best of its own vector's and its windows' (``sift.index.generation``)."""
@@ -91,6 +98,8 @@ class VectorChannel:
                bundle: KbIndex | None = None) -> list[Hit]:
         """Top ``k`` chunks by cosine similarity (inner product of normalised vectors)."""
         bundle = self.cache.resolve(filters, bundle)
+        if not bundle.vectors_ready:
+            raise VectorsNotReady(vectors_not_ready(bundle.kb))
         vec = self.embedder.embed_query(query) if query_vec is None else query_vec
         allowed = _allowed_ids(bundle, filters)
         kinds = ("file", "function", "doc") if self.index_type == "all" else (self.index_type,)

@@ -80,6 +80,11 @@ def langchain_faiss(searcher: Searcher, kb: str, index_type: str = "function", t
     if not hasattr(bundle, "indexes"):
         raise InvalidQuery("a LangChain FAISS store needs the local search backend's index files; with "
                            "SIFT_SEARCH_BACKEND=postgres use SiftRetriever instead")
+    if not getattr(bundle, "vectors_ready", True):  # keyword-only while its embeddings are computed
+        from sift.errors import VectorsNotReady
+        from sift.retrievers.channels import vectors_not_ready
+
+        raise VectorsNotReady(vectors_not_ready(bundle.kb))
     index = bundle.indexes.vectors[index_type]
     ids = [int(i) for i in index.ids]
     with searcher.engine.connect() as conn:

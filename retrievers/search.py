@@ -25,7 +25,7 @@ from sift.errors import InvalidQuery
 from sift.models import Filters, Hit
 from sift.retrievers import copies
 from sift.retrievers.base import IndexCache, KbIndex
-from sift.retrievers.channels import INDEX_TYPES, BM25Channel, SmartChannel, VectorChannel
+from sift.retrievers.channels import INDEX_TYPES, BM25Channel, SmartChannel, VectorChannel, vectors_not_ready
 from sift.retrievers.fusion import fuse, group_by_file
 from sift.retrievers.ranker import question_forms
 from sift.text import split_lines
@@ -85,9 +85,11 @@ class SearchResult:
     per_channel: dict[str, list[Hit]] = field(default_factory=dict)
     timings_ms: dict[str, float] = field(default_factory=dict)
     smart_level: int | None = None
+    degraded_reasons: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
-        """``{"type": "search_result", "query", "files": {path: [...]}, "hits": [...]}``."""
+        """``{"type": "search_result", "query", "files": {path: [...]}, "hits": [...], ..., "degraded_reasons"}``
+        (what the search did without, e.g. the vector channel while a generation is still being embedded)."""
         flat = []
         for h in self.hits:
             flat.append({"rank": h.rank, "path": h.path, "start_line": h.start_line, "end_line": h.end_line,
@@ -98,6 +100,7 @@ class SearchResult:
             "type": "search_result", "query": self.query, "files": group_by_file(self.hits, self.snippets),
             "hits": flat, "total": len(self.hits), "smart_level": self.smart_level,
             "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
+            "degraded_reasons": list(self.degraded_reasons),
         }
 
 
@@ -218,6 +221,10 @@ class Searcher:
         bundle = self.cache.get(filters.kb, filters.tenant or "default")
         depth = depth or max(10 * k, 100)
         timings: dict[str, float] = {}
+        reasons: list[str] = []
+        if "vector" in names and not getattr(bundle, "vectors_ready", True):  # keyword-only until embedded
+            names = tuple(n for n in names if n != "vector")
+            reasons.append(vectors_not_ready(bundle.kb))
         t_all = time.perf_counter()
 
         # The query embedding starts first (a batching embedder queues it for its model thread; otherwise a pool
@@ -246,7 +253,9 @@ class Searcher:
         results = [done[n] for n in names]
         per_channel = {name: hits for name, hits, _ in results}
         smart_level = next((extra.level for name, _, extra in results if name == "smart" and extra), None)
-        if len(names) == 1:
+        if not names:
+            fused = []
+        elif len(names) == 1:
             fused = per_channel[names[0]][:k]
         else:
             fused = fuse([per_channel[n] for n in names], tokenize(query), identifiers_in(query),
@@ -254,7 +263,7 @@ class Searcher:
             fused = self.fold_copies(fused, bundle)[:k]
         snippets = self.snippets(fused)
         timings["total"] = (time.perf_counter() - t_all) * 1000
-        return SearchResult(query, fused, snippets, per_channel, timings, smart_level)
+        return SearchResult(query, fused, snippets, per_channel, timings, smart_level, reasons)
 
     def fold_copies(self, hits: list[Hit], bundle: KbIndex | PgKb) -> list[Hit]:
         """``hits`` with each definition's copies in other files folded into one hit (``copies.collapse``), shown

@@ -60,6 +60,11 @@ class ServingCache(Generic[B]):
         """Load the bundle of ``ref``'s generation (IndexNotReady when it has none)."""
         raise NotImplementedError
 
+    def _outdated(self, bundle: B) -> bool:
+        """Whether ``bundle``'s generation has since been given more to serve (a keyword-only generation its
+        vectors); loaded again when so."""
+        return False
+
     def _ref(self, kb: str, tenant: str) -> KbRef:
         """The knowledge base and its serving generation, remembered for ``ref_ttl_s``."""
         key, now = (tenant, kb), time.monotonic()
@@ -76,10 +81,11 @@ class ServingCache(Generic[B]):
         ref = self._ref(kb, tenant)
         key = (tenant, kb)
         bundle = self._loaded.get(key)
-        if bundle is None or (bundle.kb.id, bundle.kb.generation) != (ref.id, ref.generation):
+        if bundle is None or (bundle.kb.id, bundle.kb.generation) != (ref.id, ref.generation) or self._outdated(bundle):
             with self._lock:
                 bundle = self._loaded.get(key)
-                if bundle is None or (bundle.kb.id, bundle.kb.generation) != (ref.id, ref.generation):
+                if (bundle is None or (bundle.kb.id, bundle.kb.generation) != (ref.id, ref.generation)
+                        or self._outdated(bundle)):
                     bundle = self._load(ref)
                     self._loaded[key] = bundle
         self._lease(bundle.kb)

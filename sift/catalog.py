@@ -67,6 +67,11 @@ def generation_dir(index_root: Path, kb_id: int, number: int) -> Path:
     return kb_index_dir(index_root, kb_id) / f"g{number}"
 
 
+def keyword_dir(index_root: Path, kb_id: int, number: int) -> Path:
+    """Where a generation's keyword-only index lives until its vectors are published (``ingest.searchable``)."""
+    return kb_index_dir(index_root, kb_id) / f"g{number}.keywords"
+
+
 def index_dir_of(index_root: Path, kb_id: int, number: int, stored: str | None) -> Path:
     """The index directory of a generation whose ``index_path`` column holds ``stored``: a path relative to the
     index root (``kb3/g7``), so a data directory moved or copied elsewhere reads its own indexes."""

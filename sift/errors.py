@@ -49,6 +49,10 @@ class IndexNotReady(SiftError):
     status = 503
 
 
+class VectorsNotReady(IndexNotReady):
+    """The serving generation is searchable by keyword, but its vectors are still being computed."""
+
+
 class IndexDamaged(IndexNotReady):
     """A generation's index files are missing, truncated or corrupt (the message says which and how to rebuild)."""
 

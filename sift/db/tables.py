@@ -216,6 +216,8 @@ class IngestJob(Base):
     source_path: Mapped[str] = mapped_column(Text, nullable=False)
     # queued | running | succeeded | failed
     status: Mapped[str] = mapped_column(String(20), nullable=False)
+    # null | searchable (keyword search serves the new content) | complete (its vectors are published too)
+    ready: Mapped[str | None] = mapped_column(String(20))
     generation: Mapped[int | None] = mapped_column(Integer)
     progress: Mapped[dict | None] = mapped_column(JSON)
     stats: Mapped[dict | None] = mapped_column(JSON)

@@ -6,6 +6,11 @@ several vectors under one chunk id; generations built before windows have none),
 (``bm25.npz`` + ``bm25.vocab.json``) and ``manifest.json``, written last: a directory under its final name is
 always complete (``sift.ingest.index`` builds it).
 
+A *keyword-only* generation (manifest ``"vectors": false``, ``model_id`` null) holds the BM25 index alone: an
+ingest publishes one as soon as parsing is done, so BM25, smart search, DocQL and the file reader serve while
+the embeddings are computed; the vectors come in the next generation. It is never ``is_current`` (the next
+ingest embeds it).
+
 The manifest's ``files`` hold each index file's size, first bytes and SHA-256, hashed as a stream when the
 generation is built. Loading checks sizes and first bytes (cheap, and a memory-mapped file is never read whole);
 ``verify_files(full=True)`` (``sift kb check``) hashes every byte. Any damaged, missing or unreadable file is an
@@ -48,6 +53,16 @@ class LoadedIndexes:
         """The embedding model the vectors were made with (queries must use the same)."""
         return str(self.manifest["model_id"])
 
+    @property
+    def has_vectors(self) -> bool:
+        """False for a keyword-only generation (its embeddings are still being computed)."""
+        return has_vectors(self.manifest)
+
+
+def has_vectors(manifest: dict[str, Any]) -> bool:
+    """Whether a manifest's generation holds vector indexes (every generation but a keyword-only one)."""
+    return manifest.get("vectors", True) is not False
+
 
 def vector_file(directory: Path, kind: str) -> Path:
     """The FAISS file of chunk kind ``kind`` in a generation directory."""
@@ -61,7 +76,7 @@ def is_current(directory: Path) -> bool:
         manifest = json.loads((Path(directory) / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
-    if not isinstance(manifest, dict) or manifest.get("version") != MANIFEST_VERSION:
+    if not isinstance(manifest, dict) or manifest.get("version") != MANIFEST_VERSION or not has_vectors(manifest):
         return False
     expected = [vector_file(directory, k) for k in KINDS] + [window_file(directory, k)
                                                            for k in manifest.get("window_counts", {})]
@@ -145,8 +160,9 @@ def load_indexes(directory: Path, *, mmap: bool = False, ef_search: int | None =
     if bad:
         raise IndexDamaged("; ".join(bad))
     kwargs = {"ef_search": ef_search} if ef_search else {}
+    kinds = KINDS if has_vectors(manifest) else ()
     try:
-        vectors = {k: VectorIndex.load(vector_file(directory, k), mmap=mmap, **kwargs) for k in KINDS}
+        vectors = {k: VectorIndex.load(vector_file(directory, k), mmap=mmap, **kwargs) for k in kinds}
         windows = {k: VectorIndex.load(window_file(directory, k), mmap=mmap, **kwargs)
                    for k in manifest.get("window_counts", {})}
         bm25 = BM25Index.load(directory)

@@ -57,9 +57,10 @@ def test_ingest_job_publishes_while_chat_keeps_answering(served):
     job = r.json()
     # the server's job runner may already have claimed it by the time the 202 is written
     assert job["status"] in ("queued", "running") and job["kb"] == "tiny"
-    seen, answers = set(), 0
+    seen, answers, readies = set(), 0, set()
     while (state := client.get(f"/v1/jobs/{job['id']}").json())["status"] not in ("succeeded", "failed"):
         seen.add(state["status"])
+        readies.add(state["ready"])
         chat = client.post("/v1/chat", json={"kb": "tiny", "message": "where is the token validated?"})
         assert chat.status_code == 200, chat.text
         assert any(c["path"] == "pkg/auth.py" for c in chat.json()["citations"])
@@ -70,6 +71,7 @@ def test_ingest_job_publishes_while_chat_keeps_answering(served):
             assert "pkg/billing.py" not in hits  # the previous generation keeps serving
     assert state["status"] == "succeeded", state
     assert answers >= 1 and seen <= {"queued", "running"}
+    assert readies <= {None, "searchable"} and state["ready"] == "complete"
     assert state["generation"] == 2 and state["result"]["added"] == 1 and state["progress"]["files"] == 6
     assert state["started_at"] and state["finished_at"] and state["elapsed_s"] > 0
     assert client.get("/v1/kbs/tiny").json()["generation"] == 2

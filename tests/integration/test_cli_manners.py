@@ -265,7 +265,9 @@ def test_ingest_progress_has_totals_and_moves_per_embedding_call(tmp_path: Path,
     ingest(Settings(data_dir=tmp_path / "data"), repo, "many", embedder=local_embedder,
            progress=lambda phase, done, total: calls.append((phase, done, total)))
     phases = list(dict.fromkeys(p for p, _, _ in calls))
-    assert phases == ["walk", "parse", "embed", "index"]  # the model was given: no load phase
+    # the model was given: no load phase; the keyword index is published before the embedding starts
+    assert phases == ["walk", "parse", "searchable", "embed", "index"]
+    assert [(d, t) for p, d, t in calls if p == "searchable"] == [(1, 1)]
     assert [d for p, d, _ in calls if p == "walk"] == [1, 2, 3]
     assert {t for p, _, t in calls if p == "parse"} == {3}
     embed = [(d, t) for p, d, t in calls if p == "embed"]

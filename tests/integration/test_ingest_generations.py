@@ -19,7 +19,7 @@ from sift.catalog import get_kb
 from sift.config import Settings
 from sift.db import open_database
 from sift.db.tables import Chunk, Generation
-from sift.errors import Conflict
+from sift.errors import Conflict, NotFound
 from sift.ingest.pipeline import ingest, kb_lock
 from sift.models import Filters
 from sift.retrievers.base import IndexCache
@@ -102,7 +102,7 @@ KILLER = textwrap.dedent("""
 
 
 @pytest.mark.parametrize(("phase", "after"), [("parse", 4), ("embed", 1), ("index", 1)])
-def test_sigkill_mid_ingest_leaves_previous_generation_serving(tmp_path, local_embedder, phase, after):
+def test_sigkill_mid_ingest_leaves_a_generation_serving(tmp_path, local_embedder, phase, after):
     settings = Settings(data_dir=tmp_path / "data")
     repo = _repo(tmp_path / "repo")
     ingest(settings, repo, "t", embedder=local_embedder)
@@ -116,14 +116,22 @@ def test_sigkill_mid_ingest_leaves_previous_generation_serving(tmp_path, local_e
     assert child.returncode == -9, child.stderr[-2000:]
     engine = open_database(settings)
     kb = get_kb(engine, "t")
-    assert kb.generation == 1
-    # Generation 1 serves exactly as before: same search results, same file text, the deleted file still there.
-    assert _search_paths(settings, local_embedder, "where is the token validated") == before
-    assert "validate_token" in "\n".join(read_file_lines(engine, "t", "pkg/auth.py").lines)
-    assert read_file_lines(engine, "t", "README.md").lines[0] == "# Tiny"
+    if phase == "parse":
+        assert kb.generation == 1
+        # Generation 1 serves exactly as before: same search results, same file text, the deleted file still there.
+        assert _search_paths(settings, local_embedder, "where is the token validated") == before
+        assert "validate_token" in "\n".join(read_file_lines(engine, "t", "pkg/auth.py").lines)
+        assert read_file_lines(engine, "t", "README.md").lines[0] == "# Tiny"
+    else:
+        # Killed after the keyword index was published: generation 2 serves the new content by keyword.
+        assert kb.generation == 2
+        assert "pkg/extra.py" in _search_paths(settings, local_embedder, "brand_new_helper validated token cache")
+        assert "def replaced" in "\n".join(read_file_lines(engine, "t", "pkg/auth.py").lines)
+        with pytest.raises(NotFound):
+            read_file_lines(engine, "t", "README.md")
     # The next run cleans up and publishes.
     summary = ingest(settings, repo, "t", embedder=local_embedder)
-    assert summary["status"] == "published" and summary["generation"] >= 2
+    assert summary["status"] == "published" and summary["generation"] >= 2 and summary["ready"] == "complete"
     assert "pkg/extra.py" in _search_paths(settings, local_embedder, "brand new helper validated token cache")
     with engine.connect() as conn:
         statuses = dict(conn.execute(select(Generation.number, Generation.status)).all())
