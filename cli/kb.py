@@ -77,11 +77,11 @@ def run_show(args: argparse.Namespace) -> int:
 
 def run_check(args: argparse.Namespace) -> int:
     """Check one knowledge base's serving index files; 0 when intact, 1 when damaged."""
-    from sift.db import open_database
+    from sift.cli.common import open_existing
     from sift.ingest.inspect import check_kb
 
     settings = settings_from(args)
-    report = check_kb(open_database(settings), settings, args.name, args.tenant or settings.tenant)
+    report = check_kb(open_existing(settings), settings, args.name, args.tenant or settings.tenant)
     if args.json:
         print_json(report)
     else:

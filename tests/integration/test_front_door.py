@@ -103,6 +103,7 @@ READ_ONLY = [
     ("files", "--kb", KB, "pkg/auth.py"),
     ("kb", "list"),
     ("kb", "show", KB),
+    ("kb", "check", KB),
     ("threads", "list"),
     ("threads", "show", "t1"),
     ("eval", "QUESTIONS", "--kb", KB, "--mode", "answer"),

@@ -196,8 +196,11 @@ def test_api_jobs_beside_a_running_worker_each_run_once_by_one_owner(tmp_path, l
         worker.send_signal(signal.SIGTERM)
         out, err = worker.communicate(timeout=120)
     assert worker.returncode == 0, err[-2000:]
-    # What the worker says it ran agrees with the rows: nothing released, failed or cancelled.
-    assert {json.loads(line)["status"] for line in out.splitlines() if line.strip()} <= {"succeeded"}, out
+    # What the worker says it ran agrees with the rows: nothing released, failed or cancelled. Besides each job's
+    # last line, a job says once that its generation is searchable while its vectors are computed.
+    said = [json.loads(line) for line in out.splitlines() if line.strip()]
+    assert {s["status"] for s in said if s.get("ready") != "searchable"} <= {"succeeded"}, out
+    assert all(s["status"] == "running" for s in said if s.get("ready") == "searchable"), out
 
 
 def test_a_process_that_cannot_take_a_job_says_who_has_it_and_leaves_it_alone(tmp_path, tiny_repo):
