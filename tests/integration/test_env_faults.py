@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import httpx
+import pytest
 
 from sift.api.app import create_app
 from sift.api.server import serve_in_thread
@@ -28,6 +29,13 @@ ROOT = Path(__file__).resolve().parents[2]
 CLI = "import sys; from sift.cli import main; sys.exit(main())"
 
 
+def _on_sqlite() -> None:
+    """These faults are of the SQLite file in the data directory (it is what fills the disk, what is malformed or
+    replaced); on a PostgreSQL database (the suite's second pass sets SIFT_DATABASE_URL) there is no such file."""
+    if os.environ.get("SIFT_DATABASE_URL"):
+        pytest.skip("a fault of the SQLite database file; this run keeps the database in PostgreSQL")
+
+
 def _repo(path: Path, files: int, lines: int) -> Path:
     path.mkdir(parents=True)
     for i in range(files):
@@ -38,6 +46,7 @@ def _repo(path: Path, files: int, lines: int) -> Path:
 
 def test_disk_full_mid_ingest_is_a_user_error_and_the_job_says_so(tmp_path):
     """The data directory is a 3 MB tmpfs (in a user and mount namespace of its own): the disk fills for real."""
+    _on_sqlite()
     data = tmp_path / "data"
     data.mkdir()
     small, big = _repo(tmp_path / "small", 1, 2), _repo(tmp_path / "big", 300, 60)  # big: ~1.5 MB of text
@@ -80,6 +89,7 @@ def test_a_read_only_data_directory_is_a_user_error(tmp_path):
 
 
 def test_a_malformed_database_or_manifest_is_a_user_error(tmp_path, capsys, local_embedder):
+    _on_sqlite()
     data = tmp_path / "data"
     settings = Settings(data_dir=data)
     ingest(settings, _repo(tmp_path / "repo", 2, 3), "kb", embedder=local_embedder)
@@ -103,6 +113,7 @@ def _damage(data: Path) -> None:
 
 
 def test_a_database_damaged_under_a_running_server_answers_503(tmp_path, local_embedder):
+    _on_sqlite()
     settings = ApiSettings(data_dir=tmp_path / "data", auth=False)
     ingest(settings, _repo(tmp_path / "repo", 2, 3), "kb", embedder=local_embedder)
     app = create_app(settings, embedder=local_embedder)
