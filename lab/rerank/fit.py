@@ -231,7 +231,7 @@ def export(groups: list[dict]) -> None:
     figures = evaluate(model, groups)
     tensors = {k: v.detach().numpy() for k, v in model.net.state_dict().items()
                if not k.endswith("position_ids")}
-    meta = {"seed": SEED, "steps": state["step"], "groups_sha256": hashlib.sha256(GROUPS.read_bytes()).hexdigest(),
+    meta = {"seed": SEED, "epochs": EPOCHS, "steps": state["step"], "groups_sha256": hashlib.sha256(GROUPS.read_bytes()).hexdigest(),
             "held_out": figures, "held_out_projects": [*HELD_OUT, *HELD_OUT_PACKAGES], "source": "lab/rerank/fit.py"}
     base = model_dir()
     info = RerankerInfo(LAYERS, MAX_TOKENS, QUESTION_TOKENS,
@@ -265,7 +265,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--export", action="store_true", help="write the fitted file from the last checkpoint")
     ap.add_argument("--steps", type=int, default=None, help="stop after this many steps (resume later)")
+    ap.add_argument("--epochs", type=int, default=EPOCHS, help=f"passes over the data (default {EPOCHS})")
     args = ap.parse_args()
+    global EPOCHS
+    EPOCHS = args.epochs
     groups = load_groups()
     if args.export:
         export(groups)
