@@ -262,12 +262,12 @@ def write_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
 
 
 def main() -> None:
+    global EPOCHS
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--export", action="store_true", help="write the fitted file from the last checkpoint")
     ap.add_argument("--steps", type=int, default=None, help="stop after this many steps (resume later)")
     ap.add_argument("--epochs", type=int, default=EPOCHS, help=f"passes over the data (default {EPOCHS})")
     args = ap.parse_args()
-    global EPOCHS
     EPOCHS = args.epochs
     groups = load_groups()
     if args.export:
