@@ -24,7 +24,7 @@ from typing import Any
 from sift.errors import SiftError
 
 COMMAND_MODULES = ["ingest", "files", "kb", "search", "docql", "eval", "serve", "keys", "ask", "threads", "worker",
-                   "mcp"]
+                   "mcp", "llm"]
 
 EXIT_OK, EXIT_USER_ERROR, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 0, 1, 2, 70, 130, 141
 

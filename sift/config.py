@@ -82,6 +82,12 @@ class Settings(BaseSettings):
     llm_api_key: str | None = None
     llm_model: str | None = None
     llm_timeout_s: float = 30.0
+    llm_context_tokens: int | None = Field(
+        default=None, ge=512,
+        description="The model's context length in tokens (printed by `sift llm serve`): prompts are cut to fit it, "
+                    "whole evidence items in rank order. None: the prompt is not cut.",
+    )
+    llm_max_tokens: int = Field(default=1024, ge=16, description="Most tokens the model may write in one reply.")
     branch_timeout_ms: int = Field(
         default=1500, ge=0,
         description="Time bound of each parallel retrieve branch of an answer (ask, chat); a branch that runs out "
