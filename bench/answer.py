@@ -15,7 +15,13 @@ retrieved spans, made blind to which of them an answer cited; see ``eval/judgmen
 that is neither gold nor judged counts as wrong, and ``citations_unjudged`` is the share of such citations.
 
     python bench/answer.py [--split dev|dev2|test|test2|test3|test4|test5|test6|external|both|all] [--sets eval/sets/attrs.jsonl ...]
-                           [--json] [--dump rows.jsonl] [--wall-clock]
+                           [--json] [--dump rows.jsonl] [--wall-clock] [--llm local|configured]
+
+``--llm local`` starts ``sift llm serve``'s server (the packaged model, in this process) and asks every question
+twice in one run, extractive and with the model, and prints both; ``--llm configured`` uses the ``SIFT_LLM_*``
+settings instead. The LLM mode adds, per split: the share of its answers written by the model that passed the
+evidence check without a fallback (``llm_checked_rate``), degraded runs (``degraded_rate``), and tokens per second
+of answer time (``tokens_per_s``).
 
 Quality does not depend on the machine's load: the graph runs without its branch timeouts and time budget
 (``RunLimits(wall_clock=False)``), so a busy machine gets the same answers, only slower; ``--wall-clock`` keeps
@@ -134,7 +140,7 @@ def pooled(q: Any, citations: list[Any], judged: list[Any]) -> tuple[float | Non
 
 
 async def collect(sets: list[Path], dump: Path | None = None, confidence: Any = None,
-                  wall_clock: bool = False) -> list[dict[str, Any]]:
+                  wall_clock: bool = False, llm: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Ask every question; one row per question with its metrics, confidence and signals. ``confidence`` is the
     model the graph uses (the fitted one when None). Without ``wall_clock`` no branch timeout or time budget
     applies, so the answers (and every quality figure) are the same however busy the machine is."""
@@ -143,7 +149,7 @@ async def collect(sets: list[Path], dump: Path | None = None, confidence: Any = 
     from sift.graph.context import RunLimits
     from sift.graph.service import AskService, open_checkpointer, open_resources
 
-    settings = Settings(data_dir=DATA)
+    settings = Settings(data_dir=DATA, **(llm or {}))
     embedder = make_embedder(settings)
     questions = [(path, q) for path in sets for q in load_questions(path, strict=True)[0]]
     judgments = {path.stem: load_judgments(JUDGMENTS / path.name) for path in sets}
@@ -170,16 +176,28 @@ async def collect(sets: list[Path], dump: Path | None = None, confidence: Any = 
                          "latency_ms": latency, "grounded": answer.grounded, "negative": q.kind == "negative",
                          **answer_metrics(q, record), "confidence": answer.confidence,
                          "confidence_score": answer.confidence_score, "signals": answer.confidence_signals,
-                         "citation_precision_pooled": precision, "citations_unjudged": unjudged})
+                         "citation_precision_pooled": precision, "citations_unjudged": unjudged,
+                         "mode": answer.mode, "degraded": answer.degraded, "tokens": answer.tokens})
     searcher.close()
     if dump is not None:
         dump.write_text("".join(json.dumps(r) + "\n" for r in dumped))
     return rows
 
 
-async def run(sets: list[Path], dump: Path | None = None, wall_clock: bool = False) -> dict[str, Any]:
-    """Ask every question and aggregate the answer metrics per split (dev, test) and per set."""
-    rows = await collect(sets, dump, wall_clock=wall_clock)
+async def run(sets: list[Path], dump: Path | None = None, wall_clock: bool = False,
+              llm: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Ask every question and aggregate the answer metrics per split (dev, test) and per set; with ``llm``
+    (settings of a model server), ask them again with the model and report that mode as ``SPLIT (llm)``."""
+    extractive = None if llm is None else {"llm_base_url": None, "llm_model": None}  # the baseline has no model
+    result = _per_split(await collect(sets, dump, wall_clock=wall_clock, llm=extractive))
+    if llm is not None:
+        llm_dump = dump.with_suffix(".llm.jsonl") if dump is not None else None
+        for split, part in _per_split(await collect(sets, llm_dump, wall_clock=wall_clock, llm=llm)).items():
+            result[f"{split} (llm)"] = part
+    return result
+
+
+def _per_split(rows: list[dict[str, Any]]) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for split in dict.fromkeys(r["split"] for r in rows):
         mine = [r for r in rows if r["split"] == split]
@@ -189,6 +207,17 @@ async def run(sets: list[Path], dump: Path | None = None, wall_clock: bool = Fal
             part["sets"] = {n: summarize([r for r in mine if r["set"] == n]) for n in names}
         result[split] = part
     return result
+
+
+def _llm_figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the model did: answers it wrote that passed the check at once, degraded runs, tokens per second."""
+    if not any(r["mode"] == "llm" or r["degraded"] or r["tokens"] for r in rows):
+        return {}
+    seconds = sum(r["latency_ms"] for r in rows) / 1000
+    return {"llm_checked_rate": m.mean(1.0 if r["mode"] == "llm" and not r["fallback"] and not r["degraded"]
+                                       else 0.0 for r in rows),
+            "degraded_rate": m.mean(1.0 if r["degraded"] else 0.0 for r in rows),
+            "tokens_per_s": sum(r["tokens"] for r in rows) / seconds if seconds else 0.0}
 
 
 def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -213,6 +242,7 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "ungrounded": [r["id"] for r in pos if not r["grounded"]],
         "negatives_answered": [r["id"] for r in neg if r["not_found_accuracy"] == 0.0],
         "calibration": m.calibration((r["confidence"], r["answer_right"], not r["negative"]) for r in rows),
+        **_llm_figures(rows),
     }
 
 
@@ -228,11 +258,27 @@ def main() -> int:
     p.add_argument("--dump", type=Path, help="write per-question answers and evidence to this JSONL file")
     p.add_argument("--wall-clock", action="store_true",
                    help="answer under the service's branch timeouts and time budget (answers then depend on load)")
+    p.add_argument("--llm", choices=("local", "configured"), default=None,
+                   help="ask every question twice, extractive and with a model: `local` serves the packaged model "
+                        "(sift llm serve) for the run, `configured` uses the SIFT_LLM_* settings")
     args = p.parse_args()
     sets = args.sets or {**SPLIT_SETS, "both": SPLIT_SETS["dev"] + SPLIT_SETS["test"],
                          "all": [path for split, paths in SPLIT_SETS.items() if split not in HELD_BACK
                                  for path in paths]}[args.split]
-    result = asyncio.run(run(sets, args.dump, args.wall_clock))
+    if args.llm == "local":
+        from sift.local_llm import ServerConfig, start
+
+        config = ServerConfig(port=0, ctx=4096)
+        server, base_url, name = start(config)
+        llm: dict[str, Any] | None = {"llm_base_url": base_url, "llm_model": name, "llm_context_tokens": config.ctx}
+    elif args.llm == "configured":
+        server, llm = None, {}
+        if not (Settings().llm_base_url and Settings().llm_model):
+            p.error("--llm configured needs SIFT_LLM_BASE_URL and SIFT_LLM_MODEL")
+    else:
+        server, llm = None, None
+    result = asyncio.run(run(sets, args.dump, args.wall_clock, llm))
+    del server
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
