@@ -156,9 +156,10 @@ def job_view(engine: Engine, job_id: int, tenant: str, owned: frozenset[int] = f
 
 @dataclass(frozen=True, slots=True)
 class DeletedKb:
-    """What went with a deleted knowledge base: its threads' ids and the jobs that had not finished."""
+    """What went with a deleted knowledge base: its threads' checkpointer keys (whose state the caller deletes) and
+    the jobs that had not finished."""
 
-    threads: list[str]
+    checkpoints: list[str]
     pending_jobs: list[int]
 
 
@@ -167,8 +168,8 @@ def delete_kb(engine: Engine, data_dir: Path, index_root: Path, tenant: str, kb:
     Conflict while an ingest runs, NotFound when it is not the tenant's."""
     ref = get_kb(engine, kb, tenant)
     with kb_lock(data_dir, tenant, kb), engine.begin() as conn:
-        threads = conn.execute(
-            select(Thread.thread_id).where(Thread.tenant == tenant, Thread.kb == kb)
+        checkpoints = conn.execute(
+            select(Thread.checkpoint_id).where(Thread.tenant == tenant, Thread.kb == kb)
         ).scalars().all()
         # Queued jobs are cancelled: with their rows gone, a subprocess still starting stops before the kb.
         pending = conn.execute(select(IngestJob.id).where(
@@ -177,7 +178,7 @@ def delete_kb(engine: Engine, data_dir: Path, index_root: Path, tenant: str, kb:
         conn.execute(delete(Thread).where(Thread.tenant == tenant, Thread.kb == kb))
         conn.execute(delete(KnowledgeBase).where(KnowledgeBase.id == ref.id))
     shutil.rmtree(kb_index_dir(index_root, ref.id), ignore_errors=True)
-    return DeletedKb(list(threads), list(pending))
+    return DeletedKb(list(checkpoints), list(pending))
 
 
 def _claimable(cutoff: ColumnElement[Any]) -> ColumnElement[bool]:

@@ -57,14 +57,14 @@ class KbService:
 
     async def delete(self, tenant: str, kb: str) -> None:
         """Delete a knowledge base with its files, indexes, jobs and threads (Conflict while an ingest runs)."""
-        threads = await anyio.to_thread.run_sync(self._delete, tenant, kb)
-        await self.threads.forget_states(threads)
+        checkpoints = await anyio.to_thread.run_sync(self._delete, tenant, kb)
+        await self.threads.forget_states(checkpoints)
 
     def _delete(self, tenant: str, kb: str) -> list[str]:
         deleted = delete_kb(self.engine, self.settings.data_dir, self.settings.resolved_index_dir(), tenant, kb)
         self.jobs.cancel(deleted.pending_jobs)
         self.cache.forget(kb, tenant)
-        return deleted.threads
+        return deleted.checkpoints
 
     def ingest(self, tenant: str, kb: str, data: IngestRequest) -> Job:
         """Queue an ingest of the kb's directory (or ``data.path``), confined to the tenant's allowed roots."""
