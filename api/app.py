@@ -37,6 +37,15 @@ from sift.api.jobs import JobRunner
 from sift.api.limits import LimitedAskService, SearchSlots
 from sift.api.mcp.mount import mcp_mount
 from sift.api.openapi import SWAGGER_DIR, SWAGGER_URL, operation_id
+from sift.api.services import (
+    DEPENDENCIES,
+    ChatService,
+    HealthService,
+    KbService,
+    SearchService,
+    Services,
+    ThreadService,
+)
 from sift.api.settings import ApiSettings, api_settings
 from sift.config import Settings
 from sift.db import open_database
@@ -69,7 +78,7 @@ def make_service(settings: ApiSettings, engine: Engine, searcher: Searcher, chec
 async def open_state(state: State, settings: ApiSettings, embedder: Embedder | None = None, *,
                      warm: bool = True, run_jobs: bool = True) -> AsyncIterator[None]:
     """Open what requests run on into ``state`` (engine, query encoder, index cache, searcher, checkpointer, chat
-    service, job runner) and close it on exit; ``warm`` loads every published knowledge base now (else each on
+    service, job runner, and the services over them) and close it on exit; ``warm`` loads every published knowledge base now (else each on
     first use); without ``run_jobs`` this process queues ingest jobs but never claims one."""
     from sift.embed import LocalEmbedder, make_embedder
     from sift.graph.service import open_checkpointer
@@ -100,6 +109,7 @@ async def open_state(state: State, settings: ApiSettings, embedder: Embedder | N
         await saver.setup()
         state.checkpointer = saver
         state.ask = make_service(settings, engine, chat_searcher, saver, slots)
+        state.services = make_services(state)
         log.info("ready: %d knowledge bases loaded, chat %s", cache.loaded(),
                  "on" if state.ask is not None else "off")
         try:
@@ -112,6 +122,18 @@ async def open_state(state: State, settings: ApiSettings, embedder: Embedder | N
             search_pool.shutdown(wait=False, cancel_futures=True)
             batching.close()
             engine.dispose()
+
+
+def make_services(state: State) -> Services:
+    """The services the controllers and MCP tools call, over the resources ``open_state`` put in ``state``."""
+    threads = ThreadService(state.engine, state.ask)
+    return Services(
+        kbs=KbService(state.settings, state.engine, state.jobs, state.cache, threads),
+        threads=threads,
+        chat=ChatService(state.settings, state.engine, state.ask),
+        search=SearchService(state.engine, state.searcher, state.search_slots, state.search_pool),
+        health=HealthService(state),
+    )
 
 
 def _lifespan(settings: ApiSettings,
@@ -142,7 +164,7 @@ def create_app(settings: Settings | None = None, *, embedder: Embedder | None = 
     settings = api_settings(settings or ApiSettings())
     state = State({"settings": settings, "engine": None, "embedder": None, "checkpointer": None, "ask": None,
                    "cache": None, "searcher": None, "search_slots": None, "search_pool": None, "jobs": None,
-                   "data_dir": None})
+                   "data_dir": None, "services": None})
     # Swagger UI from files the package ships (api/static/swagger-ui), not a CDN: the docs render offline.
     swagger = SwaggerRenderPlugin(
         path=["/", "/swagger"], js_url=f"{SWAGGER_URL}/swagger-ui-bundle.js", css_url=f"{SWAGGER_URL}/swagger-ui.css",
@@ -163,7 +185,7 @@ def create_app(settings: Settings | None = None, *, embedder: Embedder | None = 
     return Litestar(
         route_handlers=[HealthController, KbController, JobController, SearchController, ChatController,
                         ThreadController, static, mcp],
-        dependencies={"tenant": Provide(provide_tenant)},
+        dependencies={"tenant": Provide(provide_tenant), **DEPENDENCIES},
         before_request=_refuse_writes_without_data_dir,
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=[_lifespan(settings, embedder), mcp_lifespan],

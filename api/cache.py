@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import logging
+from pathlib import Path
 
 from sqlalchemy import Engine, select
 
@@ -36,7 +37,7 @@ class ApiIndexCache(IndexCache):
     generation settles the heap, and ``warm`` loads every published knowledge base at start-up.
     """
 
-    def __init__(self, engine: Engine, index_root, ref_ttl_s: float = 0.5) -> None:  # noqa: ANN001
+    def __init__(self, engine: Engine, index_root: Path, ref_ttl_s: float = 0.5) -> None:
         super().__init__(engine, index_root, ref_ttl_s=ref_ttl_s)
         self._warming = False  # during warm() the caller settles the heap once, after every kb is loaded
 

@@ -17,25 +17,26 @@ import os
 import subprocess
 import sys
 import threading
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 from sqlalchemy import Engine, select
 
 from sift.api.settings import ApiSettings
 from sift.config import Settings
-from sift.db.tables import IngestJob, KnowledgeBase
-from sift.errors import Conflict, NotFound, OutsideRoot
-from sift.ingest.job_rows import mark_job_failed
-from sift.ingest.jobs import ClaimedJob, claim_next, default_worker_id, submit
-from sift.ingest.liveness import reap_dead_jobs, signal_name
-from sift.ingest.pipeline import kb_lock
+from sift.db.tables import IngestJob
+from sift.errors import OutsideRoot
+from sift.ingest.jobs import (
+    ClaimedJob,
+    check_idle,
+    claim_next,
+    default_worker_id,
+    mark_job_failed,
+    signal_name,
+    submit,
+)
 
 log = logging.getLogger(__name__)
 
-#: A queued job whose subprocess has not taken the kb lock yet still blocks a second one for this long.
-QUEUED_GRACE = timedelta(minutes=2)
 _CLI = "import sys; from sift.cli import main; sys.exit(main())"
 _ERROR_TAIL = 4000
 
@@ -89,7 +90,7 @@ class JobRunner:
     def start(self, tenant: str, kb: str, path: Path, public: bool = False, roots: list[Path] | None = None) -> int:
         """Queue an ingest of ``path`` into ``kb``, confined to ``roots`` when it runs; Conflict when one is
         already queued or running."""
-        self._check_idle(tenant, kb)
+        check_idle(self.engine, self.settings.data_dir, tenant, kb)
         job_id = submit(self.engine, tenant, kb, path, public=public, roots=roots or ())
         self._wake.set()
         return job_id
@@ -117,20 +118,6 @@ class JobRunner:
             except OSError as exc:
                 mark_job_failed(self.engine, job.id, f"could not start the ingest process: {exc}",
                                 worker=self.worker_id)
-
-    def _check_idle(self, tenant: str, kb: str) -> None:
-        with kb_lock(self.settings.data_dir, tenant, kb):
-            pass  # raises Conflict while a job holds it
-        since = datetime.now(UTC).replace(tzinfo=None) - QUEUED_GRACE
-        with self.engine.connect() as conn:
-            waiting = conn.execute(
-                select(IngestJob.id).join(KnowledgeBase, KnowledgeBase.id == IngestJob.kb_id)
-                .where(KnowledgeBase.name == kb, KnowledgeBase.tenant == tenant, IngestJob.status == "queued",
-                       IngestJob.created_at >= since)
-            ).first()
-        if waiting is not None:
-            raise Conflict(f"ingest job {waiting.id} of knowledge base {kb!r} is about to start; wait for it "
-                           f"(GET /v1/jobs/{waiting.id})")
 
     def _anything_queued(self) -> bool:
         """A read before the claim's write: an idle server polls without taking the database's write lock."""
@@ -210,24 +197,3 @@ def _tail(path: Path) -> str:
     errors = [ln for ln in lines if "error" in ln.lower()]
     return "\n".join(errors[-5:] or lines[-5:])[-_ERROR_TAIL:]
 
-
-def job_view(engine: Engine, job_id: int, tenant: str, owned: frozenset[int] = frozenset()) -> dict[str, Any]:
-    """A job of ``tenant`` as the API shows it (NotFound for anyone else's); a dead running job shows as failed,
-    unless it is one of ``owned``, whose watcher records the signal that ended it."""
-    if job_id not in owned:
-        reap_dead_jobs(engine, job_id=job_id)
-    with engine.connect() as conn:
-        row = conn.execute(
-            select(IngestJob, KnowledgeBase.name.label("kb_name"))
-            .join(KnowledgeBase, KnowledgeBase.id == IngestJob.kb_id)
-            .where(IngestJob.id == job_id, IngestJob.tenant == tenant)
-        ).first()
-    if row is None:
-        raise NotFound(f"ingest job {job_id} does not exist", field="job_id")
-    job = row
-    return {
-        "id": job.id, "kb": row.kb_name, "status": job.status, "ready": job.ready, "source_path": job.source_path,
-        "generation": job.generation, "progress": job.progress, "result": job.stats,
-        "failures": len(job.failures or []), "error": job.error, "created_at": job.created_at,
-        "started_at": job.started_at, "finished_at": job.finished_at, "elapsed_s": job.elapsed_s,
-    }

@@ -13,31 +13,47 @@ left (see ``ingest.pipeline``); the previously published generation keeps servin
 pipeline takes (advisory on PostgreSQL) is the final fence: if another run holds it, the claimant gets Conflict
 and hands the job back to the queue. Per-job options (``build_index``) ride in ``stats`` until the job succeeds and
 its summary replaces them.
+
+This module is ingestion's public face for the processes that queue, watch and cancel jobs (the API's runner,
+``sift worker``): they call it rather than the pipeline's lock or the store's rows. ``check_idle`` refuses a second
+ingest while one runs or is about to start, ``job_view`` shows a job, ``delete_kb`` removes a knowledge base with
+its jobs, threads and index files under its lock.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import shutil
 import socket
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Engine, and_, exists, func, insert, select, update
+from sqlalchemy import Engine, and_, delete, exists, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import aliased
 from sqlalchemy.sql.elements import ColumnElement
 
+from sift.catalog import get_kb, kb_index_dir
 from sift.config import Settings
 from sift.db import is_postgres
+from sift.db.api_tables import Thread
 from sift.db.tables import IngestJob, KnowledgeBase
-from sift.errors import Conflict, from_environment
-from sift.ingest.job_rows import OPTIONS_KEY, JobCancelled, record_failure
-from sift.ingest.liveness import DEFAULT_STALE_AFTER_S, beat, current_process, db_cutoff, reap_dead_jobs
-from sift.ingest.pipeline import ingest
+from sift.errors import Conflict, NotFound, from_environment
+from sift.ingest.job_rows import OPTIONS_KEY, JobCancelled, mark_job_failed, record_failure
+from sift.ingest.liveness import (
+    DEFAULT_STALE_AFTER_S,
+    beat,
+    current_process,
+    db_cutoff,
+    reap_dead_jobs,
+    signal_name,
+)
+from sift.ingest.pipeline import ingest, kb_lock
 from sift.ingest.store import ensure_kb
 from sift.names import check_name
 
@@ -46,7 +62,14 @@ if TYPE_CHECKING:  # the embedding module loads when a job builds an index
 
 log = logging.getLogger(__name__)
 
-__all__ = ["DEFAULT_STALE_AFTER_S", "ClaimedJob", "claim_next", "heartbeat", "release", "run_job", "submit", "work"]
+__all__ = [
+    "DEFAULT_STALE_AFTER_S", "QUEUED_GRACE", "ClaimedJob", "DeletedKb", "check_idle", "claim_next",
+    "default_worker_id", "delete_kb", "heartbeat", "job_view", "mark_job_failed", "release", "run_job",
+    "signal_name", "submit", "work",
+]  # fmt: skip
+
+#: A queued job whose process has not taken the kb lock yet still blocks a second one for this long.
+QUEUED_GRACE = timedelta(minutes=2)
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +113,72 @@ def submit(engine: Engine, tenant: str, kb: str, path: Path, *, public: bool = F
             if attempt:
                 raise
     raise AssertionError("unreachable")
+
+
+def check_idle(engine: Engine, data_dir: Path, tenant: str, kb: str) -> None:
+    """Conflict while an ingest of ``kb`` runs (it holds the kb lock) or a job queued within ``QUEUED_GRACE`` has
+    not started yet."""
+    with kb_lock(data_dir, tenant, kb):
+        pass  # raises Conflict while a job holds it
+    since = datetime.now(UTC).replace(tzinfo=None) - QUEUED_GRACE
+    with engine.connect() as conn:
+        waiting = conn.execute(
+            select(IngestJob.id).join(KnowledgeBase, KnowledgeBase.id == IngestJob.kb_id)
+            .where(KnowledgeBase.name == kb, KnowledgeBase.tenant == tenant, IngestJob.status == "queued",
+                   IngestJob.created_at >= since)
+        ).first()
+    if waiting is not None:
+        raise Conflict(f"ingest job {waiting.id} of knowledge base {kb!r} is about to start; wait for it "
+                       f"(GET /v1/jobs/{waiting.id})")
+
+
+def job_view(engine: Engine, job_id: int, tenant: str, owned: frozenset[int] = frozenset()) -> dict[str, Any]:
+    """A job of ``tenant`` as the API shows it (NotFound for anyone else's); a dead running job shows as failed,
+    unless it is one of ``owned``, whose watcher records the signal that ended it."""
+    if job_id not in owned:
+        reap_dead_jobs(engine, job_id=job_id)
+    with engine.connect() as conn:
+        row = conn.execute(
+            select(IngestJob, KnowledgeBase.name.label("kb_name"))
+            .join(KnowledgeBase, KnowledgeBase.id == IngestJob.kb_id)
+            .where(IngestJob.id == job_id, IngestJob.tenant == tenant)
+        ).first()
+    if row is None:
+        raise NotFound(f"ingest job {job_id} does not exist", field="job_id")
+    job = row
+    return {
+        "id": job.id, "kb": row.kb_name, "status": job.status, "ready": job.ready, "source_path": job.source_path,
+        "generation": job.generation, "progress": job.progress, "result": job.stats,
+        "failures": len(job.failures or []), "error": job.error, "created_at": job.created_at,
+        "started_at": job.started_at, "finished_at": job.finished_at, "elapsed_s": job.elapsed_s,
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class DeletedKb:
+    """What went with a deleted knowledge base: its threads' checkpointer keys (whose state the caller deletes) and
+    the jobs that had not finished."""
+
+    checkpoints: list[str]
+    pending_jobs: list[int]
+
+
+def delete_kb(engine: Engine, data_dir: Path, index_root: Path, tenant: str, kb: str) -> DeletedKb:
+    """Delete a knowledge base's rows (its jobs, threads and itself) under its lock, then its index files;
+    Conflict while an ingest runs, NotFound when it is not the tenant's."""
+    ref = get_kb(engine, kb, tenant)
+    with kb_lock(data_dir, tenant, kb), engine.begin() as conn:
+        checkpoints = conn.execute(
+            select(Thread.checkpoint_id).where(Thread.tenant == tenant, Thread.kb == kb)
+        ).scalars().all()
+        # Queued jobs are cancelled: with their rows gone, a subprocess still starting stops before the kb.
+        pending = conn.execute(select(IngestJob.id).where(
+            IngestJob.kb_id == ref.id, IngestJob.status.in_(("queued", "running")))).scalars().all()
+        conn.execute(delete(IngestJob).where(IngestJob.kb_id == ref.id))
+        conn.execute(delete(Thread).where(Thread.tenant == tenant, Thread.kb == kb))
+        conn.execute(delete(KnowledgeBase).where(KnowledgeBase.id == ref.id))
+    shutil.rmtree(kb_index_dir(index_root, ref.id), ignore_errors=True)
+    return DeletedKb(list(checkpoints), list(pending))
 
 
 def _claimable(cutoff: ColumnElement[Any]) -> ColumnElement[bool]:

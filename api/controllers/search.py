@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
-from functools import partial
-
 from litestar import Controller, get, post
-from litestar.datastructures import State
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody, Parameter
 
 from sift.api.controllers.common import errors
 from sift.api.schemas import KB_NAME, DocqlRequest, DocqlResponse, FileContent, SearchRequest, SearchResponse
-from sift.models import Filters, SourceType
-from sift.retrievers.docql import execute, resolve_kb
-from sift.retrievers.files import read_file_lines
+from sift.api.services import SearchService
 
 
 class SearchController(Controller):
@@ -24,32 +18,21 @@ class SearchController(Controller):
     tags = ["retrieval"]
 
     @post("/search", status_code=200, responses=errors(404, 503))
-    async def search(self, state: State, tenant: NamedDependency[str], data: JSONBody[SearchRequest]) -> SearchResponse:
+    async def search(self, search_service: NamedDependency[SearchService], tenant: NamedDependency[str],
+                     data: JSONBody[SearchRequest]) -> SearchResponse:
         """BM25, vector and smart keyword channels fused with RRF, grouped by file."""
-        filters = Filters(kb=data.kb, tenant=tenant, path_glob=data.path_glob, language=data.language,
-                          source_type=SourceType(data.source_type) if data.source_type else None)
-        channels = data.channels if isinstance(data.channels, str) else tuple(dict.fromkeys(data.channels))
-        if not channels:
-            channels = "all"
-
-        # A bounded number in flight (fewer while chat runs: api/limits.py), the rest queued in arrival order
-        # (CapacityLimiter wakes waiters FIFO). It runs in the search threads: the event loop stays free for chat.
-        search = partial(state.searcher.search, data.query, filters, k=data.k, channels=channels,
-                         index_type=data.index)
-        async with state.search_slots.limiter:
-            result = await asyncio.get_running_loop().run_in_executor(state.search_pool, search)
-        return SearchResponse.model_validate(result.as_dict())
+        return await search_service.search(tenant, data)
 
     @post("/docql", status_code=200, sync_to_thread=True, responses=errors(404, 503))
-    def docql(self, state: State, tenant: NamedDependency[str], data: JSONBody[DocqlRequest]) -> DocqlResponse:
+    def docql(self, search_service: NamedDependency[SearchService], tenant: NamedDependency[str],
+              data: JSONBody[DocqlRequest]) -> DocqlResponse:
         """A DocQL query; syntax errors are 400 with the 1-based ``position`` of the problem."""
-        kb_id, generation = resolve_kb(state.engine, data.kb, tenant)
-        return DocqlResponse.model_validate(execute(state.engine, kb_id, generation, data.query, limit=data.limit))
+        return search_service.docql(tenant, data)
 
     @get("/kbs/{kb:str}/files/{file_path:path}", sync_to_thread=True, responses=errors(404, 503))
     def file(
         self,
-        state: State,
+        search_service: NamedDependency[SearchService],
         tenant: NamedDependency[str],
         file_path: FromPath[str],
         kb: str = Parameter(pattern=KB_NAME),
@@ -57,6 +40,4 @@ class SearchController(Controller):
         end_line: int | None = Parameter(default=None, ge=1, le=10_000_000),
     ) -> FileContent:
         """Lines of an ingested file (serving generation), confined to the knowledge base."""
-        lines = read_file_lines(state.engine, kb, file_path.removeprefix("/"), start_line, end_line, tenant=tenant)
-        return FileContent(kb=kb, path=lines.path, start_line=lines.start_line, end_line=lines.end_line,
-                           total_lines=lines.total_lines, lines=lines.lines)
+        return search_service.file(tenant, kb, file_path.removeprefix("/"), start_line, end_line)

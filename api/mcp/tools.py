@@ -7,7 +7,6 @@ prints; any other failure is a tool error too, and the server goes on serving.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import inspect
 from collections.abc import Awaitable, Callable
@@ -21,7 +20,7 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from sift.api.mcp.state import StateSource
-from sift.api.schemas import Answer, DocqlResponse, FileContent, KbList, KbSummary, SearchResponse
+from sift.api.schemas import Answer, DocqlResponse, FileContent, KbList, SearchResponse
 from sift.errors import SiftError
 from sift.models import MAX_QUESTION_CHARS
 
@@ -109,9 +108,8 @@ def build_server(source: StateSource, kb: str | None = None) -> MCPServer:
         text, _ = check_request(query, k, channel, "all")
         state = await source.get()
         filters = Filters(kb=kb, tenant=tenant_of(ctx, settings.tenant), path_glob=path, language=lang)
-        search = functools.partial(state.searcher.search, text, filters, k=k, channels=channel)
-        async with state.search_slots.limiter:  # the search endpoint's slots and threads (api/limits.py)
-            result = await asyncio.get_running_loop().run_in_executor(state.search_pool, search)
+        # The search endpoint's service: its slots and threads (api/limits.py).
+        result = await state.services.search.run(text, filters, k=k, channels=channel)
         return SearchResponse.model_validate(result.as_dict())
 
     async def ask(
@@ -121,7 +119,6 @@ def build_server(source: StateSource, kb: str | None = None) -> MCPServer:
         thread_id: Annotated[str | None, Field(description="Continue (or start) this conversation; follow-ups "
                                                            "resolve against its earlier turns.")] = None,
     ) -> Answer:
-        from sift.api.controllers.chat import answer_on_thread
         from sift.api.schemas import ChatRequest
         from sift.graph.service import validate_question
         from sift.graph.threads import check_thread_id
@@ -131,7 +128,7 @@ def build_server(source: StateSource, kb: str | None = None) -> MCPServer:
             check_thread_id(thread_id)
         state = await source.get()
         request = ChatRequest(kb=kb, message=question, thread_id=thread_id)
-        return await answer_on_thread(state, tenant_of(ctx, settings.tenant), request)
+        return await state.services.chat.answer(tenant_of(ctx, settings.tenant), request)
 
     async def docql(
         kb: KbArg,
@@ -173,11 +170,9 @@ def build_server(source: StateSource, kb: str | None = None) -> MCPServer:
                            total_lines=lines.total_lines, lines=lines.lines)
 
     async def list_kbs(ctx: Context) -> KbList:
-        from sift.ingest.inspect import list_kbs as kbs
-
         state = await source.get()
-        rows = await run(kbs, state.engine, tenant_of(ctx, settings.tenant))
-        return KbList(kbs=[KbSummary.model_validate(r) for r in rows])
+        kbs: KbList = await run(state.services.kbs.list_kbs, tenant_of(ctx, settings.tenant))
+        return kbs
 
     tools: list[tuple[Callable[..., Awaitable[Any]], str, str]] = [
         (search, "search", "Ranked places in the code and docs for a query (BM25, vector and name-aware channels "

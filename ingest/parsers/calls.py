@@ -5,17 +5,14 @@ from __future__ import annotations
 
 import re
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING
 
 from tree_sitter import Node
 
+from sift.ingest.parsers.definition import Definition
 from sift.ingest.parsers.endpoints import call_route_method, join_paths, unquote
 from sift.ingest.parsers.scopes import bindings_in, bound_at, is_global
 from sift.ingest.parsers.syntax import end_line, node_text
 from sift.models import DocumentTree, ParsedEntity, ParsedRef
-
-if TYPE_CHECKING:
-    from sift.ingest.parsers.code import Definition
 
 _CALLEE = re.compile(r"[A-Za-z_$@][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*\Z")
 _SEGMENT = re.compile(r"\.|::|/")

@@ -8,7 +8,6 @@ then recovered from byte ranges with a stack, so no Python code visits every syn
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import PurePosixPath
 from typing import TypeGuard
@@ -24,6 +23,7 @@ from sift.ingest.parsers.comments import (
     python_string,
     without_license,
 )
+from sift.ingest.parsers.definition import Definition
 from sift.ingest.parsers.endpoints import decorator_endpoints, join_paths, route_prefix
 from sift.ingest.parsers.syntax import end_line, node_text, python_end_line
 from sift.ingest.parsers.text import line_count
@@ -67,26 +67,6 @@ _BODY_TYPES = frozenset(
 _IDENT = re.compile(r"[A-Za-z_$][\w$]*")
 _MAX_SIGNATURE = 300
 _CONTAINERS = frozenset(k.value for k in CONTAINER_KINDS)
-
-
-@dataclass(slots=True, eq=False)
-class Definition:
-    """A definition found by the query, before it gets its place in the tree."""
-
-    kind: str
-    node: Node
-    outer: Node
-    name_node: Node
-    name: str
-    receiver: str | None = None
-    parent: Definition | None = None
-    alias: Definition | None = None  # an `impl X` block merged into X's node
-    first: Node | None = None  # the first of the overload signatures this definition absorbed (``_merge_overloads``)
-    children: list[Definition] = field(default_factory=list)
-    index: int = 0
-    level: int = 1
-    qual: str = ""
-    prefix: str | None = None
 
 
 def _python_docstring(body: Node | None) -> str | None:

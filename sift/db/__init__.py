@@ -16,8 +16,10 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, Integer, and_, create_engine, event, literal, or_, text
 from sqlalchemy.engine import make_url
+from sqlalchemy.engine.interfaces import DBAPIConnection
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.pool import ConnectionPoolEntry
 from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.sql.functions import FunctionElement
 
@@ -43,7 +45,7 @@ def migrations_dir() -> Path:
     raise RuntimeError("sift's migrations are missing: reinstall sift")
 
 
-def _sqlite_pragmas(dbapi_conn, _record) -> None:  # noqa: ANN001 - DB-API connection
+def _sqlite_pragmas(dbapi_conn: DBAPIConnection, _record: ConnectionPoolEntry) -> None:
     cur = dbapi_conn.cursor()
     cur.execute("PRAGMA journal_mode=WAL")
     cur.execute("PRAGMA synchronous=NORMAL")

@@ -198,13 +198,34 @@ def _checkpoint_key(api, thread_id: str) -> str:
 
 def _checkpointed_questions(api, thread_id: str) -> list[str]:
     """The questions in the thread's latest checkpoint: what the next turn will build on."""
+    return _questions_under(api, _checkpoint_key(api, thread_id))
+
+
+def _questions_under(api, key: str) -> list[str]:
+    """The questions in the latest checkpoint under the checkpointer key ``key`` (none when it has no state)."""
     async def read() -> list[str]:
         async with open_checkpointer(api["settings"]) as saver:
-            config = {"configurable": {"thread_id": _checkpoint_key(api, thread_id), "checkpoint_ns": ""}}
-            saved = await saver.aget_tuple(config)
+            saved = await saver.aget_tuple({"configurable": {"thread_id": key, "checkpoint_ns": ""}})
         turns = saved.checkpoint["channel_values"]["turns"] if saved else []
         return [t["question"] if isinstance(t, dict) else t.question for t in turns]
     return asyncio.run(read())
+
+
+def test_deleting_a_kb_deletes_the_checkpointed_state_of_its_threads(api, local_embedder, tmp_path):
+    repo = tmp_path / "doomed"
+    for rel, text in TINY_FILES.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    ingest(api["settings"], repo, "doomed", tenant="acme", embedder=local_embedder)
+    r = api["acme"].post("/v1/chat", json={"kb": "doomed", "message": "where is login defined?",
+                                          "thread_id": "on-doomed"})
+    assert r.status_code == 200, r.text
+    key = _checkpoint_key(api, "on-doomed")
+    assert key != "on-doomed"  # the checkpointer key is the server's own, not the client's id
+    assert _questions_under(api, key) == ["where is login defined?"]
+    assert api["acme"].delete("/v1/kbs/doomed").status_code == 204
+    assert api["acme"].get("/v1/threads/on-doomed").status_code == 404
+    assert _questions_under(api, key) == []  # no state left behind under the deleted thread's key
 
 
 def test_concurrent_turns_on_one_thread_all_reach_its_state(api):

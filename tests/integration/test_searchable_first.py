@@ -19,11 +19,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine, func, select
 
-from sift.api.jobs import job_view
 from sift.config import Settings
 from sift.db import open_database
 from sift.db.tables import EmbeddingCache, Generation, IngestJob, KnowledgeBase
-from sift.ingest.jobs import submit
+from sift.ingest.jobs import job_view, submit
 from tests.sources import fetch_sdist
 
 ROOT = Path(__file__).resolve().parents[2]
