@@ -59,8 +59,9 @@ def run_serve(args: argparse.Namespace) -> int:
         out.write(f"serving {name} at {base_url} (context {config.ctx} tokens, {config.threads} thread(s)); "
                   "stop with Ctrl-C\n")
         out.write("point sift at it with:\n")
-        for line in environment(base_url, name, config.ctx):
+        for line in environment(base_url, name, config):
             out.write(f"  {line}\n")
+        out.write('then: sift ask --kb KB "your question"\n')
         out.flush()
         while not stop.wait(3600):
             pass

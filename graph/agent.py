@@ -26,7 +26,7 @@ from sift.graph.context import AskContext
 from sift.graph.extractive import write_extractive
 from sift.graph.retrieval import build_evidence
 from sift.graph.state import AskState, Evidence, Verdict, reset
-from sift.graph.tool_protocol import STEP_SCHEMA, parse_step, rejects_tools, turn_messages
+from sift.graph.tool_protocol import parse_step, rejects_tools, repeats, step_schema, turn_messages
 from sift.graph.tools import run_tool
 
 log = logging.getLogger(__name__)
@@ -85,15 +85,22 @@ async def _native_turn(ctx: AskContext, prompt: list[Any]) -> tuple[AIMessage, i
     return await llm.with_retries(ctx, call), spent
 
 
-async def _json_turn(ctx: AskContext, prompt: list[Any], call_id: str) -> tuple[AIMessage, int]:
-    """A JSON-protocol turn: the step the model chose, as an ``AIMessage`` with its JSON and its tool call."""
+async def _json_turn(ctx: AskContext, prompt: list[Any], call_id: str, evidence: list[Evidence],
+                     earlier: list[AnyMessage]) -> tuple[AIMessage, int]:
+    """A JSON-protocol turn: the step the model chose, as an ``AIMessage`` with its JSON and its tool call (none
+    when it is done, or when it repeats a call it made this round)."""
     holder: dict[str, Any] = {}
 
     def parse(value: Any) -> list[ToolCall]:
         holder["value"] = value
         return parse_step(value, call_id)
 
-    calls, spent = await llm.structured_json(ctx, "ToolStep", STEP_SCHEMA, prompt, parse)
+    schema = step_schema(prompts.TOOL_SPECS, [e.path for e in sorted(evidence, key=lambda e: e.id)],
+                         done=bool(earlier))
+    calls, spent = await llm.structured_json(ctx, "ToolStep", schema, prompt, parse)
+    if repeats(calls, earlier):
+        log.info("the model repeated a tool call of this round; the search is done")
+        calls = []
     return AIMessage(content=json.dumps(holder["value"]), tool_calls=calls), spent
 
 
@@ -125,7 +132,7 @@ async def agent(state: AskState, runtime: Runtime[AskContext]) -> dict[str, Any]
                 log.info("the model called no tool natively; using the JSON tool protocol")
                 protocol = "json"
         if protocol == "json":
-            reply, more = await _json_turn(ctx, prompt("json"), f"call_{rounds}_{steps}")
+            reply, more = await _json_turn(ctx, prompt("json"), f"call_{rounds}_{steps}", evidence, earlier)
             spent += more
     except Exception as exc:  # noqa: BLE001 - degrade to the extractive writer and say so
         return {"agent_round": rounds, "agent_steps": steps + 1, **degraded(state, describe(exc, ctx.settings), spent)}

@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from sift.chat import CutOff, InvalidOutput, check_finished, classify, cut_off_reason
 from sift.graph import prompts
-from sift.graph.budget import evidence_block, messages_tokens, prompt_room
+from sift.graph.budget import evidence_block, messages_tokens, prompt_room, shown_ids
 from sift.graph.context import AskContext
 from sift.graph.state import AskState, Citation, Draft, Evidence, Plan
 
@@ -174,8 +174,10 @@ async def plan_with_llm(ctx: AskContext, question: str, history: Sequence[dict[s
         update["subqueries"] = list(dict.fromkeys([update["standalone"], *out.subqueries]))[:4]
     if out.index_type in ("file", "function", "doc", "all"):
         update["index_type"] = out.index_type
-    if out.identifiers:
-        update["identifiers"] = list(dict.fromkeys([*rules.identifiers, *out.identifiers]))
+    asked = " ".join([question, *(str(t.get("question", "")) + " " + str(t.get("answer", "")) for t in history)])
+    named = [i for i in out.identifiers if i and i in asked]  # one the conversation never names is invented
+    if named:
+        update["identifiers"] = list(dict.fromkeys([*rules.identifiers, *named]))
     return rules.model_copy(update=update), tokens, None
 
 
@@ -188,6 +190,8 @@ def to_draft(answer: LLMAnswer, evidence: Sequence[Evidence], tokens: int) -> Dr
         path = e.path if e else ""
         start = c.start_line or (e.start_line if e else 0)
         end = c.end_line or (e.end_line if e else 0)
+        if e is not None and not e.start_line <= start <= end <= e.end_line:  # a narrowing outside the item
+            start, end = e.start_line, e.end_line  # is no narrowing: the item's own lines (the marker cites it)
         citations.append(Citation(evidence_id=c.evidence_id, path=path, start_line=start, end_line=end))
     return Draft(text=answer.answer, citations=citations, mode="llm", tokens=tokens, not_found=answer.not_found)
 
@@ -207,8 +211,18 @@ async def write_answer(ctx: AskContext, state: AskState, system: str, closing: s
     plan, evidence = state["plan"], state.get("evidence") or []
     messages = writer_messages(ctx, system, plan.standalone or state["question"], evidence, plan.k_citations,
                                closing)
-    answer, tokens = await structured(ctx, LLMAnswer, messages)
+    answer, tokens = await structured_json(ctx, "LLMAnswer", answer_schema(shown_ids(messages[-1].text)),
+                                           messages, LLMAnswer.model_validate)
     return to_draft(answer, evidence, tokens)
+
+
+def answer_schema(ids: Sequence[int]) -> dict[str, Any]:
+    """``LLMAnswer``'s JSON schema with each citation's evidence number one of ``ids`` (those the prompt shows),
+    so a constrained model cannot cite evidence it was not given."""
+    schema = LLMAnswer.model_json_schema()
+    if ids:
+        schema["$defs"]["LLMCitation"]["properties"]["evidence_id"] = {"enum": list(ids), "type": "integer"}
+    return schema
 
 
 async def summarize_with_llm(ctx: AskContext, state: AskState) -> Draft | None:

@@ -3,9 +3,10 @@ models without them.
 
 Native: the tools are bound to the chat model (``bind_tools``); the server renders them through the model's chat
 template and parses its tool calls. JSON: the model writes one JSON object, ``{"tool": name, "arguments": {…}}`` or
-``{"tool": "done"}``, constrained by ``STEP_SCHEMA`` (``json_schema``, or JSON mode with the schema: a grammar on
-llama.cpp), and ``parse_step`` turns it into the same ``ToolCall`` a native reply carries, so the same ``tools``
-steps run it. The transcript shows the model its own JSON and each result as the next user turn.
+``{"tool": "done"}``, constrained by ``step_schema`` (``json_schema``, or JSON mode with the schema: a grammar on
+llama.cpp; files to read are the evidence's, and a round's first step must call a tool, as ``tool_choice:
+"required"`` would), and ``parse_step`` turns it into the same ``ToolCall`` a native reply carries, so the same
+``tools`` steps run it. The transcript shows the model its own JSON and each result as the next user turn.
 
 Either way a prompt is sized to the context: the evidence (re-rendered each turn, by rank) gets what the
 instructions, the question and the transcript leave, and each tool result in the transcript is cut to a share
@@ -39,26 +40,31 @@ _TOOLS_REFUSAL = re.compile(r"\btools?\b|tool_choice|function", re.IGNORECASE)
 STRING_CHARS = 300  # the longest string argument the JSON protocol's grammar lets the model write
 
 
-def _bounded(schema: dict[str, Any]) -> dict[str, Any]:
-    """``schema`` with every string property bounded, so a constrained model cannot ramble inside one."""
+def _bounded(schema: dict[str, Any], paths: Sequence[str]) -> dict[str, Any]:
+    """``schema`` with every string property bounded, so a constrained model cannot ramble inside one, and a
+    ``file_path`` one of ``paths`` when there are any (a weak model otherwise copies the example's path)."""
     out = copy.deepcopy(schema)
-    for prop in out.get("properties", {}).values():
-        if prop.get("type") == "string" and "enum" not in prop:
+    for name, prop in out.get("properties", {}).items():
+        if name == "file_path" and paths:
+            prop["enum"] = list(dict.fromkeys(paths))
+        elif prop.get("type") == "string" and "enum" not in prop:
             prop["maxLength"] = STRING_CHARS
     out["additionalProperties"] = False
     return out
 
 
-def step_schema(specs: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """The JSON schema of one protocol step: one object per tool (its name and its arguments), or done."""
+def step_schema(specs: Sequence[dict[str, Any]], paths: Sequence[str] = (), done: bool = True) -> dict[str, Any]:
+    """The JSON schema of one protocol step: one object per tool (its name and its arguments), or, with ``done``,
+    that the search is done; files to read are the evidence's ``paths`` when given."""
     options: list[dict[str, Any]] = [
         {"type": "object", "properties": {"tool": {"const": s["function"]["name"]},
-                                          "arguments": _bounded(s["function"]["parameters"])},
+                                          "arguments": _bounded(s["function"]["parameters"], paths)},
          "required": ["tool", "arguments"], "additionalProperties": False}
         for s in specs
     ]
-    options.append({"type": "object", "properties": {"tool": {"const": "done"}}, "required": ["tool"],
-                    "additionalProperties": False})
+    if done:
+        options.append({"type": "object", "properties": {"tool": {"const": "done"}}, "required": ["tool"],
+                        "additionalProperties": False})
     return {"anyOf": options}
 
 
@@ -79,6 +85,13 @@ def parse_step(value: Any, call_id: str) -> list[ToolCall]:
     if not isinstance(args, dict):
         raise InvalidOutput(f"the arguments of {name} are not an object")
     return [ToolCall(name=name, args=args, id=call_id, type="tool_call")]
+
+
+def repeats(calls: Sequence[ToolCall], transcript: Sequence[AnyMessage]) -> bool:
+    """Whether every call of a step was already made in this round (same tool, same arguments): a model that
+    repeats itself has nothing new to look for."""
+    made = [(c["name"], c["args"]) for m in transcript if isinstance(m, AIMessage) for c in m.tool_calls]
+    return bool(calls) and all((c["name"], c["args"]) in made for c in calls)
 
 
 def rejects_tools(exc: BaseException) -> bool:

