@@ -7,7 +7,7 @@ answerable questions under each roles setting in one run, beside the model-free 
 passed the evidence check, degraded answers, plans the model made, tool calls run, p50/p95 latency and the
 model's tokens per second of wall time. Dev sets only (attrs, marshmallow, click): never a test set.
 
-    python lab/llm/roles.py --set eval/sets/attrs.jsonl --n 8 --roles "" planner writer agent agent,writer
+    python lab/llm/roles.py --set eval/sets/attrs.jsonl --n 5 --roles "" writer planner agent
 """
 
 from __future__ import annotations
@@ -55,6 +55,7 @@ async def ask_all(settings: Any, engine: Any, searcher: Any, questions: list[Any
                 **{k: v for k, v in answer_metrics(q, record).items() if k == "citation_precision"},
             })
             await saver.adelete_thread(key)
+            print(json.dumps({"roles": settings.llm_roles, **rows[-1]}), file=sys.stderr, flush=True)
     return rows
 
 
@@ -80,8 +81,8 @@ def main() -> int:
     p.add_argument("--set", type=Path, default=ROOT / "eval" / "sets" / "attrs.jsonl")
     p.add_argument("--n", type=int, default=8)
     p.add_argument("--roles", nargs="*", default=["", "planner", "writer", "agent"])
-    p.add_argument("--ctx", type=int, default=4096)
-    p.add_argument("--max-tokens", type=int, default=512)
+    p.add_argument("--ctx", type=int, default=2048)
+    p.add_argument("--max-tokens", type=int, default=384)
     p.add_argument("--model", default=None)
     p.add_argument("--dump", type=Path)
     args = p.parse_args()
@@ -105,8 +106,7 @@ def main() -> int:
     dump = []
     with served("--ctx", str(args.ctx), *extra) as llm:
         for roles in args.roles:
-            settings = base.model_copy(update={**llm, "llm_roles": roles, "llm_max_tokens": args.max_tokens,
-                                               "llm_timeout_s": 300.0})
+            settings = base.model_copy(update={**llm, "llm_roles": roles, "llm_max_tokens": args.max_tokens})
             rows = asyncio.run(ask_all(settings, engine, searcher, questions))
             out[roles or "(extractive)"] = summary(rows)
             dump += [{"roles": roles, **r} for r in rows]

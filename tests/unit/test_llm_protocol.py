@@ -137,3 +137,19 @@ def test_rejects_tools_reads_the_complaint() -> None:
     assert rejects_tools(HTTPError(500, "tool_choice is not supported"))
     assert not rejects_tools(HTTPError(500, "internal error"))
     assert not rejects_tools(HTTPError(429, "too many tool calls"))
+
+
+def test_serve_prints_settings_that_parse_and_fit_the_model() -> None:
+    from sift.local_llm import MODELS, ServerConfig, environment, timeout_for
+
+    config = ServerConfig(ctx=2048)
+    lines = environment("http://127.0.0.1:8090/v1", "smollm2-135m", config)
+    values = dict(line.removeprefix("export ").split("=", 1) for line in lines)
+    env = {k.lower().removeprefix("sift_"): v for k, v in values.items()}
+    settings = Settings(**env)  # every printed line is a setting sift reads
+    assert settings.llm_tools == MODELS["smollm2-135m"].tools == "json"
+    assert settings.llm_roles == MODELS["smollm2-135m"].roles
+    assert settings.llm_context_tokens == 2048 and settings.llm_max_tokens == config.max_tokens
+    assert settings.llm_timeout_s == timeout_for(2048, config.max_tokens) > timeout_for(1024, config.max_tokens)
+    other = dict(line.removeprefix("export ").split("=", 1) for line in environment("u", "my-model", config))
+    assert other["SIFT_LLM_TOOLS"] == "auto" and "SIFT_LLM_ROLES" not in other
