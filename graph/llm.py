@@ -211,17 +211,23 @@ async def write_answer(ctx: AskContext, state: AskState, system: str, closing: s
     plan, evidence = state["plan"], state.get("evidence") or []
     messages = writer_messages(ctx, system, plan.standalone or state["question"], evidence, plan.k_citations,
                                closing)
-    answer, tokens = await structured_json(ctx, "LLMAnswer", answer_schema(shown_ids(messages[-1].text)),
-                                           messages, LLMAnswer.model_validate)
+    schema = answer_schema(shown_ids(messages[-1].text), ctx.settings.llm_max_tokens)
+    answer, tokens = await structured_json(ctx, "LLMAnswer", schema, messages, LLMAnswer.model_validate)
     return to_draft(answer, evidence, tokens)
 
 
-def answer_schema(ids: Sequence[int]) -> dict[str, Any]:
+CITATIONS_TOKENS = 80  # what the citations list and the JSON around the answer take of a reply
+
+
+def answer_schema(ids: Sequence[int], max_tokens: int) -> dict[str, Any]:
     """``LLMAnswer``'s JSON schema with each citation's evidence number one of ``ids`` (those the prompt shows),
-    so a constrained model cannot cite evidence it was not given."""
+    so a constrained model cannot cite evidence it was not given, and the answer short enough to end within
+    ``max_tokens`` (two characters a token: a model that rambles is made to close the object, not cut off)."""
     schema = LLMAnswer.model_json_schema()
     if ids:
         schema["$defs"]["LLMCitation"]["properties"]["evidence_id"] = {"enum": list(ids), "type": "integer"}
+    limit = schema["properties"]["answer"]["maxLength"]
+    schema["properties"]["answer"]["maxLength"] = max(100, min(limit, 2 * (max_tokens - CITATIONS_TOKENS)))
     return schema
 
 

@@ -153,3 +153,13 @@ def test_serve_prints_settings_that_parse_and_fit_the_model() -> None:
     assert settings.llm_timeout_s == timeout_for(2048, config.max_tokens) > timeout_for(1024, config.max_tokens)
     other = dict(line.removeprefix("export ").split("=", 1) for line in environment("u", "my-model", config))
     assert other["SIFT_LLM_TOOLS"] == "auto" and "SIFT_LLM_ROLES" not in other
+
+
+def test_answer_schema_names_the_shown_evidence_and_fits_the_reply() -> None:
+    from sift.graph.llm import LLMAnswer, answer_schema
+
+    schema = answer_schema([1, 2, 5], max_tokens=256)
+    assert schema["$defs"]["LLMCitation"]["properties"]["evidence_id"]["enum"] == [1, 2, 5]
+    assert schema["properties"]["answer"]["maxLength"] == 2 * (256 - 80)
+    assert answer_schema([], 10_000)["properties"]["answer"]["maxLength"] == 3000  # the model's own bound
+    assert LLMAnswer.model_json_schema()["properties"]["answer"]["maxLength"] == 3000  # not changed in place
