@@ -216,18 +216,21 @@ async def write_answer(ctx: AskContext, state: AskState, system: str, closing: s
     return to_draft(answer, evidence, tokens)
 
 
-CITATIONS_TOKENS = 80  # what the citations list and the JSON around the answer take of a reply
+CITATIONS = 4  # citations a reply may list
+CITATIONS_TOKENS = 140  # what they and the JSON around the answer may take of a reply (digits are a token each)
 
 
 def answer_schema(ids: Sequence[int], max_tokens: int) -> dict[str, Any]:
     """``LLMAnswer``'s JSON schema with each citation's evidence number one of ``ids`` (those the prompt shows),
-    so a constrained model cannot cite evidence it was not given, and the answer short enough to end within
-    ``max_tokens`` (two characters a token: a model that rambles is made to close the object, not cut off)."""
+    so a constrained model cannot cite evidence it was not given, at most ``CITATIONS`` of them, and the answer
+    short enough to end within ``max_tokens`` (1.5 characters a token): a model that rambles is made to close
+    the object, not cut off."""
     schema = LLMAnswer.model_json_schema()
     if ids:
         schema["$defs"]["LLMCitation"]["properties"]["evidence_id"] = {"enum": list(ids), "type": "integer"}
+    schema["properties"]["citations"]["maxItems"] = CITATIONS
     limit = schema["properties"]["answer"]["maxLength"]
-    schema["properties"]["answer"]["maxLength"] = max(100, min(limit, 2 * (max_tokens - CITATIONS_TOKENS)))
+    schema["properties"]["answer"]["maxLength"] = max(100, min(limit, 3 * (max_tokens - CITATIONS_TOKENS) // 2))
     return schema
 
 

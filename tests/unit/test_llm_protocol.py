@@ -160,6 +160,7 @@ def test_answer_schema_names_the_shown_evidence_and_fits_the_reply() -> None:
 
     schema = answer_schema([1, 2, 5], max_tokens=256)
     assert schema["$defs"]["LLMCitation"]["properties"]["evidence_id"]["enum"] == [1, 2, 5]
-    assert schema["properties"]["answer"]["maxLength"] == 2 * (256 - 80)
+    assert schema["properties"]["answer"]["maxLength"] == 3 * (256 - 140) // 2
+    assert schema["properties"]["citations"]["maxItems"] == 4
     assert answer_schema([], 10_000)["properties"]["answer"]["maxLength"] == 3000  # the model's own bound
     assert LLMAnswer.model_json_schema()["properties"]["answer"]["maxLength"] == 3000  # not changed in place
