@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, ValidationError
 
-from sift.chat import CutOff, InvalidOutput, check_finished, classify, cut_off_reason
+from sift.chat import CutOff, InvalidOutput, check_finished, classify, cut_off_reason, describe
 from sift.graph import prompts
 from sift.graph.budget import evidence_block, messages_tokens, prompt_room, shown_ids
 from sift.graph.context import AskContext
@@ -158,15 +158,17 @@ async def structured(ctx: AskContext, schema: type[M], messages: Sequence[BaseMe
 
 
 async def plan_with_llm(ctx: AskContext, question: str, history: Sequence[dict[str, Any]],
-                        rules: Plan) -> tuple[Plan, int, Exception | None]:
-    """One structured-output planner call merged into the rules' plan; the rules' plan on failure (with why).
-    Returns the plan, the tokens used and the failure."""
+                        rules: Plan) -> tuple[Plan, int, str | None]:
+    """One structured-output planner call merged into the rules' plan; on failure the rules' plan, saying why
+    (``planner_note``). Returns the plan, the tokens used, and the reason to set the model aside for the question
+    when the failure says the configuration is wrong (401, 403, 404)."""
     messages = [SystemMessage(prompts.PLANNER_SYSTEM), HumanMessage(prompts.planner_user(question, history))]
     try:
         out, tokens = await structured(ctx, LLMPlan, messages)
     except Exception as exc:  # noqa: BLE001 - degrade to the rules
         log.warning("llm planner failed (%s); using the rules", type(exc).__name__)
-        return rules, 0, exc
+        note = describe(exc, ctx.settings)
+        return rules.model_copy(update={"planner_note": note}), 0, note if classify(exc) == "fatal" else None
     update: dict[str, Any] = {"standalone": out.standalone.strip() or rules.standalone, "planner": "llm"}
     if out.docql:
         update["docql"] = list(dict.fromkeys([*rules.docql, *out.docql]))[:6]

@@ -13,7 +13,6 @@ from langgraph.types import Send
 from sqlalchemy import select
 
 from sift.catalog import get_serving_kb
-from sift.chat import classify, describe
 from sift.db import visible_in
 from sift.db.tables import File
 from sift.errors import SiftError, VectorsNotReady
@@ -86,10 +85,7 @@ async def planner(state: AskState, runtime: Runtime[AskContext]) -> dict[str, An
     rules = plan_question(question, kb, history, llm=ctx.chat_model is not None)
     plan, tokens, failed = rules, 0, None
     if ctx.uses_llm("planner") and rules.need_retrieval:
-        plan, tokens, exc = await llm.plan_with_llm(ctx, question, history, rules)
-        if exc is not None:  # the rules' plan stands; a wrong configuration sets the model aside at once
-            plan = plan.model_copy(update={"planner_note": describe(exc, ctx.settings)})
-            failed = plan.planner_note if classify(exc) == "fatal" else None
+        plan, tokens, failed = await llm.plan_with_llm(ctx, question, history, rules)
     if plan.need_retrieval and hasattr(ctx.searcher, "warm"):
         await _warm(ctx, kb, state.get("tenant") or "default", plan)
     return {"plan": plan, "results": reset(), "evidence": reset(), "draft": None, "verdict": None, "answer": None,
