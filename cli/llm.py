@@ -33,7 +33,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="a packaged model's name (see `sift llm models`) or a .gguf file (default: smollm2-135m)")
     s.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1)")
     s.add_argument("--port", type=int, default=8090, help="port (default 8090; 0: any free port)")
-    s.add_argument("--ctx", type=int, default=4096, help="context length in tokens (default 4096)")
+    s.add_argument("--ctx", type=int, default=2048,
+                   help="context length in tokens (default 2048: prompts are cut to it, and a CPU reads about 70 "
+                        "prompt tokens a second)")
     s.add_argument("--threads", type=int, default=1,
                    help="CPU threads (default 1: on a small shared machine more threads generate slower)")
     s.set_defaults(func=run_serve)
@@ -59,8 +61,9 @@ def run_serve(args: argparse.Namespace) -> int:
         out.write(f"serving {name} at {base_url} (context {config.ctx} tokens, {config.threads} thread(s)); "
                   "stop with Ctrl-C\n")
         out.write("point sift at it with:\n")
-        for line in environment(base_url, name, config.ctx):
+        for line in environment(base_url, name, config):
             out.write(f"  {line}\n")
+        out.write('then: sift ask --kb KB "your question"\n')
         out.flush()
         while not stop.wait(3600):
             pass

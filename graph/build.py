@@ -1,7 +1,7 @@
 """The wiring: intake → planner → retrieve (Send fan-out) → fuse → write → check → fallback ↺ | summarize → end.
 
 The writer is the extractive ``generate``, or, with a chat model, the agent loop ``agent`` ⇄ ``tools`` (one tool
-call per step) → ``answer`` (structured output).
+call per step) and then ``answer`` (structured output) or ``generate``, as ``SIFT_LLM_ROLES`` says.
 """
 
 from __future__ import annotations
@@ -53,7 +53,8 @@ def _with_context(fn: Callable[..., Any], provide: Provide | None) -> Callable[.
     return route
 
 
-def route_after_plan(state: AskState, runtime: Runtime[AskContext]) -> list[Send] | Literal["agent", "generate"]:
+def route_after_plan(state: AskState,
+                     runtime: Runtime[AskContext]) -> list[Send] | Literal["agent", "answer", "generate"]:
     """Retrieve (the plan's fan-out), or straight to the writer when there is nothing to retrieve."""
     target = nodes.route_retrieve(state)
     return agent.route_writer(state, runtime) if target == "generate" else target
@@ -81,15 +82,15 @@ def build_graph(provide: Provide | None = None,
     g.add_node("summarize", w(nodes.summarize))
     g.add_edge(START, "intake")
     g.add_edge("intake", "planner")
-    g.add_conditional_edges("planner", w(route_after_plan), ["retrieve", "agent", "generate"])
+    g.add_conditional_edges("planner", w(route_after_plan), ["retrieve", "agent", "answer", "generate"])
     g.add_edge("retrieve", "fuse")
-    g.add_conditional_edges("fuse", w(agent.route_writer), ["agent", "generate"])
+    g.add_conditional_edges("fuse", w(agent.route_writer), ["agent", "answer", "generate"])
     g.add_edge("generate", "check")
-    g.add_conditional_edges("agent", agent.route_agent, ["tools", "answer", "check"])
-    g.add_conditional_edges("tools", agent.route_tools, ["tools", "agent", "answer"])
+    g.add_conditional_edges("agent", w(agent.route_agent), ["tools", "answer", "generate", "check"])
+    g.add_conditional_edges("tools", w(agent.route_tools), ["tools", "agent", "answer", "generate"])
     g.add_edge("answer", "check")
     g.add_conditional_edges("check", w(nodes.route_check), ["fallback", "summarize", END])
-    g.add_conditional_edges("fallback", w(route_after_plan), ["retrieve", "agent", "generate"])
+    g.add_conditional_edges("fallback", w(route_after_plan), ["retrieve", "agent", "answer", "generate"])
     g.add_edge("summarize", END)
     return g
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine
 
-from sift.config import Settings
+from sift.config import LLMRole, Settings
 
 if TYPE_CHECKING:  # the searcher's and chat model's modules load with the resources, not with the graph
     from langchain_core.language_models import BaseChatModel
@@ -61,6 +61,10 @@ class AskContext:
     chat_model: BaseChatModel | None = None
     limits: RunLimits = field(default_factory=RunLimits)
     confidence: ConfidenceModel = field(default_factory=_fitted_confidence)
+
+    def uses_llm(self, role: LLMRole) -> bool:
+        """Whether the model plays ``role`` in this run: one is configured and ``SIFT_LLM_ROLES`` lists the role."""
+        return self.chat_model is not None and self.settings.llm_plays(role)
 
     def require_chat_model(self) -> BaseChatModel:
         """The chat model, for the LLM paths (which run only when one is configured)."""

@@ -28,6 +28,7 @@ from sift.graph.abstention import (
     not_found,
 )
 from sift.graph.abstention import signals as abstention_signals
+from sift.graph.agent import failed_check
 from sift.graph.candidates import hedged, with_candidates
 from sift.graph.checker import FileFacts, check_draft, cited_ids, strip_unsupported
 from sift.graph.confidence import TOP_RANKS, ConfidenceModel, assess, no_retrieval, signals, top_channels
@@ -82,14 +83,15 @@ async def planner(state: AskState, runtime: Runtime[AskContext]) -> dict[str, An
     question, kb = state["question"].strip(), state["kb"]
     history = state.get("turns") or []
     rules = plan_question(question, kb, history, llm=ctx.chat_model is not None)
-    plan, tokens = rules, 0
-    if ctx.chat_model is not None and rules.need_retrieval:
-        plan, tokens = await llm.plan_with_llm(ctx, question, history, rules)
+    plan, tokens, failed = rules, 0, None
+    if ctx.uses_llm("planner") and rules.need_retrieval:
+        plan, tokens, failed = await llm.plan_with_llm(ctx, question, history, rules)
     if plan.need_retrieval and hasattr(ctx.searcher, "warm"):
         await _warm(ctx, kb, state.get("tenant") or "default", plan)
     return {"plan": plan, "results": reset(), "evidence": reset(), "draft": None, "verdict": None, "answer": None,
             "rounds": 0, "fallbacks": 0, "tokens": tokens, "tried": [], "idf": {}, "started": time.time(),
-            "tenant": state.get("tenant") or "default"}
+            "tenant": state.get("tenant") or "default", "llm_failed": failed, "tool_protocol": None,
+            "agent_round": -1}
 
 
 async def _warm(ctx: AskContext, kb: str, tenant: str, plan: Plan) -> None:
@@ -213,7 +215,14 @@ async def check(state: AskState, runtime: Runtime[AskContext]) -> dict[str, Any]
     facts = await asyncio.to_thread(file_facts, ctx, state["kb"], state.get("tenant") or "default", paths) \
         if plan.need_retrieval else {}
     verdict = check_draft(draft, evidence, facts, plan.k_citations)
-    update: dict[str, Any] = {"verdict": verdict, "draft": draft}
+    update: dict[str, Any] = {}
+    if draft.mode == "llm" and not verdict.ok:  # the extractive answer instead, and the model set aside
+        failed = failed_check(state, verdict)
+        state = {**state, **failed}  # type: ignore[typeddict-item]  # what finish() reports as degraded
+        draft = await asyncio.to_thread(assessed, ctx.confidence, state, failed["draft"], ctx)
+        verdict = check_draft(draft, evidence, facts, plan.k_citations)
+        update["llm_failed"] = failed["llm_failed"]
+    update.update({"verdict": verdict, "draft": draft})
     if verdict.ok:
         update.update(finish(state, draft, verdict.citations, grounded=True, model=ctx.confidence))
     return update
@@ -267,7 +276,7 @@ async def summarize(state: AskState, runtime: Runtime[AskContext]) -> dict[str, 
     if draft is not None and not _searched_enough(state, ctx.limits.max_rounds):  # the time budget ended it
         cut = f"time budget: search stopped after round {state.get('rounds', 0) + 1} ({state['plan'].budget_ms} ms)"
         draft = draft.model_copy(update={"cut_short": cut})
-    if ctx.chat_model is not None and state["plan"].need_retrieval and evidence:
+    if ctx.uses_llm("writer") and not state.get("llm_failed") and state["plan"].need_retrieval and evidence:
         forced = await llm.summarize_with_llm(ctx, state)
         if forced is not None:
             facts = await asyncio.to_thread(file_facts, ctx, state["kb"], state.get("tenant") or "default",
@@ -370,7 +379,9 @@ def _degraded_reasons(state: AskState, draft: Draft) -> list[str]:
     results = state.get("results") or []
     reasons = [str(r.error) for r in results if r.unavailable]
     reasons += [f"{r.channel} (round {r.round}): {r.error}" for r in results if r.timed_out]
-    if draft.degraded:
+    if state.get("llm_failed"):
+        reasons.append(f"llm: {state.get('llm_failed')}")
+    elif draft.degraded:
         reasons.append(f"llm: {draft.note or 'failed'}")
     if draft.cut_short:
         reasons.append(draft.cut_short)

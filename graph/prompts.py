@@ -30,6 +30,19 @@ file paths and line numbers. You may call tools to find more: search, list_file_
 results become new numbered evidence. When the evidence is enough (or nothing more can be found), stop
 calling tools and say so in one line; you will then be asked for the final answer."""
 
+AGENT_JSON_SYSTEM = """\
+You find evidence to answer a question about a code base. You are given numbered evidence [n] with file paths
+and line numbers. Reply with one JSON object only: the next tool to call, or that you are done.
+{"tool": "search", "arguments": {"question": "words to search for"}}
+{"tool": "list_file_content", "arguments": {"file_path": "path/of/file.py", "start_line": 1, "end_line": 40}}
+{"tool": "docql", "arguments": {"query": "$.code.function(\\"name\\")"}}
+{"tool": "done"}
+Search for what the evidence does not show yet. Say done when the evidence answers the question."""
+
+WRITER_SYSTEM = """\
+You are a senior engineer answering a question about a code base from numbered evidence [n] (file paths and
+line numbers). Use only the evidence. Reply with one JSON object."""
+
 FINAL_ANSWER = """\
 Now give the final answer as one JSON object:
 {"answer": "...", "citations": [{"evidence_id": n, "start_line": a, "end_line": b}], "not_found": false}
@@ -38,15 +51,28 @@ backticks only when they appear in the cited lines. If the evidence does not ans
 not_found to true and say "Not found in the indexed sources." Never guess."""
 
 SUMMARY_SYSTEM = """\
-Tools are no longer available. Using only the numbered evidence below, write the best answer you can as one
-JSON object {"answer": "...", "citations": [{"evidence_id": n}], "not_found": bool}. Every sentence ends with
-its [n] markers. If the evidence does not answer the question, say "Not found in the indexed sources." and set
-not_found to true."""
+Tools are no longer available. Using only the numbered evidence, write the best answer you can."""
+
+SUMMARY_CLOSING = """\
+Reply with one JSON object {"answer": "...", "citations": [{"evidence_id": n}], "not_found": bool}. Every
+sentence ends with its [n] markers. If the evidence does not answer the question, say "Not found in the indexed
+sources." and set not_found to true."""
+
 
 def agent_user(question: str, evidence_block: str, k: int) -> str:
-    """The agent's first user message: the evidence, the question and K."""
+    """The agent's and the writer's user message: the evidence, the question and K."""
     return (f"Evidence:\n{evidence_block or '(none yet)'}\n\nQuestion: {question}\n"
             f"Cite at least {max(1, k)} evidence item(s).")
+
+
+def tool_result(name: str, text: str) -> str:
+    """A tool's result as the JSON protocol shows it to the model (a user turn)."""
+    return f"Result of {name}:\n{text}\n\nReply with the next JSON object."
+
+
+def invalid_reply(reason: str) -> str:
+    """What a retry after an invalid reply tells the model."""
+    return f"That reply was not valid ({reason}). Reply again with one complete JSON object only."
 
 
 TOOL_SPECS: list[dict[str, Any]] = [

@@ -41,6 +41,9 @@ class PlanSummary(BaseModel):
     k_citations: int = 1
     budget_ms: int = 1500
     strategy: str = "initial"
+    planner: Literal["rules", "llm"] = Field("rules", description="Who planned: the rules, or the model's plan "
+                                             "merged into theirs (SIFT_LLM_ROLES lists planner).")
+    planner_note: str | None = Field(None, description="Why the model's plan was not used, when it failed.")
 
 
 class Plan(PlanSummary):
@@ -329,6 +332,11 @@ class AskState(TypedDict, total=False):
     """Model calls the agent made in the current round."""
     agent_round: int
     """The round ``messages`` belongs to (-1: none yet this question)."""
+    tool_protocol: Literal["native", "json"] | None
+    """How the agent calls tools in this question (``SIFT_LLM_TOOLS``; ``auto`` starts native)."""
+    llm_failed: str | None
+    """Why the model was set aside for the rest of this question (a failure after the retries, or an answer
+    that failed the evidence check), for ``degraded_reasons``; None while it is in use."""
 
 
 class AskInput(TypedDict, total=False):

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from typing import Any
 
 from sift.errors import SiftError
 from sift.graph.context import AskContext
-from sift.graph.state import Evidence
 from sift.models import Filters, Hit
 from sift.retrievers.docql import execute, resolve_kb, result_hits
 from sift.retrievers.files import read_file_lines
@@ -40,8 +38,3 @@ def run_tool(ctx: AskContext, kb: str, tenant: str, name: str, args: dict[str, A
         return f"error: {exc.message}", []
     except (TypeError, ValueError) as exc:  # arguments of the wrong type from the model
         return f"error: bad arguments for {name}: {exc}", []
-
-
-def evidence_block(evidence: Sequence[Evidence]) -> str:
-    """Evidence as the model sees it: ``[n] path:a-b kind name`` and the text."""
-    return "\n\n".join(f"{e.label()} {e.kind} {e.name}\n{e.text[:1500]}" for e in evidence)

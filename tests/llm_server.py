@@ -3,13 +3,14 @@
 It speaks just enough of ``POST /v1/chat/completions`` (plain JSON and ``stream: true`` server-sent events) for
 the real ``ChatOpenAI`` client to talk to it. Each request consumes the next step of a script; a step is a dict
 (``{"content": ...}``, ``{"tool_calls": [(name, args), ...]}``, ``{"status": 500}``, ``{"hang": seconds}``,
-``{"raw": "not json"}``) or a callable that receives the request body and returns such a dict. Requests are
-recorded in ``requests``.
+``{"raw": "not json"}``; ``"finish": "length"`` added to a content step ends it as cut off at ``max_tokens``) or a
+callable that receives the request body and returns such a dict. Requests are recorded in ``requests``.
 
 ``response_format`` is honoured as a structured-output server would: ``json_object`` and ``json_schema``
 replies must be JSON (a scripted reply that is not is sent as-is, to test the client's handling). A stand-in
 built with ``json_schema=False`` answers a ``json_schema`` request with HTTP 400, as servers without
-structured-output support do, so the client's fallback to JSON mode can be tested.
+structured-output support do (``schema_status=500``: as llama-cpp-python's server does), so the client's fallback
+to JSON mode can be tested; one built with ``tools=False`` answers any request with ``tools`` with HTTP 400.
 """
 
 from __future__ import annotations
@@ -27,10 +28,13 @@ Step = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
 class ScriptedLLM:
     """Start with ``with ScriptedLLM(steps) as llm:``; ``llm.base_url`` goes into ``SIFT_LLM_BASE_URL``."""
 
-    def __init__(self, steps: list[Step], default: Step | None = None, *, json_schema: bool = True) -> None:
+    def __init__(self, steps: list[Step], default: Step | None = None, *, json_schema: bool = True,
+                 schema_status: int = 400, tools: bool = True) -> None:
         self.steps = list(steps)
         self.default = default
         self.json_schema = json_schema
+        self.schema_status = schema_status
+        self.tools = tools
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -55,7 +59,10 @@ class ScriptedLLM:
         with self._lock:
             self.requests.append(body)
             if not self.json_schema and (body.get("response_format") or {}).get("type") == "json_schema":
-                return {"status": 400, "error": "response_format of type 'json_schema' is not supported"}
+                return {"status": self.schema_status,
+                        "error": "response_format of type 'json_schema' is not supported"}
+            if not self.tools and body.get("tools"):
+                return {"status": 400, "error": "this server does not support tools"}
             step = self.steps.pop(0) if self.steps else self.default
         if step is None:
             return {"status": 500, "error": "script exhausted"}
@@ -81,9 +88,9 @@ class ScriptedLLM:
                     return
                 message = _message(step)
                 if body.get("stream"):
-                    self._stream(body, message)
+                    self._stream(body, message, step.get("finish", "stop"))
                 else:
-                    self._send(200, _completion(body, message))
+                    self._send(200, _completion(body, message, step.get("finish", "stop")))
 
             def _send(self, status: int, payload: dict[str, Any]) -> None:
                 data = json.dumps(payload).encode()
@@ -93,7 +100,7 @@ class ScriptedLLM:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def _stream(self, body: dict[str, Any], message: dict[str, Any]) -> None:
+            def _stream(self, body: dict[str, Any], message: dict[str, Any], finish: str) -> None:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.end_headers()
@@ -109,7 +116,7 @@ class ScriptedLLM:
                     chunks = [{"role": "assistant", "content": text[:half]}, {"content": text[half:]}]
                 for delta in chunks:
                     self._event({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
-                finish = "tool_calls" if message.get("tool_calls") else "stop"
+                finish = "tool_calls" if message.get("tool_calls") else finish
                 self._event({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}],
                              "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
                 self.wfile.write(b"data: [DONE]\n\n")
@@ -132,11 +139,11 @@ def _message(step: dict[str, Any]) -> dict[str, Any]:
     return {"role": "assistant", "content": content if isinstance(content, str) else json.dumps(content)}
 
 
-def _completion(body: dict[str, Any], message: dict[str, Any]) -> dict[str, Any]:
+def _completion(body: dict[str, Any], message: dict[str, Any], finish: str = "stop") -> dict[str, Any]:
     return {
         "id": "chatcmpl-test", "object": "chat.completion", "created": int(time.time()),
         "model": body.get("model", "stand-in"),
         "choices": [{"index": 0, "message": message,
-                     "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}],
+                     "finish_reason": "tool_calls" if message.get("tool_calls") else finish}],
         "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
     }

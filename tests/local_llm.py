@@ -24,7 +24,8 @@ START_S = 60.0
 
 @contextmanager
 def served(*args: str) -> Iterator[dict[str, Any]]:
-    """Settings (``llm_base_url``, ``llm_model``, ``llm_context_tokens``) of a running ``sift llm serve``."""
+    """The settings a running ``sift llm serve`` prints (``llm_base_url``, ``llm_model``, ``llm_context_tokens``,
+    ``llm_max_tokens``, ``llm_timeout_s``, ``llm_tools``, ``llm_roles``), as ``Settings`` field names."""
     cmd = [sys.executable, "-m", "sift.cli", "llm", "serve", "--port", "0", *args]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
@@ -32,18 +33,18 @@ def served(*args: str) -> Iterator[dict[str, Any]]:
         found: dict[str, str] = {}
         deadline = time.monotonic() + START_S
         assert proc.stdout is not None
-        while len(found) < 3 and time.monotonic() < deadline:
+        while time.monotonic() < deadline:
             line = proc.stdout.readline()
-            if not line:
-                break
-            m = re.match(r"\s*export (SIFT_LLM_\w+)=(\S+)", line)
+            m = re.match(r"\s*export (SIFT_LLM_\w+)=(\S*)", line)
             if m:
                 found[m.group(1)] = m.group(2)
-        if len(found) < 3:
+            elif not line or found:  # the export lines are over
+                break
+        if "SIFT_LLM_BASE_URL" not in found:
             proc.kill()
             raise RuntimeError(f"sift llm serve did not start: {proc.stderr.read() if proc.stderr else ''}")
-        settings = {"llm_base_url": found["SIFT_LLM_BASE_URL"], "llm_model": found["SIFT_LLM_MODEL"],
-                    "llm_context_tokens": int(found["SIFT_LLM_CONTEXT_TOKENS"])}
+        settings: dict[str, Any] = {name.lower().removeprefix("sift_"): int(v) if v.isdigit() else v
+                                    for name, v in found.items()}
         with urllib.request.urlopen(settings["llm_base_url"] + "/models", timeout=10) as r:
             models = json.loads(r.read())
         assert [m["id"] for m in models["data"]] == [settings["llm_model"]]

@@ -168,11 +168,23 @@ def test_llm_each_tool_call_is_its_own_checkpointed_step(env) -> None:
 
 
 def test_llm_tool_calls_past_the_round_budget_are_not_run(env) -> None:
+    settings, engine, searcher = env
     calls = [("list_file_content", {"file_path": "pkg/auth.py", "start_line": i, "end_line": i + 1})
              for i in range(1, 15)]
     with ScriptedLLM([PLAN, {"tool_calls": calls}, final_answer]) as llm:
-        answer = _ask(env, llm)
+        llm_settings = settings.model_copy(update={"llm_base_url": llm.base_url, "llm_model": "stand-in",
+                                                   "llm_api_key": "test", "llm_timeout_s": 5.0})
+
+        async def go() -> tuple[Any, Any]:
+            async with open_checkpointer(settings) as saver:
+                service = AskService(llm_settings, engine, searcher, saver, make_chat_model(llm_settings))
+                answer = await service.ask(QUESTION, "tiny", thread_id="budget")
+                state = await service.graph.aget_state({"configurable": {"thread_id": "budget"}})
+                return answer, state
+
+        answer, state = asyncio.run(go())
     assert answer.mode == "llm" and answer.grounded
     assert len(llm.requests) == 3  # the budget is spent: straight to the answer, no further model turn
-    results = [m["content"] for m in llm.requests[2]["messages"] if m.get("role") == "tool"]
+    results = [m.content for m in state.values["messages"] if m.type == "tool"]
     assert len(results) == 14 and sum(r.startswith("not run") for r in results) == 2
+    assert "tools" not in llm.requests[2] and "Evidence:" in llm.requests[2]["messages"][1]["content"]
