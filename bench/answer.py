@@ -17,8 +17,8 @@ that is neither gold nor judged counts as wrong, and ``citations_unjudged`` is t
     python bench/answer.py [--split dev|dev2|test|test2|test3|test4|test5|test6|external|both|all] [--sets eval/sets/attrs.jsonl ...]
                            [--json] [--dump rows.jsonl] [--wall-clock] [--llm local|configured]
 
-``--llm local`` starts ``sift llm serve``'s server (the packaged model, in this process) and asks every question
-twice in one run, extractive and with the model, and prints both; ``--llm configured`` uses the ``SIFT_LLM_*``
+``--llm local`` starts ``sift llm serve`` (the packaged model, with the settings it prints; ``--llm-roles`` to
+change the roles it plays) and asks every question twice in one run, extractive and with the model, and prints both; ``--llm configured`` uses the ``SIFT_LLM_*``
 settings instead. The LLM mode adds, per split: the share of its answers written by the model that passed the
 evidence check without a fallback (``llm_checked_rate``), degraded runs (``degraded_rate``), and tokens per second
 of answer time (``tokens_per_s``).
@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import sys
 import time
@@ -261,24 +262,28 @@ def main() -> int:
     p.add_argument("--llm", choices=("local", "configured"), default=None,
                    help="ask every question twice, extractive and with a model: `local` serves the packaged model "
                         "(sift llm serve) for the run, `configured` uses the SIFT_LLM_* settings")
+    p.add_argument("--llm-roles", default=None, metavar="ROLES",
+                   help="with --llm: the roles the model plays (SIFT_LLM_ROLES: planner,agent,writer; default: "
+                        "what the server prints, or the configured setting)")
     args = p.parse_args()
     sets = args.sets or {**SPLIT_SETS, "both": SPLIT_SETS["dev"] + SPLIT_SETS["test"],
                          "all": [path for split, paths in SPLIT_SETS.items() if split not in HELD_BACK
                                  for path in paths]}[args.split]
-    if args.llm == "local":
-        from sift.local_llm import ServerConfig, start
+    if args.llm == "configured" and not (Settings().llm_base_url and Settings().llm_model):
+        p.error("--llm configured needs SIFT_LLM_BASE_URL and SIFT_LLM_MODEL")
+    with contextlib.ExitStack() as stack:
+        llm: dict[str, Any] | None = None
+        if args.llm == "local":  # `sift llm serve` in a child process, with the settings it prints
+            from tests.local_llm import served
 
-        config = ServerConfig(port=0, ctx=4096)
-        server, base_url, name = start(config)
-        llm: dict[str, Any] | None = {"llm_base_url": base_url, "llm_model": name, "llm_context_tokens": config.ctx}
-    elif args.llm == "configured":
-        server, llm = None, {}
-        if not (Settings().llm_base_url and Settings().llm_model):
-            p.error("--llm configured needs SIFT_LLM_BASE_URL and SIFT_LLM_MODEL")
-    else:
-        server, llm = None, None
-    result = asyncio.run(run(sets, args.dump, args.wall_clock, llm))
-    del server
+            llm = stack.enter_context(served())
+        elif args.llm == "configured":
+            llm = {}
+        if llm is not None and args.llm_roles is not None:
+            llm["llm_roles"] = args.llm_roles
+        if llm:
+            print("model settings: " + ", ".join(f"{k}={v}" for k, v in sorted(llm.items())), file=sys.stderr)
+        result = asyncio.run(run(sets, args.dump, args.wall_clock, llm))
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
