@@ -15,6 +15,8 @@ Phases, each in its own subprocess so peak RSS is its own:
   embed   — the full pipeline on the first ``--embed-files`` files (path order) of the repository: the same
             stages plus embedding, and the full ingest time of the whole repository extrapolated from its
             embedding rate (chunks/s) and its chunk count (measured by ``searchable`` in the same run).
+  index   — the full pipeline on the whole repository with a stand-in encoder (deterministic vectors, no model):
+            the embedding stage's memory (vectors, FAISS, BM25, the embedding cache) at full scale, in minutes.
 
 ``--baseline DIR`` runs every phase a second time with the code of another checkout (e.g. ``git archive main``
 unpacked), staged as the wheel lays it out (``scripts/stage_package.py``), and prints its figures above this
@@ -290,9 +292,49 @@ def phase_embed(repo: Path, repeat: int) -> dict:
             "peak_rss_mb": round(_rss_mb(), 1)}
 
 
+class StandInEncoder:
+    """Deterministic unit vectors of the local model's size, seeded by each text's hash: the ``index`` phase's
+    encoder, so that the embedding stage's memory (vectors held, FAISS and BM25 built, the embedding cache) is
+    measured at the whole repository's scale without hours of model time. Its vectors mean nothing."""
+
+    model_id = "bench-stand-in"
+    dim = 384
+
+    def embed_documents(self, texts: list[str]) -> object:
+        import hashlib
+
+        import numpy as np
+
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        for i, text in enumerate(texts):
+            seed = int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest())
+            out[i] = np.random.default_rng(seed).standard_normal(self.dim, dtype=np.float32)
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+    def embed_query(self, text: str) -> object:
+        return self.embed_documents([text])[0]  # type: ignore[index]
+
+
+def phase_index(repo: Path, repeat: int) -> dict:
+    """The full pipeline on the whole repository with the stand-in encoder: every stage's memory at full scale."""
+    from sift.config import Settings
+    from sift.ingest.pipeline import ingest
+
+    with tempfile.TemporaryDirectory() as tmp:
+        clock = StageClock()
+        summary = ingest(Settings(data_dir=Path(tmp)), repo, "bench", progress=clock,
+                         embedder=StandInEncoder())  # type: ignore[arg-type]
+        seconds = round(time.perf_counter() - clock.t0, 2)
+    index = summary.get("index") or {}
+    return {"files": summary["files"], "chunks": summary["chunks"],
+            "windows": (index.get("windows") or {}).get("count"), "seconds": seconds,
+            "searchable_seconds": summary.get("searchable_seconds"), **clock.stages(summary),
+            "peak_rss_mb": round(_rss_mb(), 1)}
+
+
 EMBED_FILES = 300
 PHASES = {"parse": phase_parse, "store": phase_store, "full": phase_full, "searchable": phase_searchable,
-          "embed": phase_embed}
+          "embed": phase_embed, "index": phase_index}
 
 
 def _stage(checkout: Path, dest: Path) -> Path:
@@ -308,7 +350,9 @@ def _run_phase(phase: str, args: argparse.Namespace, pythonpath: Path | None) ->
     out = subprocess.run(
         [sys.executable, __file__, "--child", phase, "--repo", str(args.repo), "--repeat", str(args.repeat),
          "--embed-files", str(args.embed_files)],
-        capture_output=True, text=True, check=False, env=env,
+        # In the staged folder: a fork server's interpreter imports from its working directory first, and a
+        # checkout's own folder holds a ``sift/`` of the other version.
+        capture_output=True, text=True, check=False, env=env, cwd=pythonpath,
     )
     if out.returncode != 0:
         print(f"{phase}: failed\n{out.stderr[-2000:]}")
