@@ -19,7 +19,7 @@ Phases, each in its own subprocess so peak RSS is its own:
             the embedding stage's memory (vectors, FAISS, BM25, the embedding cache) at full scale, in minutes.
 
 ``--baseline DIR`` runs every phase a second time with the code of another checkout (e.g. ``git archive main``
-unpacked), staged as the wheel lays it out (``scripts/stage_package.py``), and prints its figures above this
+unpacked), staged as the wheel lays it out (``scripts/stage_package.py``), and prints its figures below this
 checkout's; ``--checkout DIR`` measures a frozen export of this code the same way (edits made while it runs do not
 leak into it).
 
@@ -404,7 +404,7 @@ def main() -> None:
         this = _stage(args.checkout.resolve(), Path(tmp) / "this") if args.checkout is not None else None
         sides: list[tuple[str, Path | None]] = [("this", this)]
         if args.baseline is not None:
-            sides.insert(0, ("baseline", _stage(args.baseline.resolve(), Path(tmp) / "baseline")))
+            sides.append(("baseline", _stage(args.baseline.resolve(), Path(tmp) / "baseline")))
         print(f"repository: {args.repo}")
         for label, pythonpath in sides:
             figures: dict[str, dict] = {}
