@@ -4,7 +4,9 @@
 - **function**: one per class (header and fields, up to the first method) and per function/method (its code,
   from the doc comment above it where the language documents a definition there: JSDoc, ``///``, ``/** */``);
   long ones are split into windows that repeat the signature. Module-level code outside every definition gets
-  window chunks too, so nothing in a code file is unreachable.
+  window chunks too, so nothing in a code file is unreachable. A type-only declaration (the parser marks it
+  ``meta["declaration"]``: a TypeScript interface or type alias, what is under ``declare``, everything in a
+  ``.d.ts`` file) is cut the same way into chunks of kind **type**.
 - **doc**: sections of about ``min_chars``–``max_chars`` characters, split on blank lines outside code (a
   Markdown fence, a reST literal block or directive), never crossing a heading, each carrying its heading path.
 
@@ -18,6 +20,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 
+from sift.languages import is_declaration_file
 from sift.models import (
     CALLABLE_KINDS,
     CONTAINER_KINDS,
@@ -43,7 +46,9 @@ from sift.models import (
 #    A reST literal block or directive is one block with its indented lines, across blank lines.
 # 7: a call of a name the calling function binds itself (a parameter, a loop or assigned variable) is marked
 #    ``bound_locally`` and is no definition's call site. The chunks are those of 6.
-CHUNKING = 7
+# 8: TypeScript type-only declarations (interfaces, type aliases, what is under ``declare``, everything in a
+#    ``.d.ts`` file) are chunks of kind ``type``, not ``function``; their texts are those of 7.
+CHUNKING = 8
 OUTLINE_MAX_ENTRIES = 80
 MODULE_GAP_MIN_LINES = 4
 FLAT_CODE_WINDOW = 60
@@ -63,7 +68,7 @@ def embedding_text(kind: str, path: str, name: str, heading_path: str | None, te
     """The text that represents a chunk to the embedder and BM25: location and name first, then content."""
     if kind == ChunkKind.DOC:
         return f"{path} | {heading_path or name}\n{text}"
-    if kind == ChunkKind.FUNCTION:
+    if kind in (ChunkKind.FUNCTION, ChunkKind.TYPE):
         return f"{path} | {name}\n{text}"
     return text  # the file chunk already starts with its path and outline
 
@@ -118,7 +123,8 @@ def chunk_tree(tree: DocumentTree, lines: list[str], limits: ChunkLimits = Chunk
         if len(tree.nodes) > 1:
             chunks.extend(_symbol_chunks(tree, lines, limits))
         else:
-            chunks.extend(_windows(tree, lines, 1, len(lines), FLAT_CODE_WINDOW, tree.nodes[0].name, 0))
+            kind = ChunkKind.TYPE if is_declaration_file(tree.path) else ChunkKind.FUNCTION
+            chunks.extend(_windows(tree, lines, 1, len(lines), FLAT_CODE_WINDOW, tree.nodes[0].name, 0, kind=kind))
     else:
         chunks.extend(_doc_chunks(tree, lines, limits))
     return chunks
@@ -168,16 +174,17 @@ def _symbol_chunks(tree: DocumentTree, lines: list[str], limits: ChunkLimits) ->
     for node in tree.nodes[1:]:
         label = node.qualified_name.split("::", 1)[-1]
         start = _chunk_start(tree, lines, node)
+        kind = ChunkKind.TYPE if node.meta.get("declaration") else ChunkKind.FUNCTION
         if node.kind in CALLABLE_KINDS:
             out.extend(_windows(tree, lines, start, node.end_line, limits.function_max_lines, label,
-                                node.index, node.signature))
+                                node.index, node.signature, kind=kind))
         elif node.kind in CONTAINER_KINDS or node.kind == NodeKind.VARIABLE:  # an object's methods have own chunks
             kids = [tree.nodes[i] for i in children.get(node.index, [])]
             end = node.end_line
             if kids:
                 end = max(node.start_line, min(_chunk_start(tree, lines, k) for k in kids) - 1)
             out.extend(_windows(tree, lines, start, end, limits.function_max_lines, label, node.index,
-                                node.signature))
+                                node.signature, kind=kind))
     out.extend(_module_gaps(tree, lines, children.get(0, [])))
     return out
 
@@ -194,6 +201,7 @@ def _module_gaps(tree: DocumentTree, lines: list[str], top: list[int]) -> list[C
         gaps.append((cursor, len(lines)))
     out: list[ChunkDraft] = []
     name = tree.nodes[0].name
+    kind = ChunkKind.TYPE if is_declaration_file(tree.path) else ChunkKind.FUNCTION
     for start, end in gaps:
         while start <= end and not lines[start - 1].strip():
             start += 1
@@ -203,7 +211,7 @@ def _module_gaps(tree: DocumentTree, lines: list[str], top: list[int]) -> list[C
             continue
         nonblank = sum(1 for ln in lines[start - 1 : end] if ln.strip())
         if nonblank >= MODULE_GAP_MIN_LINES:
-            out.extend(_windows(tree, lines, start, end, FLAT_CODE_WINDOW, name, 0, module_code=True))
+            out.extend(_windows(tree, lines, start, end, FLAT_CODE_WINDOW, name, 0, module_code=True, kind=kind))
     return out
 
 
@@ -218,22 +226,22 @@ def _windows(
     signature: str | None = None,
     *,
     module_code: bool = False,
+    kind: ChunkKind = ChunkKind.FUNCTION,
 ) -> list[ChunkDraft]:
-    """One chunk for ``start..end``, or windows of ``max_lines`` (parts 1, 2, …) with the signature repeated."""
+    """One chunk of ``kind`` for ``start..end``, or windows of ``max_lines`` (parts 1, 2, …) with the signature
+    repeated."""
     end = min(end, len(lines))
     if end < start:
         return []
     if end - start + 1 <= max_lines:
-        return [ChunkDraft(ChunkKind.FUNCTION, node, name, start, end, _slice(lines, start, end),
-                           module_code=module_code)]
+        return [ChunkDraft(kind, node, name, start, end, _slice(lines, start, end), module_code=module_code)]
     out: list[ChunkDraft] = []
     for s in range(start, end + 1, max_lines):
         e = min(end, s + max_lines - 1)
         body = _slice(lines, s, e)
         if s != start and signature:
             body = f"{signature}  # (continued)\n{body}"
-        out.append(ChunkDraft(ChunkKind.FUNCTION, node, name, s, e, body, part=len(out) + 1,
-                              module_code=module_code))
+        out.append(ChunkDraft(kind, node, name, s, e, body, part=len(out) + 1, module_code=module_code))
     return out
 
 

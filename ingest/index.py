@@ -36,6 +36,7 @@ from sift.index.generation import (
 )
 from sift.index.vector import VectorIndex, VectorKind
 from sift.ingest.chunk import WINDOW_CHARS, WINDOW_KINDS, embedding_text, text_hash, window_texts
+from sift.models import index_level
 from sift.tokenize import tokenize
 
 log = logging.getLogger(__name__)
@@ -94,7 +95,7 @@ def build_indexes(
         t0 = time.perf_counter()
         step = (lambda n, base=done: progress("embed", base + n, total)) if progress else None
         vectors = _vectors_for(rows, ids, texts, embedder, cache, previous, acc, step)
-        kinds = np.array([r.kind for r in rows])
+        kinds = np.array([index_level(r.kind) for r in rows])
         for kind in KINDS:
             sel = kinds == kind
             acc.ids[kind].append(ids[sel])
@@ -143,7 +144,7 @@ def build_keyword_index(engine: Engine, kb_id: int, generation: int, out_dir: Pa
     for rows in _chunk_batches(engine, kb_id, generation, batch_size):
         for r in rows:
             bm25.add(r.id, tokenize(embedding_text(r.kind, r.path, r.name, r.heading_path, r.text)))
-            counts[r.kind] = counts.get(r.kind, 0) + 1
+            counts[index_level(r.kind)] += 1
     index = bm25.finish()
     index.save(tmp_dir)
     _write_json(tmp_dir / MANIFEST, {
@@ -215,7 +216,7 @@ def _vectors_for(
     time; ``step(n)`` is told how many of the rows are done after each embedding call."""
     out = np.zeros((len(rows), embedder.dim), dtype=np.float32)
     todo = np.ones(len(rows), dtype=bool)
-    kinds = np.array([r.kind for r in rows])
+    kinds = np.array([index_level(r.kind) for r in rows])
     for kind, (index, old_ids) in previous.items():
         sel = np.flatnonzero((kinds == kind) & np.isin(ids, old_ids))
         if len(sel):

@@ -42,6 +42,7 @@ from sift.ingest.job_rows import (
     record_failure,
     start_job,
 )
+from sift.ingest.listing import list_files, texts
 from sift.ingest.liveness import (
     HEARTBEAT_S,
     Heartbeat,
@@ -54,7 +55,7 @@ from sift.ingest.parse_worker import ParseBounds, Parsed, ParseLimitExceeded, Pa
 from sift.ingest.parsers import ParserRegistry
 from sift.ingest.parsers.llm import LLMParserOptions, make_llm_parser
 from sift.ingest.searchable import drop_keyword_index, publish_keywords, publish_vectors, vector_source
-from sift.ingest.walk import WalkedFile, WalkStats, walk
+from sift.ingest.walk import WalkedFile, WalkStats
 from sift.languages import classify
 from sift.models import DocumentTree
 from sift.names import check_name
@@ -258,15 +259,19 @@ def _build(
     replaced: list[int] = []
     batch = store.new_batch()
     t_parse = time.perf_counter()
-    # Walked in full before parsing, so that parse progress has a total.
-    walked: list[WalkedFile] = []
-    for wf in walk(root, max_file_bytes=settings.max_file_bytes, stats=walk_stats, within=within):
-        walked.append(wf)
-        progress("walk", len(walked), None)
-    files = registry.prefetch(walked, lambda wf: previous.get(wf.path, (0, None))[1] != wf.content_hash)
+
+    def changed(wf: WalkedFile) -> bool:
+        return previous.get(wf.path, (0, None))[1] != wf.content_hash
+
+    # Listed in full before parsing, so that parse progress has a total; texts kept within a budget (listing.py).
+    listing = list_files(root, needs_text=changed, max_file_bytes=settings.max_file_bytes, stats=walk_stats,
+                         within=within, progress=lambda n: progress("walk", n, None))
+    listed = len(listing.files)
+    files = registry.prefetch(texts(listing, root, max_file_bytes=settings.max_file_bytes, within=within), changed)
     bounds = ParseBounds(settings.parse_timeout_s, settings.parse_max_mb)
     with ParseWorker(limits, bounds, stop) as worker:
         for done, wf in enumerate(files, 1):
+            total = max(listed, done)  # a file created since the listing is parsed too
             old = previous.get(wf.path)
             if old is not None and old[1] == wf.content_hash:
                 seen.add(wf.path)
@@ -276,7 +281,7 @@ def _build(
                     parsed = worker.parse_file(registry, wf.path, wf.text)
                 except ParseLimitExceeded as exc:  # skipped like a file the walk leaves out: a stored copy goes
                     record_skip(walk_stats, summary, wf.path, str(exc))
-                    progress("parse", done, len(walked))
+                    progress("parse", done, total)
                     continue
                 seen.add(wf.path)
                 if old is not None:
@@ -289,7 +294,7 @@ def _build(
             if len(batch) >= settings.ingest_batch_size:
                 _flush(engine, batch, summary, job_id)
                 batch = store.new_batch()
-            progress("parse", done, len(walked))
+            progress("parse", done, total)
     _flush(engine, batch, summary, job_id)
     deleted = [fid for path, (fid, _) in previous.items() if path not in seen]
     summary["deleted"] = len(deleted)

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from sift.languages import is_declaration_file
+
 _TEST = re.compile(
     r"(^|/)(tests?|spec|specs|__tests__|testing)/"
     r"|(^|/)(test_[^/]*|[^/]*_test\.\w+|[^/]*\.(test|spec)\.\w+|conftest\.py)$"
@@ -40,5 +42,5 @@ def is_notes_path(path: str) -> bool:
 
 
 def is_stub_path(path: str) -> bool:
-    """A type stub (``.pyi``), which repeats a definition that lives elsewhere."""
-    return path.endswith(".pyi")
+    """A type stub (``.pyi``, or TypeScript's ``.d.ts``), which repeats a definition that lives elsewhere."""
+    return path.endswith(".pyi") or is_declaration_file(path)

@@ -31,7 +31,9 @@ from sift.tokenize import tokenize
 if TYPE_CHECKING:  # the embedders load with the entry point
     from sift.embed import Embedder
 
-INDEX_KINDS = {"file": ("file",), "function": ("function",), "doc": ("doc",), "all": ("file", "function", "doc")}
+# The chunk kinds of each index level (sift.models.index_level): type declarations are searched with functions.
+INDEX_KINDS = {"file": ("file",), "function": ("function", "type"), "doc": ("doc",),
+               "all": ("file", "function", "doc", "type")}
 #: HNSW candidates per query (pgvector's hnsw.ef_search): at least this many, and twice k for deep lists.
 EF_SEARCH = 128
 MAX_EF_SEARCH = 1000  # pgvector's upper bound

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from sift.models import CODE_KINDS, Hit
+from sift.models import CODE_KINDS, ChunkKind, Hit
 from sift.retrievers.paths import is_notes_path, is_stub_path, is_test_path
 
 RRF_K = 60
@@ -38,13 +38,15 @@ FEATURES: tuple[str, ...] = (
     "definition",  # the query names an identifier that this chunk defines
     "name_match",  # otherwise, a query word is part of the chunk's symbol or heading
     "name_cover",  # share of the query's words that occur in the chunk's symbol or heading
-    "test_unasked", "notes_unasked", "stub",  # where it lives (notes: release notes, PKG-INFO, CONTRIBUTING…),
+    # where it lives (notes: release notes, PKG-INFO, CONTRIBUTING…; stub: a type stub, .pyi or .d.ts, or a type
+    # declaration chunk: no implementation either way),
+    "test_unasked", "notes_unasked", "stub",
     "test_asked", "notes_asked",  # when the query does not ask for that and when it does
     "private",  # a leading-underscore name: plumbing rather than the API a user calls
     "member",  # its container (the class of a method) was retrieved too
     "container",  # one of its members was retrieved too
     "doc_howto",  # a documentation section, for a question asking how to do something
-    "code_where",  # a definition, for a question asking where something is done
+    "code_where",  # a definition that implements (no type declaration), for a question asking where something is done
     "log_lines",  # log of how many lines the chunk has (fitted positive: a chunk of a line or two is rarely asked for)
 )
 
@@ -82,7 +84,7 @@ def _hand_weights() -> dict[str, float]:
         "name_match": math.log(1.3),  # a query word names the chunk
         "test_unasked": math.log(0.5),  # tests answer "how is X tested", not "how does X work"
         "notes_unasked": math.log(0.6),  # release notes mention everything, explain little
-        "stub": math.log(0.8),  # a type stub repeats a definition that lives elsewhere
+        "stub": math.log(0.8),  # a type stub or declaration describes code it does not implement
     }
 
 
@@ -229,7 +231,9 @@ def features(p: Pool, query_tokens: set[str], identifiers: set[str],
         definition = bool(identifiers) and last in identifiers
         shared = 0 if tokens.isdisjoint(query_tokens) else len(tokens & query_tokens)
         test, notes, stub = _path_class(h.path)
-        code = h.kind in CODE_KINDS or h.kind == "function"
+        code = h.kind in CODE_KINDS or h.kind == "function"  # a type declaration ("type") is code too,
+        declares = h.kind == ChunkKind.TYPE  # but like a stub it describes what is implemented elsewhere
+        stub = stub or declares
         rows.append((  # in FEATURES order
             math.log(p.rrf[key]),
             0.0 if rb is None else RRF_K / (RRF_K + rb),
@@ -252,7 +256,7 @@ def features(p: Pool, query_tokens: set[str], identifiers: set[str],
             bool(parent) and (h.path, parent) in defined,
             (h.path, h.symbol) in parents,
             howto and h.kind == "doc",
-            where and code,
+            where and code and not declares,
             math.log1p(h.end_line - h.start_line),
         ))
     return np.array(rows, dtype=np.float64).reshape(len(rows), len(FEATURES))

@@ -39,6 +39,15 @@ CODE_EXTENSIONS: dict[str, str] = {
     ".sql": "sql",
 }
 
+# TypeScript declaration files: types only, describing code that lives elsewhere (as a Python ``.pyi`` stub does).
+DECLARATION_SUFFIXES = (".d.ts", ".d.mts", ".d.cts")
+
+
+def is_declaration_file(path: str) -> bool:
+    """A TypeScript declaration file (``.d.ts``, ``.d.mts``, ``.d.cts``): every definition in it is type-only."""
+    return path.endswith(DECLARATION_SUFFIXES)
+
+
 DOC_EXTENSIONS: dict[str, str] = {
     ".md": "markdown",
     ".markdown": "markdown",

@@ -51,11 +51,27 @@ class NodeKind(StrEnum):
 
 
 class ChunkKind(StrEnum):
-    """The three index levels: one chunk per file, per function/method, per doc section."""
+    """What a chunk is: a file, a definition (function, method, class), a type-only declaration, a doc section.
+
+    ``TYPE`` is a definition that declares and implements nothing: a TypeScript ``interface`` or ``type`` alias,
+    anything under ``declare``, everything in a ``.d.ts`` file. It shares its value with ``NodeKind.TYPE``, so it
+    is in ``CODE_KINDS`` (it is code, and a question about types finds it), and it is indexed with the functions
+    (``index_level``); the ranker counts it, like a ``.pyi`` stub, as no implementation.
+    """
 
     FILE = "file"
     FUNCTION = "function"
     DOC = "doc"
+    TYPE = "type"
+
+
+#: The three index levels a generation keeps vectors for (and a search may be narrowed to).
+INDEX_LEVELS: tuple[str, ...] = (ChunkKind.FILE.value, ChunkKind.FUNCTION.value, ChunkKind.DOC.value)
+
+
+def index_level(kind: str) -> str:
+    """The index level (``INDEX_LEVELS``) a chunk of ``kind`` is searched in: a type declaration's is ``function``."""
+    return ChunkKind.FUNCTION.value if kind == ChunkKind.TYPE else kind
 
 
 CONTAINER_KINDS = frozenset(

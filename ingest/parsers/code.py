@@ -27,6 +27,7 @@ from sift.ingest.parsers.definition import Definition
 from sift.ingest.parsers.endpoints import decorator_endpoints, join_paths, route_prefix
 from sift.ingest.parsers.syntax import end_line, node_text, python_end_line
 from sift.ingest.parsers.text import line_count
+from sift.languages import is_declaration_file
 from sift.models import (
     CONTAINER_KINDS,
     DocumentTree,
@@ -64,6 +65,9 @@ _BODY_TYPES = frozenset(
         "enum_body", "interface_body", "statement_block", "compound_statement", "enum_variant_list",
     }
 )  # fmt: skip
+# TypeScript definitions that only declare types: an interface or type alias, and whatever is under ``declare``.
+_TYPE_ONLY_KINDS = frozenset({NodeKind.INTERFACE.value, NodeKind.TYPE.value})
+_TYPED_LANGUAGES = frozenset({"typescript", "tsx"})
 _IDENT = re.compile(r"[A-Za-z_$][\w$]*")
 _MAX_SIGNATURE = 300
 _CONTAINERS = frozenset(k.value for k in CONTAINER_KINDS)
@@ -168,7 +172,9 @@ class CodeParser:
         )
         tree = DocumentTree(path, language, SourceType.CODE, [file_node], parser=self.name)
         ordered = _arrange(_merge_overloads(defs))
-        for d in ordered:
+        declaration_file = is_declaration_file(path)
+        for d in ordered:  # parents first: a member of a declaration is one too
+            d.declaration = language in _TYPED_LANGUAGES and (declaration_file or _declares_only(d))
             tree.nodes.append(_emit(d, path, src, language, lines, markers))
             _add_entities(tree, d, src, language)
         add_refs(tree, defs, calls, aliases(imports, path, language), language, root)
@@ -299,6 +305,19 @@ def _arrange(defs: list[Definition]) -> list[Definition]:
     return ordered
 
 
+def _declares_only(d: Definition) -> bool:
+    """A TypeScript definition that declares a type and implements nothing: an interface or type alias, a member
+    of one, or a definition under ``declare`` (``declare module``, ``declare global``, ``declare class``…)."""
+    if d.kind in _TYPE_ONLY_KINDS or (d.parent is not None and d.parent.declaration):
+        return True
+    node: Node | None = d.node
+    while node is not None:
+        if node.type == "ambient_declaration":
+            return True
+        node = node.parent
+    return False
+
+
 def _emit(
     d: Definition, path: str, src: bytes, language: str, lines: list[str], markers: tuple[str, ...]
 ) -> ParsedNode:
@@ -321,6 +340,7 @@ def _emit(
         level=d.level,
         signature=_signature(src, d, language),
         docstring=docstring,
+        meta={"declaration": True} if d.declaration else {},
     )
 
 

@@ -24,6 +24,7 @@ class Definition:
     parent: Definition | None = None
     alias: Definition | None = None  # an `impl X` block merged into X's node
     first: Node | None = None  # the first of the overload signatures this definition absorbed (``_merge_overloads``)
+    declaration: bool = False  # declares a type and implements nothing (``code._declares_only``)
     children: list[Definition] = field(default_factory=list)
     index: int = 0
     level: int = 1

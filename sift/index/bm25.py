@@ -19,6 +19,7 @@ import numpy as np
 from scipy import sparse
 
 MATRIX_FILE = "bm25.npz"
+FINISH_BLOCK = 1 << 20  # postings scored at a time by ``BM25Builder.finish``
 VOCAB_FILE = "bm25.vocab.json"
 
 
@@ -90,27 +91,44 @@ class BM25Builder:
         self._doc_of.extend([pos] * len(counts))
 
     def finish(self) -> BM25Index:
-        """Compute every (term, document) score and return the index."""
+        """Compute every (term, document) score and return the index.
+
+        The postings are put in term order once (a stable sort, so each term's documents stay in the order they
+        were added) and scored ``FINISH_BLOCK`` at a time straight into the matrix's arrays: memory is the
+        postings, their order and the result, not a dozen temporaries the size of the corpus.
+        """
         n_docs, n_terms = len(self._ids), len(self._vocab)
         terms = np.frombuffer(self._terms, dtype=np.int32)
-        docs = np.frombuffer(self._doc_of, dtype=np.int32)
-        tf = np.frombuffer(self._tfs, dtype=np.int32).astype(np.int64)
         doc_len = np.frombuffer(self._doc_len, dtype=np.int64)
         avgdl = int(doc_len.sum()) / n_docs if n_docs else 0.0
-        idf = idf_okapi(n_docs, np.bincount(terms, minlength=n_terms).tolist(), self.epsilon)
-        data = term_scores(tf, doc_len[docs], avgdl, idf[terms], self.k1, self.b) if n_docs else tf * 0.0
-        matrix = sparse.csr_matrix((data, (terms, docs)), shape=(n_terms, n_docs), dtype=np.float64)
+        counts = np.bincount(terms, minlength=n_terms)
+        idf = idf_okapi(n_docs, counts.tolist(), self.epsilon)
+        indptr = np.zeros(n_terms + 1, dtype=np.int64)
+        np.cumsum(counts, out=indptr[1:])
+        order = np.argsort(terms, kind="stable")
+        indices = np.frombuffer(self._doc_of, dtype=np.int32)[order]
+        tfs = np.frombuffer(self._tfs, dtype=np.int32)
+        data = np.empty(len(order), dtype=np.float64)
+        for lo in range(0, len(order), FINISH_BLOCK):
+            at = order[lo : lo + FINISH_BLOCK]
+            hi = lo + len(at)
+            data[lo:hi] = term_scores(tfs[at].astype(np.int64), doc_len[indices[lo:hi]], avgdl, idf[terms[at]],
+                                      self.k1, self.b)
+        del order, terms, tfs
+        matrix = sparse.csr_matrix((data, indices, indptr), shape=(n_terms, n_docs))
         params = {"k1": self.k1, "b": self.b, "epsilon": self.epsilon, "avgdl": avgdl}
-        return BM25Index(np.frombuffer(self._ids, dtype=np.int64).copy(), list(self._vocab), matrix, params)
+        ids = np.frombuffer(self._ids, dtype=np.int64).copy()
+        return BM25Index(ids, list(self._vocab), matrix, params, vocab=self._vocab)
 
 
 class BM25Index:
     """Term-major CSR matrix of BM25 scores over documents ``ids`` (positions 0..n-1 in ``ids`` order)."""
 
-    def __init__(self, ids: np.ndarray, terms: list[str], matrix: sparse.csr_matrix, params: dict) -> None:
+    def __init__(self, ids: np.ndarray, terms: list[str], matrix: sparse.csr_matrix, params: dict,
+                 vocab: dict[str, int] | None = None) -> None:
         self.ids = np.asarray(ids, dtype=np.int64)
         self.terms = terms
-        self.vocab = {t: i for i, t in enumerate(terms)}
+        self.vocab = vocab if vocab is not None else {t: i for i, t in enumerate(terms)}  # term → row
         self.matrix = matrix
         self.params = params
 

@@ -29,9 +29,9 @@ from typing import Any
 from sift.errors import IndexDamaged, IndexNotReady
 from sift.index.bm25 import BM25Index
 from sift.index.vector import VectorIndex
-from sift.models import ChunkKind
+from sift.models import INDEX_LEVELS
 
-KINDS: tuple[str, ...] = tuple(k.value for k in ChunkKind)
+KINDS: tuple[str, ...] = INDEX_LEVELS  # a vector index per level (a type declaration's is "function")
 MANIFEST = "manifest.json"
 HEAD_BYTES = 16
 _HASH_BLOCK = 1 << 20

@@ -207,3 +207,18 @@ def test_cli_files_prints_lines_and_rejects_bad_paths(tiny_repo, tmp_path, capsy
 def test_cli_files_unknown_kb_is_clear_error(tmp_path, capsys):
     assert main(["files", "--kb", "nope", "a.py", "--data-dir", str(tmp_path / "d")]) == 1
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_ingest_past_the_text_budget_reads_the_texts_in_a_second_walk(tiny_repo, tmp_path, monkeypatch):
+    """Texts that do not fit in the listing's budget are read again as the parse goes: the same rows result."""
+    import sift.ingest.listing as listing
+
+    kept = ingest(Settings(data_dir=tmp_path / "kept"), tiny_repo, "tiny", build_index=False)
+    monkeypatch.setattr(listing, "TEXT_BUDGET_CHARS", 0)
+    streamed = ingest(Settings(data_dir=tmp_path / "streamed"), tiny_repo, "tiny", build_index=False)
+    assert {k: streamed[k] for k in ("files", "added", "lines", "nodes", "chunks", "skipped")} == {
+        k: kept[k] for k in ("files", "added", "lines", "nodes", "chunks", "skipped")}
+    rows = [sorted((c.path, c.start_line, c.content_hash) for c in _visible(open_database(Settings(data_dir=d)),
+                                                                            "tiny", Chunk))
+            for d in (tmp_path / "kept", tmp_path / "streamed")]
+    assert rows[0] == rows[1] and rows[0]

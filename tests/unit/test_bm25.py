@@ -145,3 +145,17 @@ def test_bm25_doc_freq_and_postings() -> None:
     assert [index.doc_freq(t) for t in ("a", "b", "c", "zzz")] == [1, 3, 1, 0]
     assert index.ids[index.postings("c")].tolist() == [9]
     assert index.postings("zzz").tolist() == []
+
+
+@pytest.mark.parametrize("block", [1, 2, 3, 1 << 20])
+def test_finish_in_blocks_scores_as_rank_bm25_does(monkeypatch, block):
+    """Scored a few postings at a time, the matrix is the same, bit for bit, as ``BM25Okapi``'s scores."""
+    import sift.index.bm25 as bm25
+
+    monkeypatch.setattr(bm25, "FINISH_BLOCK", block)
+    index = _index()
+    reference = BM25Okapi(list(DOCS.values()))
+    for query in (["token"], ["auth", "secret"], ["guide", "token", "token"]):
+        scores, _ = index.scores(query)
+        assert scores.tolist() == reference.get_scores(query).tolist()
+    assert index.matrix.has_canonical_format and index.vocab == {t: i for i, t in enumerate(index.terms)}

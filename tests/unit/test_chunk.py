@@ -242,3 +242,54 @@ def test_module_code_does_not_repeat_a_definitions_doc_comment():
 ])
 def test_window_texts(kind: str, text: str, size: int, expected: list[str]) -> None:
     assert window_texts(kind, "p", "n", text, size) == expected
+
+
+TS = """\
+export interface Options {
+  retries: number;
+  onRetry(attempt: number): void;
+}
+
+export type Mode = 'fast' | 'safe';
+
+declare module 'host' {
+  export function connect(url: string): void;
+}
+
+export enum Level { Low, High }
+
+export class Client {
+  constructor(private options: Options) {}
+
+  pause(attempt: number): number {
+    return 2 ** attempt * 100;
+  }
+}
+
+export function start(options: Options): Client {
+  return new Client(options);
+}
+"""
+
+
+@pytest.mark.parametrize(("path", "expected"), [
+    ("src/client.ts", {"Options": ChunkKind.TYPE, "Options.onRetry": ChunkKind.TYPE, "Mode": ChunkKind.TYPE,
+                       "connect": ChunkKind.TYPE, "Level": ChunkKind.FUNCTION, "Client": ChunkKind.FUNCTION,
+                       "Client.pause": ChunkKind.FUNCTION, "start": ChunkKind.FUNCTION}),
+    # a declaration file: everything in it declares, nothing implements
+    ("types/client.d.ts", {"Options": ChunkKind.TYPE, "Level": ChunkKind.TYPE, "Client": ChunkKind.TYPE,
+                           "Client.pause": ChunkKind.TYPE, "start": ChunkKind.TYPE}),
+])
+def test_typescript_type_only_declarations_are_type_chunks(path, expected):
+    from sift.ingest.parsers.code import CodeParser
+    from sift.text import split_lines
+
+    chunks = chunk_tree(CodeParser().parse(path, TS, "typescript"), split_lines(TS))
+    kinds = {c.symbol: c.kind for c in chunks if c.kind != ChunkKind.FILE}
+    assert {name: kinds.get(name) for name in expected} == expected
+
+
+def test_a_type_chunk_is_embedded_as_a_definition_is():
+    args = ("src/a.ts", "Options", None, "interface Options {}")
+    assert embedding_text(ChunkKind.TYPE, *args) == embedding_text(ChunkKind.FUNCTION, *args)
+    assert window_texts(ChunkKind.TYPE, "src/a.ts", "Options", "x\n" * 600) == []  # no windows: one vector

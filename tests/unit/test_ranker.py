@@ -67,6 +67,9 @@ def test_hand_weights_reproduce_the_composite_multipliers(kind, name, part, toke
         ("changelog.d/123.change.md", {"release"}, 1.0),
         ("docs/changes.rst", set(), 0.6),
         ("src/attr/__init__.pyi", set(), 0.8),
+        ("types/index.d.ts", set(), 0.8),  # TypeScript's stubs
+        ("src/index.d.mts", set(), 0.8),
+        ("src/index.ts", set(), 1.0),
     ],
 )
 def test_hand_weights_path_classes(path, words, prior):
@@ -194,6 +197,19 @@ def test_question_forms_mark_doc_sections_and_definitions():
     assert [row(where, i)["code_where"] for i in range(3)] == [0.0, 1.0, 0.0]
     assert all(row(plain, i)["doc_howto"] == row(plain, i)["code_where"] == 0.0 for i in range(3))
     assert row(howto, 0)["code_where"] == 0.0 and row(where, 1)["doc_howto"] == 0.0
+
+
+def test_type_declarations_are_code_that_implements_nothing():
+    """A type-only declaration (chunk kind ``type``) is a definition (``code``), marked like a stub, and no answer to
+    a question asking where something is done; a function beside it keeps both."""
+    declaration = hit(1, path="src/options.ts", name="RetryOptions", kind="type")
+    method = hit(2, path="src/client.ts", name="Client.pause", kind="function")
+    where = features(pool([[declaration, method]]), {"pause"}, set(), frozenset({"where"}))
+    assert {k: row(where, 0)[k] for k in ("code", "stub", "code_where")} == {"code": 1.0, "stub": 1.0,
+                                                                             "code_where": 0.0}
+    assert {k: row(where, 1)[k] for k in ("code", "stub", "code_where")} == {"code": 1.0, "stub": 0.0,
+                                                                             "code_where": 1.0}
+    assert hand_score(declaration, set(), set()) == pytest.approx(1.25 * 0.8)
 
 
 def test_scores_are_positive_and_follow_the_weights():
