@@ -41,9 +41,9 @@ class PlanSummary(BaseModel):
     k_citations: int = 1
     budget_ms: int = 1500
     strategy: str = "initial"
-    planner: Literal["rules", "llm"] = Field("rules", description="Who planned: the rules, or the model's plan "
+    planner: Literal["rules", "llm"] = Field(default="rules", description="Who planned: the rules, or the model's plan "
                                              "merged into theirs (SIFT_LLM_ROLES lists planner).")
-    planner_note: str | None = Field(None, description="Why the model's plan was not used, when it failed.")
+    planner_note: str | None = Field(default=None, description="Why the model's plan was not used, when it failed.")
 
 
 class Plan(PlanSummary):

@@ -304,8 +304,8 @@ def _build(
     if registry.llm is not None:
         summary["llm_parser"] = registry.llm.stats.as_dict()
 
-    changed = bool(replaced or deleted or summary["added"])
-    if not changed and kb.generation and (not build_index or _has_index(engine, kb, settings)):
+    any_change = bool(replaced or deleted or summary["added"])
+    if not any_change and kb.generation and (not build_index or _has_index(engine, kb, settings)):
         with engine.begin() as conn:
             store.drop_generation(conn, kb.id, number)
             summary.update(generation=kb.generation, status="unchanged", ready="complete" if build_index else None)
@@ -317,7 +317,7 @@ def _build(
         store.close_files(conn, replaced + deleted, number)
     index_dir = None
     local = settings.search_backend != "postgres"
-    if build_index and local and (changed or not kb.generation):  # keyword search first, vectors after
+    if build_index and local and (any_change or not kb.generation):  # keyword search first, vectors after
         kb = publish_keywords(engine, kb, number, index_root, job_id, summary, started)
         progress("searchable", 1, 1)
     if build_index:
