@@ -213,12 +213,13 @@ def test_ingest_past_the_text_budget_reads_the_texts_in_a_second_walk(tiny_repo,
     """Texts that do not fit in the listing's budget are read again as the parse goes: the same rows result."""
     import sift.ingest.listing as listing
 
-    kept = ingest(Settings(data_dir=tmp_path / "kept"), tiny_repo, "tiny", build_index=False)
+    # two knowledge bases: on PostgreSQL both data directories share the test's database
+    kept = ingest(Settings(data_dir=tmp_path / "kept"), tiny_repo, "kept", build_index=False)
     monkeypatch.setattr(listing, "TEXT_BUDGET_CHARS", 0)
-    streamed = ingest(Settings(data_dir=tmp_path / "streamed"), tiny_repo, "tiny", build_index=False)
+    streamed = ingest(Settings(data_dir=tmp_path / "streamed"), tiny_repo, "streamed", build_index=False)
     assert {k: streamed[k] for k in ("files", "added", "lines", "nodes", "chunks", "skipped")} == {
         k: kept[k] for k in ("files", "added", "lines", "nodes", "chunks", "skipped")}
     rows = [sorted((c.path, c.start_line, c.content_hash) for c in _visible(open_database(Settings(data_dir=d)),
-                                                                            "tiny", Chunk))
+                                                                            d.name, Chunk))
             for d in (tmp_path / "kept", tmp_path / "streamed")]
     assert rows[0] == rows[1] and rows[0]
