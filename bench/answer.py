@@ -157,21 +157,23 @@ async def collect(sets: list[Path], dump: Path | None = None, confidence: Any = 
     ensure_kbs(settings, embedder, {q.kb for _, q in questions if q.kb})
     engine, searcher = open_resources(settings, embedder)
     rows: list[dict[str, Any]] = []
-    dumped: list[dict[str, Any]] = []
+    out = dump.open("w") if dump is not None else None  # one line per question as it is answered
     async with open_checkpointer(settings) as saver:
         service = AskService(settings, engine, searcher, saver, make_chat_model(settings), confidence=confidence,
                              limits=RunLimits(wall_clock=wall_clock))
         for kb in sorted({q.kb for _, q in questions}):  # warm: load indexes, first embedding
             await service.ask("What does this project do?", kb, thread_id=(key := uuid.uuid4().hex))
             await saver.adelete_thread(key)
-        for path, q in questions:
+        for n, (path, q) in enumerate(questions, 1):
             t0 = time.perf_counter()
             answer = await service.ask(q.query, q.kb or "", thread_id=(key := uuid.uuid4().hex))
             latency = (time.perf_counter() - t0) * 1000
             await saver.adelete_thread(key)  # a thread of its own: nothing follows it up
             record, _ = to_answer(answer)
-            if dump is not None:
-                dumped.append({"split": split_of(path), **_dump_row(q, answer, latency)})
+            if out is not None:
+                out.write(json.dumps({"split": split_of(path), **_dump_row(q, answer, latency)}) + "\n")
+                out.flush()
+            print(f"[{n}/{len(questions)}] {q.id} {answer.mode} {latency / 1000:.1f} s", file=sys.stderr)
             precision, unjudged = pooled(q, answer.citations, judgments[path.stem].get(q.id, []))
             rows.append({"split": split_of(path), "set": path.stem, "id": q.id, "kind": q.kind,
                          "latency_ms": latency, "grounded": answer.grounded, "negative": q.kind == "negative",
@@ -180,8 +182,8 @@ async def collect(sets: list[Path], dump: Path | None = None, confidence: Any = 
                          "citation_precision_pooled": precision, "citations_unjudged": unjudged,
                          "mode": answer.mode, "degraded": answer.degraded, "tokens": answer.tokens})
     searcher.close()
-    if dump is not None:
-        dump.write_text("".join(json.dumps(r) + "\n" for r in dumped))
+    if out is not None:
+        out.close()
     return rows
 
 
