@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from typing import TYPE_CHECKING, Literal
+from urllib.parse import urlsplit
 
 from sift.config import Settings
 
@@ -49,7 +50,18 @@ def make_chat_model(settings: Settings) -> BaseChatModel | None:
     return ChatOpenAI(base_url=settings.llm_base_url, api_key=SecretStr(settings.llm_api_key or "not-needed"),
                       model=settings.llm_model, timeout=settings.llm_timeout_s, max_retries=0, temperature=0,
                       max_completion_tokens=settings.llm_max_tokens,
+                      extra_body=cap_fields(settings.llm_base_url, settings.llm_max_tokens),
                       http_async_client=httpx.AsyncClient(timeout=settings.llm_timeout_s))
+
+
+def cap_fields(base_url: str, max_tokens: int) -> dict[str, int] | None:
+    """Extra request fields that cap a reply on servers that read only the legacy field.
+
+    langchain-openai sends the cap as ``max_completion_tokens``. llama.cpp and vLLM read it, but Ollama's and
+    LM Studio's OpenAI-compatible endpoints read only ``max_tokens``, so without it a reply there runs to the end
+    of the context. OpenAI's own API gets the new field alone: its reasoning models reject ``max_tokens``."""
+    host = (urlsplit(base_url).hostname or "").lower()
+    return None if host == "openai.com" or host.endswith(".openai.com") else {"max_tokens": max_tokens}
 
 
 def cut_off_reason(max_tokens: int) -> str:

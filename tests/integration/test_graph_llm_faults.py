@@ -49,7 +49,8 @@ def test_every_call_is_capped_and_a_length_stop_is_retried_then_degraded(env) ->
     cut = {"content": '{"answer": "`validate_token` compares the token with', "finish": "length"}
     with ScriptedLLM([PLAN, DONE], default=cut) as llm:
         answer, _ = _ask(env, llm, llm_max_tokens=96)
-    assert all(r["max_completion_tokens"] == 96 for r in llm.requests)
+    # both fields: Ollama and LM Studio read only the legacy max_tokens
+    assert all(r["max_completion_tokens"] == 96 and r["max_tokens"] == 96 for r in llm.requests)
     assert len(llm.requests) == 5  # planner, one agent turn, the answer and its two retries
     assert answer.mode == "extractive" and answer.degraded and answer.grounded
     assert any("cut off at max_tokens (96" in r for r in answer.degraded_reasons), answer.degraded_reasons

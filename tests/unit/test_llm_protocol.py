@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from sift.chat import CutOff, InvalidOutput, classify, describe, rejects_json_schema
+from sift.chat import CutOff, InvalidOutput, cap_fields, classify, describe, rejects_json_schema
 from sift.config import Settings
 from sift.graph.budget import estimate_tokens, evidence_block, prompt_room, shown_ids
 from sift.graph.state import Evidence
@@ -165,3 +165,14 @@ def test_answer_schema_names_the_shown_evidence_and_fits_the_reply() -> None:
     assert schema["properties"]["citations"]["maxItems"] == 4
     assert answer_schema([], 10_000)["properties"]["answer"]["maxLength"] == 3000  # the model's own bound
     assert LLMAnswer.model_json_schema()["properties"]["answer"]["maxLength"] == 3000  # not changed in place
+
+
+@pytest.mark.parametrize(("base_url", "fields"), [
+    ("http://127.0.0.1:11434/v1", {"max_tokens": 64}),  # Ollama reads only the legacy field
+    ("http://localhost:1234/v1", {"max_tokens": 64}),  # LM Studio
+    ("https://example.test/openai/v1", {"max_tokens": 64}),
+    ("https://api.openai.com/v1", None),  # reasoning models there reject max_tokens
+    ("https://eu.api.openai.com/v1", None),
+])
+def test_the_legacy_cap_goes_to_every_server_but_openais(base_url: str, fields: dict[str, int] | None) -> None:
+    assert cap_fields(base_url, 64) == fields
