@@ -16,7 +16,7 @@ The signals, computed when the answer is written (pure functions of the plan, th
 
 ``ConfidenceModel`` turns them into a probability that the answer is right, and the probability into a level.
 Its weights and the two thresholds are data (``confidence_weights.json``), written by
-``scripts/fit_confidence.py`` from answer runs over the dev sets; the thresholds are set there so that ``high``
+``lab/fit/confidence.py`` from answer runs over the dev sets; the thresholds are set there so that ``high``
 answers were right at least 85% of the time, held out as well as fitted (with today's signals no cut does that,
 and ``high`` is 1.0: no retrieved answer is rated high). The rules that are no fit: a degraded run (a channel
 timed out, the LLM fell back) or an answer that lost unchecked parts is never ``high``; a not-found is ``low``

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 # Verbs that open docstring summaries in the imperative (PEP 257) or third person, with their third person:
-# data derived from the train packages' docstrings by scripts/docstring_verbs.py (which says how). Other first
+# data derived from the train packages' docstrings by lab/fit/docstring_verbs.py (which says how). Other first
 # words (nouns such as "Helper", "Metaclass") cannot be conjugated safely, so the summary is quoted instead.
 VERBS_FILE = Path(__file__).with_name("docstring_verbs.json")
 # Words that start a verb's object or follow it as a particle ("Return *the*…", "Check *if*…", "Iterate *over*…"),

@@ -21,10 +21,10 @@ from sift.tokenize import prefix_variants, tokenize
 CEILING_KEY = "\x00absent"  # term_idf stores the idf of a term no chunk contains under this key
 
 # Words generic in software text, with how they spread over the train packages (normalised entropy over the
-# packages, residual idf over their chunks): data written by scripts/generic_words.py, which says how.
+# packages, residual idf over their chunks): data written by lab/fit/generic_words.py, which says how.
 GENERIC_FILE = Path(__file__).with_name("generic_words.json")
 # The (least entropy, most residual idf) at which a word counts as generic: the candidates, and the one
-# scripts/fit_abstention.py chose on the dev, dev2 and spent sets (None: no word is generic).
+# lab/fit/abstention.py chose on the dev, dev2 and spent sets (None: no word is generic).
 GENERIC_CUTS: tuple[tuple[float, float], ...] = ((0.7, 0.5), (0.6, 0.75), (0.5, 1.0))
 GENERIC_CUT: tuple[float, float] | None = (0.5, 1.0)
 

@@ -3,7 +3,7 @@
 ``score(candidate) = exp(w · f(candidate))``. The features are what the channels and the index know about a
 candidate (each channel's reciprocal rank and raw score, its kind, whether its name or the path class fits the
 query, whether its container or members were retrieved too); the weights ``w`` are fitted by
-``scripts/fit_ranker.py`` on training queries mined from other projects and stored beside this module in
+``lab/fit/ranker.py`` on training queries mined from other projects and stored beside this module in
 ``ranker_weights.json``. With ``w = HAND_WEIGHTS`` the score is exactly the composite score fusion used before
 (RRF times multipliers), so a fitted model is compared against, and starts from, what it replaces.
 

@@ -2,7 +2,7 @@
 
 MiniLM was trained on prose pairs, and a question ("how do I stop retrying after a while?") and the definition
 that answers it are further apart in its space than two paraphrases are. The adapter is one matrix ``A``, fitted
-by ``scripts/fit_query_adapter.py`` on pairs mined from other projects: a query vector ``q`` becomes
+by ``lab/fit/query_adapter.py`` on pairs mined from other projects: a query vector ``q`` becomes
 ``A q / |A q|``, while documents keep the vectors they were indexed with. So no knowledge base is embedded again;
 the adapter only changes where a query looks. ``A`` starts from the identity and its fit is penalised towards
 it, so it nudges rather than replaces the model's notion of similarity.

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from scripts.docstring_verbs import MIN_OBJECT_SHARE, MIN_OPENINGS, MIN_PACKAGES, _bases, derive
+from lab.fit.docstring_verbs import MIN_OBJECT_SHARE, MIN_OPENINGS, MIN_PACKAGES, _bases, derive
 from sift.graph.docstrings import VERBS_FILE, third_person
 
 

@@ -1,4 +1,4 @@
-"""The measures behind ``graph/generic_words.json`` (scripts/generic_words.py) and the committed file's shape."""
+"""The measures behind ``graph/generic_words.json`` (lab/fit/generic_words.py) and the committed file's shape."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from scripts.generic_words import MAX_RIDF, MIN_ENTROPY, measures
+from lab.fit.generic_words import MAX_RIDF, MIN_ENTROPY, measures
 from sift.graph.terms import GENERIC_CUTS, GENERIC_FILE
 
 

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from bench.train.make_pairs import PACKAGES, load_packages
+from lab.train.make_pairs import PACKAGES, load_packages
 
 
 def render(source: str, packages: int, settings: Mapping[str, Any], key: str, entries: Mapping[str, Any]) -> str:
@@ -19,7 +19,7 @@ def render(source: str, packages: int, settings: Mapping[str, Any], key: str, en
     ``settings`` it used, then ``entries`` under ``key``, one a line, in the order given."""
     head = {
         "source": source,
-        "packages": packages,  # which ones: bench/train/packages.json, pinned by this hash
+        "packages": packages,  # which ones: lab/train/packages.json, pinned by this hash
         "packages_sha256": hashlib.sha256(PACKAGES.read_bytes()).hexdigest(),
         **settings,
     }

@@ -1,10 +1,10 @@
 """Fit the local model's linear query adapter on the train questions; write ``sift/query_adapter.npz``.
 
-    python scripts/fit_query_adapter.py           # ingest what is missing (as fit_ranker does), fit, report, write
-    python scripts/fit_query_adapter.py --check   # fit again and fail unless the committed matrix comes out equal
+    python lab/fit/query_adapter.py           # ingest what is missing (as fit_ranker does), fit, report, write
+    python lab/fit/query_adapter.py --check   # fit again and fail unless the committed matrix comes out equal
 
-The train questions and knowledge bases are the ranker's (``scripts/fit_ranker.py``): pairs mined from 31 pinned
-packages, searched in each package's inverse-cloze copy (``bench/train/cloze.py``), where a query's own sentence
+The train questions and knowledge bases are the ranker's (``lab/fit/ranker.py``): pairs mined from 31 pinned
+packages, searched in each package's inverse-cloze copy (``lab/train/cloze.py``), where a query's own sentence
 is blanked out of its target. Each question's positives are the non-file chunks overlapping its gold span; its
 negatives are every other chunk of its package.
 
@@ -42,12 +42,10 @@ from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))
 
-import fit_ranker as ranker  # noqa: E402  (scripts/fit_ranker.py: the questions, the cloze copies, the ingest)
-
+from lab.fit import ranker  # noqa: E402  (lab/fit/ranker.py: the questions, the cloze copies, the ingest)
 from sift.query_adapter import ADAPTER_FILE  # noqa: E402
 
 OUT_FILE = ROOT / "sift" / ADAPTER_FILE
@@ -196,7 +194,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from bench.retrieval import SPLITS, source_root
-    from bench.train.make_pairs import fetch, load_packages
+    from lab.train.make_pairs import fetch, load_packages
     from sift.config import Settings
     from sift.embed import LocalEmbedder
     from sift.eval.format import load_questions
@@ -246,7 +244,7 @@ def main() -> None:
     if cv["macro"] <= bare_cv["macro"]:
         raise SystemExit(f"no adapter beats the bare model held out ({cv['macro']} vs {bare_cv['macro']})")
     matrix = fit(train_q, corpora, lam)
-    meta = {"source": "scripts/fit_query_adapter.py", "lambda": lam, "scale": SCALE, "iterations": ITERATIONS,
+    meta = {"source": "lab/fit/query_adapter.py", "lambda": lam, "scale": SCALE, "iterations": ITERATIONS,
             "train_questions": len(train_q), "train_cv": cv, "train_bare": bare_cv,
             "dev": grid[f"{lam:g}"]["dev"], "dev_bare": bare_dev, "by_lambda": grid}
     buf = io.BytesIO()

@@ -24,7 +24,7 @@ out (they are ``low`` by rule). Then:
   no threshold on these signals can do better, so it says how far they are from a ``high`` that is right
   ``HIGH_PRECISION`` of the time for 40% of the questions.
 
-    nice -n 10 python scripts/fit_confidence.py [--rows bench/out/confidence-rows.jsonl] [--reuse] [--as-fitted]
+    nice -n 10 python lab/fit/confidence.py [--rows bench/out/confidence-rows.jsonl] [--reuse] [--as-fitted]
 
 ``--reuse`` fits again from the rows of an earlier run instead of asking the questions again.
 """
@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
