@@ -37,7 +37,8 @@ from lab.fit import data_file  # noqa: E402
 from lab.train.make_pairs import fetch  # noqa: E402
 from lab.train.pairs import CODE_KINDS, is_stub, is_test, parse_repo  # noqa: E402
 from lab.train.text import docstring_summary  # noqa: E402
-from sift.graph.docstrings import OBJECT_WORDS, VERBS_FILE, third_person  # noqa: E402
+from sift import fitted  # noqa: E402
+from sift.graph.docstrings import OBJECT_WORDS, third_person  # noqa: E402
 from sift.models import SourceType  # noqa: E402
 
 MIN_OPENINGS = 3
@@ -102,7 +103,7 @@ def render(verbs: dict[str, list], packages: list[dict[str, str]]) -> str:
 
 def main() -> int:
     """Derive the verbs and write the file, or compare with the committed one (``--check``)."""
-    return data_file.main(__doc__ or "", VERBS_FILE, "verbs",
+    return data_file.main(__doc__ or "", data_file.FITTED / fitted.DOCSTRING_VERBS, "verbs",
                           lambda packages: render(derive(summaries(packages)), packages))
 
 

@@ -36,7 +36,8 @@ if str(ROOT) not in sys.path:
 from lab.fit import data_file  # noqa: E402
 from lab.train.make_pairs import fetch  # noqa: E402
 from lab.train.pairs import parse_repo  # noqa: E402
-from sift.graph.terms import GENERIC_CUTS, GENERIC_FILE  # noqa: E402
+from sift import fitted  # noqa: E402
+from sift.graph.terms import GENERIC_CUTS  # noqa: E402
 from sift.ingest.chunk import chunk_tree  # noqa: E402
 from sift.tokenize import tokenize  # noqa: E402
 
@@ -96,7 +97,8 @@ def render(words: dict[str, list[float]], packages: list[dict[str, str]]) -> str
 
 def main() -> int:
     """Derive the words and write the file, or compare with the committed one (``--check``)."""
-    return data_file.main(__doc__ or "", GENERIC_FILE, "words", lambda packages: render(derive(packages), packages))
+    return data_file.main(__doc__ or "", data_file.FITTED / fitted.GENERIC_WORDS, "words",
+                          lambda packages: render(derive(packages), packages))
 
 
 if __name__ == "__main__":

@@ -46,9 +46,11 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from lab.fit import ranker  # noqa: E402  (lab/fit/ranker.py: the questions, the cloze copies, the ingest)
-from sift.query_adapter import ADAPTER_FILE  # noqa: E402
+from lab.fit.data_file import DIAGNOSTICS, FITTED  # noqa: E402
+from sift import fitted  # noqa: E402
 
-OUT_FILE = ROOT / "sift" / ADAPTER_FILE
+OUT_FILE = FITTED / fitted.QUERY_ADAPTER  # the matrix and the model it is for
+DIAGNOSIS = DIAGNOSTICS / "query_adapter.json"  # how its penalty was chosen, with the held-out figures
 LAMBDAS = (1.0, 0.1, 0.03, 0.01)
 SCALE = 20.0  # the softmax temperature of sentence-transformers' in-batch ranking loss for this model
 ITERATIONS = 60
@@ -248,8 +250,7 @@ def main() -> None:
             "train_questions": len(train_q), "train_cv": cv, "train_bare": bare_cv,
             "dev": grid[f"{lam:g}"]["dev"], "dev_bare": bare_dev, "by_lambda": grid}
     buf = io.BytesIO()
-    np.savez_compressed(buf, matrix=matrix, model_id=np.array(embedder.model_id),
-                        meta=np.array(json.dumps(meta, sort_keys=True)))
+    np.savez_compressed(buf, matrix=matrix, model_id=np.array(embedder.model_id))
     print(f"chosen: lambda {lam:g}, train held out {cv['macro']} vs bare {bare_cv['macro']}, dev "
           f"{meta['dev']} vs bare {bare_dev}")
     if args.check:
@@ -258,6 +259,7 @@ def main() -> None:
         print("adapter reproduced bit for bit" if same else "adapter differs from the committed file")
         raise SystemExit(0 if same else 1)
     OUT_FILE.write_bytes(buf.getvalue())
+    DIAGNOSIS.write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
     print(f"wrote {OUT_FILE.relative_to(ROOT)} ({OUT_FILE.stat().st_size // 1024} KiB; "
           f"{time.perf_counter() - t0:.0f}s in all)")
 

@@ -92,9 +92,11 @@ import numpy as np  # noqa: E402
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from lab.fit.data_file import DIAGNOSTICS, FITTED  # noqa: E402
 from lab.train import ranker_fit as rf  # noqa: E402
 from lab.train.pool_cache import load_pool, save_pool  # noqa: E402
 from lab.train.ranker_fit import Gold, Group  # noqa: E402
+from sift import fitted  # noqa: E402
 from sift.retrievers.ranker import (  # noqa: E402
     FEATURES,
     HAND_WEIGHTS,
@@ -106,7 +108,9 @@ from sift.retrievers.ranker import (  # noqa: E402
 
 OUT = ROOT / "bench" / "out" / "ranker"
 DONE = OUT / "ingested.json"
-WEIGHTS = ROOT / "retrievers" / "ranker_weights.json"
+WEIGHTS = FITTED / fitted.RANKER  # what fused search reads: which weights to use, and the fitted ones
+DIAGNOSIS = DIAGNOSTICS / "ranker.json"  # the rest of the fit: its choices, grids and held-out figures
+WEIGHT_KEYS = ("source", "use", "weights")
 # Penalties on ||Δ||², largest first: 1e4 keeps every weight within ~1e-4 of the hand weights (the hand ranking).
 LAMBDAS = (1e4, 100.0, 10.0, 1.0, 0.1, 0.01, 0.001, 1e-4, 1e-5)
 # The newcomer questions' share of the loss, and the penalties, tried by leave-one-project-out (0: mined alone).
@@ -220,7 +224,7 @@ def _pool_key(train: list[dict], newcomer: dict[str, list[Any]], given: Path | N
             h.update(str(path.relative_to(ROOT)).encode() + b"\0" + ast.dump(ast.parse(path.read_bytes())).encode())
     for fn in (_group, rf.overlaps):
         h.update(inspect.getsource(fn).encode())
-    adapter = ROOT / "sift" / "query_adapter.npz"  # where the vector channel's queries look
+    adapter = FITTED / fitted.QUERY_ADAPTER  # where the vector channel's queries look
     h.update(adapter.read_bytes() if adapter.exists() else b"")
     if given is not None:
         h.update(given.read_bytes())
@@ -317,18 +321,33 @@ def read_cached_pool() -> tuple[list[dict], dict[str, list[Any]], dict[str, list
     return train, newcomer, newcomer_by_project(pooled, newcomer), mined, {q["id"]: q["source"] for q in train}
 
 
+def texts(doc: dict[str, Any]) -> dict[Path, str]:
+    """A fit's two files: the weights fused search reads, and the diagnosis the lab keeps."""
+    weights = {k: doc[k] for k in WEIGHT_KEYS}
+    rest = {k: v for k, v in doc.items() if k not in WEIGHT_KEYS}
+    return {path: json.dumps(part, indent=2, sort_keys=True) + "\n"
+            for path, part in ((WEIGHTS, weights), (DIAGNOSIS, rest))}
+
+
+def committed() -> dict[str, Any]:
+    """The committed fit: its weights file and its diagnosis, as one document (empty when either is missing)."""
+    if not (WEIGHTS.exists() and DIAGNOSIS.exists()):
+        return {}
+    return json.loads(DIAGNOSIS.read_text(encoding="utf-8")) | json.loads(WEIGHTS.read_text(encoding="utf-8"))
+
+
 def committed_choice() -> tuple[dict[str, Any], float, float]:
-    """The committed weights file and its chosen ``alpha`` and penalty, for the scripts that compare against it."""
-    chosen = json.loads(WEIGHTS.read_text(encoding="utf-8"))
+    """The committed fit and its chosen ``alpha`` and penalty, for the scripts that compare against it."""
+    chosen = committed()
     return chosen, float(chosen["alpha"]), float(chosen["lambda"])
 
 
 def _diff(doc: dict[str, Any]) -> str:
     """How a fit differs from the committed weights file: the largest weight difference and the other keys that
     differ (a refit on another CPU can differ in the last digits: its BLAS kernels sum in another order)."""
-    if not WEIGHTS.exists():
-        return f"{WEIGHTS.name} is missing"
-    old = json.loads(WEIGHTS.read_text(encoding="utf-8"))
+    old = committed()
+    if not old:
+        return f"{WEIGHTS.name} or {DIAGNOSIS.name} is missing"
     gap = max(abs(float(v) - float(old.get("weights", {}).get(k, 0.0))) for k, v in doc["weights"].items())
     keys = sorted(k for k in set(doc) | set(old) if k != "weights" and doc.get(k) != old.get(k))
     return f"largest weight difference {gap:.6g}; other keys that differ: {', '.join(keys) or 'none'}"
@@ -445,14 +464,15 @@ def main() -> None:
     print(f"chosen: alpha {alpha:g}, lambda {lam:g}; newcomer projects held out {lopo['macro']} vs hand "
           f"{hand_lopo['macro']} (mined alone: {lopo_grid[f'alpha 0 lambda {lam_mined:g}']['macro']}): fused search "
           f"uses the {use} weights")
-    text = json.dumps(doc, indent=2, sort_keys=True) + "\n"
+    files = texts(doc)
     if args.query_vectors is not None:
         return
     if args.check:
-        same = WEIGHTS.exists() and WEIGHTS.read_text(encoding="utf-8") == text
+        same = all(path.exists() and path.read_text(encoding="utf-8") == text for path, text in files.items())
         print("weights reproduced bit for bit" if same else f"weights differ from the committed file: {_diff(doc)}")
         raise SystemExit(0 if same else 1)
-    WEIGHTS.write_text(text, encoding="utf-8")
+    for path, text in files.items():
+        path.write_text(text, encoding="utf-8")
     print(f"wrote {WEIGHTS.relative_to(ROOT)} (alpha {alpha:g}, lambda {lam:g}; {time.perf_counter() - t0:.0f}s in all)")
 
 
