@@ -1,4 +1,5 @@
-"""Fit the answer confidence model on the dev and spent test sets and write ``graph/confidence_weights.json``.
+"""Fit the answer confidence model on the dev and spent test sets and write the fitted model
+(``sift/fitted/confidence_weights.json``).
 
 Runs the graph through ``bench/answer.py`` over the dev sets (``eval/sets/*.jsonl``, ``eval/sets/dev2/``) and the
 three spent test sets (``eval/sets/test/``, ``test2/``, ``test3/``: no longer a clean check, so used as more tuning

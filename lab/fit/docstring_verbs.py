@@ -1,4 +1,5 @@
-"""Derive the verbs that open docstring summaries from the train packages and write ``graph/docstring_verbs.json``.
+"""Derive the verbs that open docstring summaries from the train packages and write them to
+``sift/fitted/docstring_verbs.json``.
 
     python lab/fit/docstring_verbs.py            # parse the train packages, write the file
     python lab/fit/docstring_verbs.py --check    # fail unless the committed file comes out equal

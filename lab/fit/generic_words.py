@@ -1,4 +1,5 @@
-"""Derive which words are generic in software text from the train packages and write ``graph/generic_words.json``.
+"""Derive which words are generic in software text from the train packages and write
+``sift/fitted/generic_words.json``.
 
     python lab/fit/generic_words.py            # parse and chunk the train packages, write the file
     python lab/fit/generic_words.py --check    # fail unless the committed file comes out equal

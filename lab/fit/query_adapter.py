@@ -1,4 +1,4 @@
-"""Fit the local model's linear query adapter on the train questions; write ``sift/query_adapter.npz``.
+"""Fit the local model's linear query adapter on the train questions; write ``sift/fitted/query_adapter.npz``.
 
     python lab/fit/query_adapter.py           # ingest what is missing (as fit_ranker does), fit, report, write
     python lab/fit/query_adapter.py --check   # fit again and fail unless the committed matrix comes out equal

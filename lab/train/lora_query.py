@@ -61,7 +61,7 @@ LEARNING_RATE = 3e-4
 BATCH = 32
 WARMUP = 50  # steps
 SEED = 0
-LINEAR_LAMBDA = 0.03  # the committed linear adapter's penalty (sift/query_adapter.npz)
+LINEAR_LAMBDA = 0.03  # the committed linear adapter's penalty (sift/fitted/query_adapter.npz)
 _MATRICES = {"query": "attention.self.query", "key": "attention.self.key", "value": "attention.self.value",
              "out": "attention.output.dense", "up": "intermediate.dense", "down": "output.dense"}
 

@@ -7,7 +7,8 @@ Each candidate feature here is computed from what the pool already holds (a cand
 span and kind, the other candidates of its question), so it needs no new search. The fit is the linear model of
 ``lab/fit/ranker.py`` with the extra columns free (starting at weight 0) and the same protocol: leave one
 newcomer project out (dev and spent test sets; the test sets are never read), the mined questions plus the other
-projects' questions with the newcomer share ``alpha`` and the penalty read from ``retrievers/ranker_weights.json``.
+projects' questions with the newcomer share ``alpha`` and the penalty of the committed fit
+(``lab/fit/diagnostics/ranker.json``).
 It prints the base fit (no extra column; equal to the committed ``newcomer_held_out``) and each set beside it:
 span MRR and span@1 averaged over projects, and on how many projects the set ranks better and worse.
 

@@ -7,7 +7,7 @@ The ranking issue leaves the model class open: a linear model (what ``lab/fit/ra
 LambdaRank "if it pays for itself". This compares them under the protocol that chose the linear model's
 ``alpha`` and penalty: leave-one-project-out over the newcomer projects (dev and spent test sets), each fit on
 the mined questions plus the other projects' questions with the newcomer share ``alpha`` read from
-``retrievers/ranker_weights.json``, scored by span MRR averaged over projects. The test sets are never read.
+``sift/fitted/ranker_weights.json``, scored by span MRR averaged over projects. The test sets are never read.
 
 The trees start from the hand weights of the features the mined pairs cannot teach (``ranker_fit.FIXED``, as
 the linear fit keeps them) as LightGBM's initial score and grow over the other features; a tree model's raw

@@ -1,4 +1,5 @@
-"""The measures behind ``graph/generic_words.json`` (lab/fit/generic_words.py) and the committed file's shape."""
+"""The measures behind ``sift/fitted/generic_words.json`` (lab/fit/generic_words.py), and the committed
+file's shape."""
 
 from __future__ import annotations
 
