@@ -16,7 +16,7 @@ from pathlib import Path
 
 OUT = Path(__file__).resolve().parent / "out"
 # The databases of the data directories that the benches ingest into: bench/answer.py, bench/retrieval.py and
-# scripts/fit_ranker.py (with bench/train/).
+# lab/fit/ranker.py (with lab/train/).
 BENCH_DATABASES = ("answer-data/sift.db", "retrieval/data/sift.db", "ranker/data/sift.db")
 
 

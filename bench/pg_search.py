@@ -157,7 +157,7 @@ def real_corpus(data_dir: Path, n: int, n_queries: int) -> tuple[np.ndarray, lis
 
     db = sqlite3.connect(data_dir / "sift.db")
     parts = []
-    # Not the train packages' inverse-cloze copies (bench/train/cloze.py): near-twins of their packages' vectors.
+    # Not the train packages' inverse-cloze copies (lab/train/cloze.py): near-twins of their packages' vectors.
     for kb_id, gen in db.execute("SELECT id, current_generation FROM knowledge_bases WHERE name NOT LIKE 'cloze-%' "
                                  "ORDER BY id"):
         loaded = load_indexes(generation_dir(Settings(data_dir=data_dir).resolved_index_dir(), kb_id, gen))

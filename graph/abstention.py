@@ -8,7 +8,7 @@ rated, a question whether the project has or can do something whose answer is ra
 (``doubtful_yes``, note ``WEAK_YES``, which also ends the search).
 
 ``signals`` measures a draft's evidence, ``decide`` turns the measures into a reason, so that
-``scripts/fit_abstention.py`` can replay the decision under other thresholds.
+``lab/fit/abstention.py`` can replay the decision under other thresholds.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from sift.tokenize import tokenize, word_parts
 CONFIDENT_COVERAGE = 0.45
 CITED_COVERAGE = 0.4  # below this, cited evidence missing ABSENT_TERMS rare question words does not answer it
 # How many of the question's rare words the evidence must lack before it is no answer: chosen by
-# scripts/fit_abstention.py on the dev, dev2 and spent sets (the balanced accuracy of negatives answered "not
+# lab/fit/abstention.py on the dev, dev2 and spent sets (the balanced accuracy of negatives answered "not
 # found" and answerable questions answered); the rule used 2 before, which turned away about half of the
 # answerable questions on projects the writer was not tuned on.
 ABSENT_TERMS = 4
@@ -38,7 +38,7 @@ ABSENT_FROM_CORPUS = "absent-from-corpus"  # the not-found note that ends the se
 # that answers it in the project's own words.
 LEXICAL_REASONS = frozenset({"absent-terms", ABSENT_FROM_CORPUS, "weak-evidence"})
 # The local model's cosine between the question and the first evidence item (``first_passage``) at which a
-# lexical not-found gives way to an uncertain answer from that item: chosen by scripts/fit_abstention.py with
+# lexical not-found gives way to an uncertain answer from that item: chosen by lab/fit/abstention.py with
 # ABSENT_TERMS (None: never). It is a cosine of the local model; another embedder's scale differs.
 MEANING_FLOOR: float | None = 0.55
 PASSAGE_CHARS = 1000  # of the first evidence item, compared with the question (about the model's 256 tokens)

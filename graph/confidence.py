@@ -15,8 +15,8 @@ The signals, computed when the answer is written (pure functions of the plan, th
   among what was retrieved, that the first place is the one (``margin`` sees only the runner-up).
 
 ``ConfidenceModel`` turns them into a probability that the answer is right, and the probability into a level.
-Its weights and the two thresholds are data (``confidence_weights.json``), written by
-``scripts/fit_confidence.py`` from answer runs over the dev sets; the thresholds are set there so that ``high``
+Its weights and the two thresholds are data (``sift.fitted.CONFIDENCE``), written by
+``lab/fit/confidence.py`` from answer runs over the dev sets; the thresholds are set there so that ``high``
 answers were right at least 85% of the time, held out as well as fitted (with today's signals no cut does that,
 and ``high`` is 1.0: no retrieved answer is rated high). The rules that are no fit: a degraded run (a channel
 timed out, the LLM fell back) or an answer that lost unchecked parts is never ``high``; a not-found is ``low``
@@ -25,20 +25,18 @@ with score 0.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Protocol
 
+from sift import fitted
 from sift.graph.state import Confidence, ConfidenceLevel, Evidence, Plan
 from sift.graph.support import agreement, rank_evidence
 from sift.graph.terms import coverage, query_tokens
 from sift.retrievers import copies
 from sift.tokenize import tokenize
 
-WEIGHTS_FILE = Path(__file__).with_name("confidence_weights.json")
 FEATURES = ("margin", "coverage", "agreement", "share")
 MAX_MARGIN = 3.0  # a winner e³ ≈ 20 times the runner-up's score is clear; a larger gap says no more
 TOP_RANKS = 3
@@ -65,9 +63,9 @@ class ConfidenceModel:
         return "medium" if probability >= self.medium else "low"
 
 
-def load_model(path: Path = WEIGHTS_FILE) -> ConfidenceModel:
+def load_model() -> ConfidenceModel:
     """The fitted model from its data file (read once by whoever builds the run context)."""
-    data = json.loads(path.read_text())
+    data = fitted.load(fitted.CONFIDENCE)
     return ConfidenceModel(intercept=float(data["intercept"]),
                            weights=tuple(float(data["weights"][f]) for f in FEATURES),
                            medium=float(data["thresholds"]["medium"]), high=float(data["thresholds"]["high"]))

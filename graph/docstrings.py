@@ -12,15 +12,15 @@ functions of the text.
 from __future__ import annotations
 
 import ast
-import json
 import re
 from dataclasses import dataclass
-from pathlib import Path
+
+from sift import fitted
 
 # Verbs that open docstring summaries in the imperative (PEP 257) or third person, with their third person:
-# data derived from the train packages' docstrings by scripts/docstring_verbs.py (which says how). Other first
-# words (nouns such as "Helper", "Metaclass") cannot be conjugated safely, so the summary is quoted instead.
-VERBS_FILE = Path(__file__).with_name("docstring_verbs.json")
+# data derived from the train packages' docstrings by lab/fit/docstring_verbs.py (which says how), shipped as
+# the fitted file sift.fitted.DOCSTRING_VERBS. Other first words (nouns such as "Helper", "Metaclass") cannot be
+# conjugated safely, so the summary is quoted instead.
 # Words that start a verb's object or follow it as a particle ("Return *the*…", "Check *if*…", "Iterate *over*…"),
 # and rarely follow a noun: the evidence that a summary's first word is a verb.
 OBJECT_WORDS = frozenset(["a", "an", "the", "this", "these", "those", "all", "any", "each", "every", "some", "its",
@@ -39,12 +39,12 @@ def third_person(verb: str) -> str:
     return verb + "s"
 
 
-def _load_verbs(path: Path) -> dict[str, str]:
+def _load_verbs() -> dict[str, str]:
     """The docstring verbs of the data file: each verb and its third person."""
-    return {verb: data[0] for verb, data in json.loads(path.read_text(encoding="utf-8"))["verbs"].items()}
+    return {verb: data[0] for verb, data in fitted.load(fitted.DOCSTRING_VERBS)["verbs"].items()}
 
 
-_VERBS = _load_verbs(VERBS_FILE)
+_VERBS = _load_verbs()
 _THIRD = {third: verb for verb, third in _VERBS.items()}
 
 

@@ -30,7 +30,7 @@ from sift.tokenize import tokenize, word_parts
 MIN_COVERAGE = 0.3  # below this share of the question's (idf-weighted) terms, evidence does not answer it
 # The floor instead when every search channel ranked the fused first item among its first few: a newcomer's words
 # that the project never uses lower the coverage of the right place too, and three channels agreeing on it is
-# evidence that words alone do not give. Chosen by scripts/fit_abstention.py with
+# evidence that words alone do not give. Chosen by lab/fit/abstention.py with
 # ABSENT_TERMS and abstention.MEANING_FLOOR on the dev, dev2 and spent test sets; MIN_COVERAGE (0.3) switches it off.
 AGREED_COVERAGE = 0.22
 PRIMARY_SHARE = 0.4

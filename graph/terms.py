@@ -1,37 +1,35 @@
 """What a question asks about: its terms, the kind of question it is, and how much of it an evidence item shares.
 
 Pure functions of the plan's question and identifiers, the corpus idf of its terms and the evidence text (and of
-which words are generic in software text: ``generic_words.json``, data derived from the train packages). The
-writer ranks evidence by them (``support.py``), abstains on them (``abstention.py``), and the confidence and
-candidate modules reuse them, so each heuristic has this one owner.
+which words are generic in software text: the fitted file ``sift.fitted.GENERIC_WORDS``, derived from the train
+packages). The writer ranks evidence by them (``support.py``), abstains on them (``abstention.py``), and the
+confidence and candidate modules reuse them, so each heuristic has this one owner.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Mapping, Sequence
 from functools import cache
-from pathlib import Path
 
+from sift import fitted
 from sift.graph.state import Evidence, Plan
 from sift.tokenize import prefix_variants, tokenize
 
 CEILING_KEY = "\x00absent"  # term_idf stores the idf of a term no chunk contains under this key
 
 # Words generic in software text, with how they spread over the train packages (normalised entropy over the
-# packages, residual idf over their chunks): data written by scripts/generic_words.py, which says how.
-GENERIC_FILE = Path(__file__).with_name("generic_words.json")
+# packages, residual idf over their chunks): data written by lab/fit/generic_words.py, which says how.
 # The (least entropy, most residual idf) at which a word counts as generic: the candidates, and the one
-# scripts/fit_abstention.py chose on the dev, dev2 and spent sets (None: no word is generic).
+# lab/fit/abstention.py chose on the dev, dev2 and spent sets (None: no word is generic).
 GENERIC_CUTS: tuple[tuple[float, float], ...] = ((0.7, 0.5), (0.6, 0.75), (0.5, 1.0))
 GENERIC_CUT: tuple[float, float] | None = (0.5, 1.0)
 
 
 @cache
 def _generic_measures() -> dict[str, tuple[float, float]]:
-    data = json.loads(GENERIC_FILE.read_text(encoding="utf-8"))
+    data = fitted.load(fitted.GENERIC_WORDS)
     return {w: (float(m[0]), float(m[1])) for w, m in data["words"].items()}
 
 

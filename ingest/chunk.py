@@ -76,7 +76,7 @@ def embedding_text(kind: str, path: str, name: str, heading_path: str | None, te
 # Windows: a function or doc chunk longer than this is also embedded in windows of about this many characters
 # (whole lines), each searched on its own, so a question about a passage deep in a long chunk finds it even though
 # the chunk's one vector averages over all of it. 500 beat 800 on the vector channel of the dev and spent sets,
-# and with windows the ranker's held-out MRR went from 0.644 to 0.661 (docs/architecture.md, "Retrieval").
+# and with windows the ranker's held-out MRR went from 0.644 to 0.661 (lab/NOTEBOOK.md, "Windows").
 WINDOW_CHARS = 500
 WINDOW_KINDS = (ChunkKind.FUNCTION, ChunkKind.DOC)
 

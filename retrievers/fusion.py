@@ -80,8 +80,8 @@ def fuse(
 
 # How many places a later part of a definition or section moves down in fused search's list. A long function or
 # docs section is several chunks (``ChunkIdentity.part``) that share its words, so they rank side by side and can
-# fill the first places with one answer. Chosen on the dev and spent sets (``docs/architecture.md``, "Retrieval
-# and fusion"). The graph keeps fusion's order: its writer reads a place's parts together.
+# fill the first places with one answer. Chosen on the dev and spent sets (``lab/NOTEBOOK.md``, "Later parts
+# of one place"). The graph keeps fusion's order: its writer reads a place's parts together.
 LATER_PART_DEPTH = 3
 
 

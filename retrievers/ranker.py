@@ -3,8 +3,8 @@
 ``score(candidate) = exp(w · f(candidate))``. The features are what the channels and the index know about a
 candidate (each channel's reciprocal rank and raw score, its kind, whether its name or the path class fits the
 query, whether its container or members were retrieved too); the weights ``w`` are fitted by
-``scripts/fit_ranker.py`` on training queries mined from other projects and stored beside this module in
-``ranker_weights.json``. With ``w = HAND_WEIGHTS`` the score is exactly the composite score fusion used before
+``lab/fit/ranker.py`` on training queries mined from other projects and shipped as a fitted file
+(``sift.fitted.RANKER``). With ``w = HAND_WEIGHTS`` the score is exactly the composite score fusion used before
 (RRF times multipliers), so a fitted model is compared against, and starts from, what it replaces.
 
 Pure functions, no I/O except reading the weights file once.
@@ -12,17 +12,16 @@ Pure functions, no I/O except reading the weights file once.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
-from importlib import resources
 from typing import Any
 
 import numpy as np
 
+from sift import fitted
 from sift.models import CODE_KINDS, ChunkKind, Hit
 from sift.retrievers.paths import is_notes_path, is_stub_path, is_test_path
 
@@ -122,9 +121,8 @@ def weights_in(doc: Mapping[str, Any] | None) -> RankerWeights:
 
 @cache
 def active_weights() -> RankerWeights:
-    """The weights fused search uses, read once from ``ranker_weights.json`` beside this module (see ``weights_in``)."""
-    path = resources.files("sift.retrievers").joinpath("ranker_weights.json")
-    return weights_in(json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None)
+    """The weights fused search uses, read once from the fitted ranker file (see ``weights_in``)."""
+    return weights_in(fitted.load(fitted.RANKER) if fitted.ships(fitted.RANKER) else None)
 
 
 @lru_cache(maxsize=65536)

@@ -23,9 +23,8 @@ wheel=$(ls "$work"/dist/sift-*.whl)
 # broken pipe would read as a missing file.
 "$PY" -c "import sys, zipfile; print('\n'.join(zipfile.ZipFile(sys.argv[1]).namelist()))" "$wheel" > "$work/names"
 for data in sift/migrations/env.py sift/migrations/script.py.mako sift/ingest/parsers/queries/python.scm \
-            sift/graph/confidence_weights.json sift/graph/docstring_verbs.json sift/graph/generic_words.json \
-            sift/retrievers/ranker_weights.json \
-            sift/query_adapter.npz; do
+            sift/fitted/ranker_weights.json sift/fitted/confidence_weights.json sift/fitted/docstring_verbs.json \
+            sift/fitted/generic_words.json sift/fitted/query_adapter.npz; do
   grep -qx "$data" "$work/names" || { echo "wheel lacks $data" >&2; exit 1; }
 done
 if [ "$(grep -cvE "^(sift/|sift-[^/]*\.dist-info/)" "$work/names")" != 0 ]; then

@@ -2,12 +2,12 @@
 
 MiniLM was trained on prose pairs, and a question ("how do I stop retrying after a while?") and the definition
 that answers it are further apart in its space than two paraphrases are. The adapter is one matrix ``A``, fitted
-by ``scripts/fit_query_adapter.py`` on pairs mined from other projects: a query vector ``q`` becomes
+by ``lab/fit/query_adapter.py`` on pairs mined from other projects: a query vector ``q`` becomes
 ``A q / |A q|``, while documents keep the vectors they were indexed with. So no knowledge base is embedded again;
 the adapter only changes where a query looks. ``A`` starts from the identity and its fit is penalised towards
 it, so it nudges rather than replaces the model's notion of similarity.
 
-The weights ship with the package (``query_adapter.npz``, beside this module) and apply only on top of the
+The weights ship with the package (the fitted file ``sift.fitted.QUERY_ADAPTER``) and apply only on top of the
 model they were fitted for (its ``model_id``), never to another embedder.
 """
 
@@ -15,11 +15,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 
 import numpy as np
 
-ADAPTER_FILE = "query_adapter.npz"
+from sift import fitted
 
 
 @dataclass(frozen=True)
@@ -39,11 +38,10 @@ class QueryAdapter:
 @cache
 def shipped_adapter() -> QueryAdapter | None:
     """The adapter packaged with sift, or None when the package holds none (read once per process)."""
-    path = resources.files("sift").joinpath(ADAPTER_FILE)
-    if not path.is_file():
+    if not fitted.ships(fitted.QUERY_ADAPTER):
         return None
-    with path.open("rb") as f, np.load(f) as z:
-        return QueryAdapter(np.ascontiguousarray(z["matrix"], dtype=np.float32), str(z["model_id"]))
+    z = fitted.load(fitted.QUERY_ADAPTER)
+    return QueryAdapter(np.ascontiguousarray(z["matrix"], dtype=np.float32), str(z["model_id"]))
 
 
 def adapter_for(model_id: str) -> QueryAdapter | None:

@@ -1,7 +1,7 @@
 """Real open-source packages from PyPI and npm, pinned and downloaded once into the test cache.
 
 Importable without pytest: the test fixtures (``tests/conftest.py``), the benches and the train-set generator
-(``bench/train/make_pairs.py``) all fetch through here, so every archive is checked against one pin and
+(``lab/train/make_pairs.py``) all fetch through here, so every archive is checked against one pin and
 unpacked once.
 """
 

@@ -7,7 +7,7 @@ per candidate (the ``KEEP`` the committed ranker scores highest, and every one t
 gold label, fused score and passage text (``sift.rerank.passage``:
 path, first line and the lines that hold the question's words, within the model's window).
 
-The mined questions' sentences are blanked out of their targets first (``bench/train/cloze.py``), as in the
+The mined questions' sentences are blanked out of their targets first (``lab/train/cloze.py``), as in the
 inverse-cloze copies: a mined question is a sentence of its own target, and a model that saw it there would learn
 to find copied words rather than answers. Written questions read the files as published.
 
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-for p in (ROOT, ROOT / "scripts"):
+for p in (ROOT,):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
 
@@ -48,7 +48,7 @@ class Sources:
 
     def __init__(self, train: list[dict]) -> None:
         from bench.retrieval import source_root
-        from bench.train.make_pairs import fetch, load_packages
+        from lab.train.make_pairs import fetch, load_packages
 
         self.roots: dict[str, Path] = {}
         self._fetch = {p["name"]: (lambda p=p: fetch(p)) for p in load_packages()}
@@ -67,7 +67,7 @@ class Sources:
         return self.roots[kb]
 
     def _blanked(self, kb: str) -> dict[str, str]:
-        from bench.train.cloze import CLOZE_SOURCES, cloze_questions
+        from lab.train.cloze import CLOZE_SOURCES, cloze_questions
 
         questions = self._train[kb]
         paths = sorted({q["gold_spans"][0]["path"] for q in questions if q["source"] in CLOZE_SOURCES})
@@ -97,13 +97,13 @@ class Sources:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.parse_args()
-    import fit_ranker as fr
     import numpy as np
     from tokenizers import Tokenizer
 
-    from bench.train.make_pairs import load_packages
-    from bench.train.pool_cache import load_pool
+    from lab.fit import ranker as fr
     from lab.rerank.pool import POOL
+    from lab.train.make_pairs import load_packages
+    from lab.train.pool_cache import load_pool
     from sift.model_files import model_dir
     from sift.rerank import passage
     from sift.retrievers.ranker import active_weights, scores

@@ -1,7 +1,7 @@
 """Span metrics of fused search's order and of its first candidates reordered by the cross-encoder.
 
 Both orders go through fusion's own deduplication (``sift.retrievers.fusion``), as the product's do, and are
-scored like ``bench/train/ranker_fit.scored_metrics``: span@1, span@3 and span MRR over the first ten.
+scored like ``lab/train/ranker_fit.scored_metrics``: span@1, span@3 and span MRR over the first ten.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The candidates the cross-encoder learns to order: each question's pool from fused search's channels.
 
 Ingests the projects the fit reads (the written questions' projects first, then the train packages, each once,
-recorded in ``bench/out/ranker/ingested.json`` as ``scripts/fit_ranker.py`` records them, so the two share one
-data directory), then searches every question of the ingested projects as ``fit_ranker.py`` does and writes the
+recorded in ``bench/out/ranker/ingested.json`` as ``lab/fit/ranker.py`` records them, so the two share one
+data directory), then searches every question of the ingested projects as ``lab/fit/ranker.py`` does and writes the
 groups to ``bench/out/rerank/pool.npz``. Ingesting is the slow part (about a minute per package on 2 idle cores);
 a run stopped at any point goes on from the last project ingested.
 
@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-for p in (ROOT, ROOT / "scripts"):
+for p in (ROOT,):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
 
@@ -32,11 +32,10 @@ def main() -> None:
 
     import json
 
-    import fit_ranker as fr
-
     from bench.retrieval import source_root
-    from bench.train.make_pairs import fetch, load_packages
-    from bench.train.pool_cache import save_pool
+    from lab.fit import ranker as fr
+    from lab.train.make_pairs import fetch, load_packages
+    from lab.train.pool_cache import save_pool
     from sift.config import Settings
     from sift.embed import LocalEmbedder
 

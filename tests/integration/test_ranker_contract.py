@@ -105,7 +105,7 @@ def _top(searcher, query: str, k: int = 10):
 
 def test_the_active_weights_are_the_fitted_ones():
     # The committed weights file is in force (a fit that lost would leave the hand weights).
-    assert active_weights().source == "scripts/fit_ranker.py"
+    assert active_weights().source == "lab/fit/ranker.py"
     assert active_weights().weights != RankerWeights(HAND_WEIGHTS).weights
 
 

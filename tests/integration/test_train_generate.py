@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench.train.make_pairs import dump, generate, load_train, to_records
+from lab.train.make_pairs import dump, generate, load_train, to_records
 
 FILES = {
     "pkg/__init__.py": '"""Tools for turning raw configuration text into settings objects."""\n',

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import math
 from typing import NamedTuple
 
 import pytest
 
+from sift import fitted
 from sift.graph.confidence import (
     FEATURES,
     MAX_MARGIN,
-    WEIGHTS_FILE,
     ConfidenceModel,
     agreement,
     assess,
@@ -162,7 +161,7 @@ def test_assess_keeps_medium_and_low_when_degraded() -> None:
 
 def test_committed_weights_load_and_order_thresholds() -> None:
     model = load_model()
-    data = json.loads(WEIGHTS_FILE.read_text())
+    data = fitted.load(fitted.CONFIDENCE)
     assert set(data["weights"]) == set(FEATURES)
     assert 0.0 <= model.medium <= model.high <= 1.0
     assert 0.0 < model.probability({"margin": 1.0, "coverage": 1.0, "agreement": 1.0}) < 1.0

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from scripts.docstring_verbs import MIN_OBJECT_SHARE, MIN_OPENINGS, MIN_PACKAGES, _bases, derive
-from sift.graph.docstrings import VERBS_FILE, third_person
+from lab.fit.docstring_verbs import MIN_OBJECT_SHARE, MIN_OPENINGS, MIN_PACKAGES, _bases, derive
+from sift import fitted
+from sift.graph.docstrings import third_person
 
 
 def _rows(*pairs: tuple[str, str]) -> list[tuple[str, str]]:
@@ -48,7 +47,7 @@ def test_bases(word: str, bases: list[str]) -> None:
 
 
 def test_committed_verbs_follow_the_rule() -> None:
-    data = json.loads(VERBS_FILE.read_text(encoding="utf-8"))
+    data = fitted.load(fitted.DOCSTRING_VERBS)
     assert (data["min_openings"], data["min_packages"], data["min_object_share"]) == \
         (MIN_OPENINGS, MIN_PACKAGES, MIN_OBJECT_SHARE)
     assert list(data["verbs"]) == sorted(data["verbs"]) and len(data["verbs"]) >= 50

@@ -1,14 +1,15 @@
-"""The measures behind ``graph/generic_words.json`` (scripts/generic_words.py) and the committed file's shape."""
+"""The measures behind ``sift/fitted/generic_words.json`` (lab/fit/generic_words.py), and the committed
+file's shape."""
 
 from __future__ import annotations
 
-import json
 import math
 
 import pytest
 
-from scripts.generic_words import MAX_RIDF, MIN_ENTROPY, measures
-from sift.graph.terms import GENERIC_CUTS, GENERIC_FILE
+from lab.fit.generic_words import MAX_RIDF, MIN_ENTROPY, measures
+from sift import fitted
+from sift.graph.terms import GENERIC_CUTS
 
 
 @pytest.mark.parametrize(("n", "df", "cf", "per_package", "packages", "entropy", "ridf"), [
@@ -32,7 +33,7 @@ def test_a_word_spread_thinly_has_a_residual_idf_near_zero() -> None:
 
 
 def test_committed_file_holds_the_widest_cut() -> None:
-    data = json.loads(GENERIC_FILE.read_text(encoding="utf-8"))
+    data = fitted.load(fitted.GENERIC_WORDS)
     assert (data["min_entropy"], data["max_ridf"]) == (MIN_ENTROPY, MAX_RIDF)
     assert min(e for e, _ in GENERIC_CUTS) == MIN_ENTROPY and max(r for _, r in GENERIC_CUTS) == MAX_RIDF
     words = data["words"]

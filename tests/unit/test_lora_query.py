@@ -1,4 +1,4 @@
-"""bench/train/lora_query.py: its torch MiniLM is the shipped NumPy encoder, and its LoRA training is seeded and
+"""lab/train/lora_query.py: its torch MiniLM is the shipped NumPy encoder, and its LoRA training is seeded and
 moves a question towards its positive (the real packaged model; torch from the test extra)."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import torch  # the test extra installs it (the CPU build)
 
-from bench.train import lora_query as lq
+from lab.train import lora_query as lq
 
-fqa = lq.fqa  # scripts/fit_query_adapter.py, which the bench imports
+fqa = lq.fqa  # lab/fit/query_adapter.py, which the bench imports
 
 DOCS = ["Parse a duration string such as 3h or 20m into seconds.",
         "Open the configuration file and read its sections.",

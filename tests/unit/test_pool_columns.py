@@ -1,11 +1,11 @@
-"""The columns ``bench/train/ranker_extra.py`` measures as extra ranker features: what a pooled candidate is."""
+"""The columns ``lab/train/ranker_extra.py`` measures as extra ranker features: what a pooled candidate is."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from bench.train import pool_columns as pc
+from lab.train import pool_columns as pc
 
 
 @pytest.mark.parametrize(("source", "name", "expected"), [

@@ -37,7 +37,7 @@ def test_a_zero_vector_stays_finite() -> None:
 
 def test_the_shipped_adapter_is_for_the_packaged_model_only() -> None:
     adapter = shipped_adapter()
-    assert adapter is not None, "sift/query_adapter.npz is missing: run scripts/fit_query_adapter.py"
+    assert adapter is not None, "sift/fitted/query_adapter.npz is missing: run lab/fit/query_adapter.py"
     assert adapter.model_id == f"local:{DEFAULT_LOCAL_MODEL}"
     assert adapter.matrix.shape == (384, 384) and adapter.matrix.dtype == np.float32
     assert np.isfinite(adapter.matrix).all()

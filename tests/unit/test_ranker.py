@@ -223,7 +223,7 @@ def test_scores_are_positive_and_follow_the_weights():
     [
         (None, "hand"),
         ({"use": "hand", "weights": {"code": 9.0}}, "hand"),  # a fit that lost is kept, not used
-        ({"use": "fitted", "source": "scripts/fit_ranker.py", "weights": {"code": 9.0}}, "scripts/fit_ranker.py"),
+        ({"use": "fitted", "source": "lab/fit/ranker.py", "weights": {"code": 9.0}}, "lab/fit/ranker.py"),
     ],
 )
 def test_weights_in_uses_a_fit_only_when_told(doc, source):

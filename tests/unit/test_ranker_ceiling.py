@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bench.train import ranker_ceiling as rc
-from bench.train import ranker_fit as rf
+from lab.train import ranker_ceiling as rc
+from lab.train import ranker_fit as rf
 from sift.retrievers.ranker import FEATURES, HAND_WEIGHTS
 
 NAME = FEATURES.index("name_match")  # one of the features the committed fit keeps at its hand weight

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bench.train import ranker_fit as rf
+from lab.train import ranker_fit as rf
 from sift.retrievers.ranker import FEATURES, HAND_WEIGHTS
 
 CODE = FEATURES.index("code")

@@ -145,7 +145,7 @@ def test_is_generic_off_without_a_cut(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_committed_generic_words_hold_phrasing_not_topics() -> None:
-    """The committed table (scripts/generic_words.py) under the chosen cut: common phrasing is generic, the topics
+    """The committed table (lab/fit/generic_words.py) under the chosen cut: common phrasing is generic, the topics
     of some kinds of projects are not."""
     assert terms.GENERIC_CUT in terms.GENERIC_CUTS
     for word in ("suppose", "figure", "notice", "therefore"):

@@ -1,4 +1,4 @@
-"""Inverse-cloze train copies (bench/train/cloze.py): finding a mined sentence in its target and blanking it."""
+"""Inverse-cloze train copies (lab/train/cloze.py): finding a mined sentence in its target and blanking it."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.train.cloze import blank, cloze_copy, cloze_questions, locate
+from lab.train.cloze import blank, cloze_copy, cloze_questions, locate
 
 
 @pytest.mark.parametrize(

@@ -1,14 +1,14 @@
-"""Table tests for the pure pieces of the train-set generator (bench/train): sentences, masking, test names,
+"""Table tests for the pure pieces of the train-set generator (lab/train): sentences, masking, test names,
 the junk filter, selection, call resolution and paragraph extraction."""
 
 from __future__ import annotations
 
 import pytest
 
-from bench.train.calls import DefinitionIndex, module_path
-from bench.train.pairs import Pair, select
-from bench.train.sections import md_paragraphs, rst_paragraph, trim_end
-from bench.train.text import (
+from lab.train.calls import DefinitionIndex, module_path
+from lab.train.pairs import Pair, select
+from lab.train.sections import md_paragraphs, rst_paragraph, trim_end
+from lab.train.text import (
     docstring_summary,
     first_sentence,
     is_junk,

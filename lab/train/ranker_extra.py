@@ -1,13 +1,14 @@
 """Would another feature of the pooled candidates help the ranker on projects it never saw?
 
-    python scripts/fit_ranker.py            # first: it pools the candidates and caches them
-    python bench/train/ranker_extra.py      # then: reads that cache; every set in EXTRA_SETS against the base
+    python lab/fit/ranker.py            # first: it pools the candidates and caches them
+    python lab/train/ranker_extra.py      # then: reads that cache; every set in EXTRA_SETS against the base
 
 Each candidate feature here is computed from what the pool already holds (a candidate's ``FEATURES`` row, its
 span and kind, the other candidates of its question), so it needs no new search. The fit is the linear model of
-``scripts/fit_ranker.py`` with the extra columns free (starting at weight 0) and the same protocol: leave one
+``lab/fit/ranker.py`` with the extra columns free (starting at weight 0) and the same protocol: leave one
 newcomer project out (dev and spent test sets; the test sets are never read), the mined questions plus the other
-projects' questions with the newcomer share ``alpha`` and the penalty read from ``retrievers/ranker_weights.json``.
+projects' questions with the newcomer share ``alpha`` and the penalty of the committed fit
+(``lab/fit/diagnostics/ranker.json``).
 It prints the base fit (no extra column; equal to the committed ``newcomer_held_out``) and each set beside it:
 span MRR and span@1 averaged over projects, and on how many projects the set ranks better and worse.
 
@@ -61,13 +62,11 @@ import numpy as np  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))
 
-import fit_ranker as fr  # noqa: E402  (scripts/fit_ranker.py: the questions and the pooled candidates)
-
-from bench.train import pool_columns as pc  # noqa: E402
-from bench.train import ranker_fit as rf  # noqa: E402
-from bench.train.ranker_fit import Group  # noqa: E402
+from lab.fit import ranker as fr  # noqa: E402  (lab/fit/ranker.py: the questions and the pooled candidates)
+from lab.train import pool_columns as pc  # noqa: E402
+from lab.train import ranker_fit as rf  # noqa: E402
+from lab.train.ranker_fit import Group  # noqa: E402
 from sift.graph.terms import is_generic  # noqa: E402
 from sift.retrievers.ranker import FEATURES, HAND_WEIGHTS, RankerWeights, question_forms  # noqa: E402
 from sift.retrievers.search import identifiers_in  # noqa: E402
@@ -81,7 +80,7 @@ HAND = RankerWeights(HAND_WEIGHTS).vector()
 
 class Texts:
     """The pooled candidates' chunks (name, symbol, text) by knowledge base and span, read once from the database
-    ``scripts/fit_ranker.py`` pooled from (its current generation)."""
+    ``lab/fit/ranker.py`` pooled from (its current generation)."""
 
     def __init__(self, kb_of: Mapping[str, str]) -> None:
         self.kb_of = kb_of

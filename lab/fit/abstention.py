@@ -4,8 +4,8 @@
 not-found on the question's words alone) and ``graph.terms.GENERIC_CUT`` (which question words the corpus lacks
 are generic phrasing, left out of the question's terms, rather than topics).
 
-    python scripts/fit_abstention.py           # ask the fitting sets, replay the decision, print the table and choice
-    python scripts/fit_abstention.py --check   # also fail unless the committed constants are the choice
+    python lab/fit/abstention.py           # ask the fitting sets, replay the decision, print the table and choice
+    python lab/fit/abstention.py --check   # also fail unless the committed constants are the choice
 
 For each candidate ``AGREED_COVERAGE`` (``MIN_COVERAGE`` switches it off) and ``GENERIC_CUT`` (None: no word is
 generic) it asks every question of the dev, dev2 and spent test sets (never the test sets) through the graph, as
@@ -28,7 +28,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 

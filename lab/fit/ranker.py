@@ -1,15 +1,15 @@
 """Fit the ranker's weights on mined and newcomer questions, choose by held-out projects; write ranker_weights.json.
 
-    python scripts/fit_ranker.py                 # ingest the projects (once), fit, report, write the weights
-    python scripts/fit_ranker.py --ingest-only   # only ingest what is not ingested yet
-    python scripts/fit_ranker.py --check         # fit again and fail unless the committed weights come out equal
-    python scripts/fit_ranker.py --mined-only    # fit on the mined questions alone (the fit before newcomer ones)
-    python scripts/fit_ranker.py --cloze         # search the inverse-cloze copies instead (see below)
-    python scripts/fit_ranker.py --query-vectors F.npz  # each question's query vector given (report, write nothing)
+    python lab/fit/ranker.py                 # ingest the projects (once), fit, report, write the weights
+    python lab/fit/ranker.py --ingest-only   # only ingest what is not ingested yet
+    python lab/fit/ranker.py --check         # fit again and fail unless the committed weights come out equal
+    python lab/fit/ranker.py --mined-only    # fit on the mined questions alone (the fit before newcomer ones)
+    python lab/fit/ranker.py --cloze         # search the inverse-cloze copies instead (see below)
+    python lab/fit/ranker.py --query-vectors F.npz  # each question's query vector given (report, write nothing)
 
-Two kinds of questions are fitted (the model is ``bench/train/ranker_fit.py``):
+Two kinds of questions are fitted (the model is ``lab/train/ranker_fit.py``):
 
-- **Mined** questions from 31 pinned packages (``bench/train/make_pairs.py``, never an eval project), read from the
+- **Mined** questions from 31 pinned packages (``lab/train/make_pairs.py``, never an eval project), read from the
   test cache (``tests/.cache/train``): about 5,700, but each is its target's own first sentence with the name
   masked, not how a newcomer asks.
 - **Newcomer** questions, written by people from the projects' files: the dev sets, the second dev sets
@@ -22,7 +22,7 @@ Each project is ingested into ``bench/out/ranker`` exactly as ``sift ingest`` do
 projects not ingested yet (one cut off halfway is ingested again, incrementally).
 
 A mined query is its target's own first sentence, so in a package as published keyword search finds the target
-by that sentence alone. ``--cloze`` searches each package's inverse-cloze copy instead (``bench/train/cloze.py``,
+by that sentence alone. ``--cloze`` searches each package's inverse-cloze copy instead (``lab/train/cloze.py``,
 where each sentence is blanked out of its target), which the query adapter is fitted on. For the ranker it was
 measured and not kept: with the query adapter, the fit on the copies ranked dev at span MRR 0.572 against 0.587
 for the fit on the packages as published (0.548 for the hand weights).
@@ -51,7 +51,7 @@ The final weights are fitted on the mined questions and all the newcomer ones wi
 penalty, so the file's figures on the newcomer splits (``fitted_on_newcomer``) are in-sample; the held-out
 figure to expect on a new project is ``newcomer_held_out``.
 
-Some features keep their hand weights (``bench.train.ranker_fit.FIXED``), because the mined pairs cannot teach
+Some features keep their hand weights (``lab.train.ranker_fit.FIXED``), because the mined pairs cannot teach
 them:
 - the name features: train questions are mined with the target's own name parts masked, so there a query word
   naming a candidate points *away* from the answer, while a newcomer's words that name a definition point *to* it;
@@ -89,12 +89,14 @@ from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from bench.train import ranker_fit as rf  # noqa: E402
-from bench.train.pool_cache import load_pool, save_pool  # noqa: E402
-from bench.train.ranker_fit import Gold, Group  # noqa: E402
+from lab.fit.data_file import DIAGNOSTICS, FITTED  # noqa: E402
+from lab.train import ranker_fit as rf  # noqa: E402
+from lab.train.pool_cache import load_pool, save_pool  # noqa: E402
+from lab.train.ranker_fit import Gold, Group  # noqa: E402
+from sift import fitted  # noqa: E402
 from sift.retrievers.ranker import (  # noqa: E402
     FEATURES,
     HAND_WEIGHTS,
@@ -106,7 +108,9 @@ from sift.retrievers.ranker import (  # noqa: E402
 
 OUT = ROOT / "bench" / "out" / "ranker"
 DONE = OUT / "ingested.json"
-WEIGHTS = ROOT / "retrievers" / "ranker_weights.json"
+WEIGHTS = FITTED / fitted.RANKER  # what fused search reads: which weights to use, and the fitted ones
+DIAGNOSIS = DIAGNOSTICS / "ranker.json"  # the rest of the fit: its choices, grids and held-out figures
+WEIGHT_KEYS = ("source", "use", "weights")
 # Penalties on ||Δ||², largest first: 1e4 keeps every weight within ~1e-4 of the hand weights (the hand ranking).
 LAMBDAS = (1e4, 100.0, 10.0, 1.0, 0.1, 0.01, 0.001, 1e-4, 1e-5)
 # The newcomer questions' share of the loss, and the penalties, tried by leave-one-project-out (0: mined alone).
@@ -141,7 +145,7 @@ def _train_questions(packages: list[dict], cap: int | None) -> list[dict]:
     for pkg in packages:
         path = CACHE / "train" / f"{pkg['name']}.jsonl"
         if not path.exists():
-            raise SystemExit(f"{path} is missing: run python bench/train/make_pairs.py first")
+            raise SystemExit(f"{path} is missing: run python lab/train/make_pairs.py first")
         rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
         if cap is not None and len(rows) > cap:
             by_source: dict[str, list[dict]] = {}
@@ -154,9 +158,9 @@ def _train_questions(packages: list[dict], cap: int | None) -> list[dict]:
 
 
 def _cloze(packages: list[dict], train: list[dict], fetch: Any) -> tuple[list[dict], list[tuple[str, str, Any]]]:
-    """The train questions pointed at each package's inverse-cloze copy (``bench/train/cloze.py``), and the
+    """The train questions pointed at each package's inverse-cloze copy (``lab/train/cloze.py``), and the
     ``(kb, label, fetch)`` of those copies, made once under ``bench/out/ranker/cloze``."""
-    from bench.train.cloze import cloze_copy
+    from lab.train.cloze import cloze_copy
 
     out: list[dict] = []
     sources: list[tuple[str, str, Any]] = []
@@ -220,7 +224,7 @@ def _pool_key(train: list[dict], newcomer: dict[str, list[Any]], given: Path | N
             h.update(str(path.relative_to(ROOT)).encode() + b"\0" + ast.dump(ast.parse(path.read_bytes())).encode())
     for fn in (_group, rf.overlaps):
         h.update(inspect.getsource(fn).encode())
-    adapter = ROOT / "sift" / "query_adapter.npz"  # where the vector channel's queries look
+    adapter = FITTED / fitted.QUERY_ADAPTER  # where the vector channel's queries look
     h.update(adapter.read_bytes() if adapter.exists() else b"")
     if given is not None:
         h.update(given.read_bytes())
@@ -230,7 +234,7 @@ def _pool_key(train: list[dict], newcomer: dict[str, list[Any]], given: Path | N
 class GivenQueries:
     """An embedder whose query vector for a question is the one given for it (``--query-vectors``: an ``.npz`` of
     ``ids`` and ``vectors``), and anything else's as ``embedder`` gives it: how a query-side model other than
-    the shipped one would rank, e.g. the LoRA's cross-fitted vectors (``bench/train/lora_query.py --oof``)."""
+    the shipped one would rank, e.g. the LoRA's cross-fitted vectors (``lab/train/lora_query.py --oof``)."""
 
     def __init__(self, embedder: Any, path: Path, train: list[dict], newcomer: dict[str, list[Any]]) -> None:
         text = {q["id"]: q["query"] for q in train} | {q.id: q.query for qs in newcomer.values() for q in qs}
@@ -305,30 +309,45 @@ def read_cached_pool() -> tuple[list[dict], dict[str, list[Any]], dict[str, list
     """For scripts that compare models on the pool this script caches: the train questions, the newcomer questions
     by split, the newcomer groups by project, the mined groups with a positive, and each mined question's kind of
     pair. Exits when the cache is missing."""
-    from bench.train.make_pairs import load_packages
+    from lab.train.make_pairs import load_packages
 
     newcomer = newcomer_questions()
     train = _train_questions(load_packages(), None)
     cache = OUT / f"pool-{_pool_key(train, newcomer)}.npz"
     if not cache.exists():
-        raise SystemExit(f"{cache} is missing: run python scripts/fit_ranker.py first (it pools and caches)")
+        raise SystemExit(f"{cache} is missing: run python lab/fit/ranker.py first (it pools and caches)")
     pooled = load_pool(cache)
     mined = [g for g in pooled["train"] if g.y.any()]
     return train, newcomer, newcomer_by_project(pooled, newcomer), mined, {q["id"]: q["source"] for q in train}
 
 
+def texts(doc: dict[str, Any]) -> dict[Path, str]:
+    """A fit's two files: the weights fused search reads, and the diagnosis the lab keeps."""
+    weights = {k: doc[k] for k in WEIGHT_KEYS}
+    rest = {k: v for k, v in doc.items() if k not in WEIGHT_KEYS}
+    return {path: json.dumps(part, indent=2, sort_keys=True) + "\n"
+            for path, part in ((WEIGHTS, weights), (DIAGNOSIS, rest))}
+
+
+def committed() -> dict[str, Any]:
+    """The committed fit: its weights file and its diagnosis, as one document (empty when either is missing)."""
+    if not (WEIGHTS.exists() and DIAGNOSIS.exists()):
+        return {}
+    return json.loads(DIAGNOSIS.read_text(encoding="utf-8")) | json.loads(WEIGHTS.read_text(encoding="utf-8"))
+
+
 def committed_choice() -> tuple[dict[str, Any], float, float]:
-    """The committed weights file and its chosen ``alpha`` and penalty, for the scripts that compare against it."""
-    chosen = json.loads(WEIGHTS.read_text(encoding="utf-8"))
+    """The committed fit and its chosen ``alpha`` and penalty, for the scripts that compare against it."""
+    chosen = committed()
     return chosen, float(chosen["alpha"]), float(chosen["lambda"])
 
 
 def _diff(doc: dict[str, Any]) -> str:
     """How a fit differs from the committed weights file: the largest weight difference and the other keys that
     differ (a refit on another CPU can differ in the last digits: its BLAS kernels sum in another order)."""
-    if not WEIGHTS.exists():
-        return f"{WEIGHTS.name} is missing"
-    old = json.loads(WEIGHTS.read_text(encoding="utf-8"))
+    old = committed()
+    if not old:
+        return f"{WEIGHTS.name} or {DIAGNOSIS.name} is missing"
     gap = max(abs(float(v) - float(old.get("weights", {}).get(k, 0.0))) for k, v in doc["weights"].items())
     keys = sorted(k for k in set(doc) | set(old) if k != "weights" and doc.get(k) != old.get(k))
     return f"largest weight difference {gap:.6g}; other keys that differ: {', '.join(keys) or 'none'}"
@@ -349,7 +368,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from bench.retrieval import source_root
-    from bench.train.make_pairs import fetch, load_packages
+    from lab.train.make_pairs import fetch, load_packages
     from sift.config import Settings
     from sift.embed import LocalEmbedder
 
@@ -425,7 +444,7 @@ def main() -> None:
     fitted = {split: rf.metrics(groups[split], RankerWeights(weights)) for split in NEWCOMER_SPLITS}
     use = "fitted" if lopo["macro"] > hand_lopo["macro"] else "hand"
     doc = {
-        "source": "scripts/fit_ranker.py",
+        "source": "lab/fit/ranker.py",
         "model": "conditional logit over FEATURES: hand weights + offset; the mined questions with every kind of "
                  "pair weighted alike and the newcomer questions (dev and spent test sets) sharing the loss as "
                  "alpha says; alpha and the L2 penalty on the offset chosen by leave-one-project-out",
@@ -445,14 +464,15 @@ def main() -> None:
     print(f"chosen: alpha {alpha:g}, lambda {lam:g}; newcomer projects held out {lopo['macro']} vs hand "
           f"{hand_lopo['macro']} (mined alone: {lopo_grid[f'alpha 0 lambda {lam_mined:g}']['macro']}): fused search "
           f"uses the {use} weights")
-    text = json.dumps(doc, indent=2, sort_keys=True) + "\n"
+    files = texts(doc)
     if args.query_vectors is not None:
         return
     if args.check:
-        same = WEIGHTS.exists() and WEIGHTS.read_text(encoding="utf-8") == text
+        same = all(path.exists() and path.read_text(encoding="utf-8") == text for path, text in files.items())
         print("weights reproduced bit for bit" if same else f"weights differ from the committed file: {_diff(doc)}")
         raise SystemExit(0 if same else 1)
-    WEIGHTS.write_text(text, encoding="utf-8")
+    for path, text in files.items():
+        path.write_text(text, encoding="utf-8")
     print(f"wrote {WEIGHTS.relative_to(ROOT)} (alpha {alpha:g}, lambda {lam:g}; {time.perf_counter() - t0:.0f}s in all)")
 
 

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 
 from markdown_it.token import Token
 
-from bench.train.pairs import Pair, ParsedFile, is_changelog
-from bench.train.text import first_sentence, mask_keys, query_from
+from lab.train.pairs import Pair, ParsedFile, is_changelog
+from lab.train.text import first_sentence, mask_keys, query_from
 from sift.ingest.parsers.markdown import make_markdown, plain_text
 from sift.ingest.parsers.rst import strip_inline
 from sift.models import NodeKind, SourceType

@@ -2,12 +2,12 @@
 
 The keyword channel indexes with rank_bm25's defaults (k1 1.5, b 0.75; ``sift.index.bm25.BM25Builder``). This
 script asks whether other values rank better on sift's chunks: for each knowledge base that
-``scripts/fit_ranker.py`` ingested into ``bench/out/ranker/data`` (run it first), it scores every visible chunk as
+``lab/fit/ranker.py`` ingested into ``bench/out/ranker/data`` (run it first), it scores every visible chunk as
 the channel does (``ingest.chunk.embedding_text`` tokenised, Okapi idf and term scores of ``sift.index.bm25``) for
 each (k1, b) of the grid, and prints the span MRR of the top 100 (the channel's depth) over the mined train
 questions and, separately, over the written questions of the dev, dev2 and spent test sets (never the test sets).
 
-    python bench/train/bm25_params.py
+    python lab/train/bm25_params.py
 
 Measured once (chunking 6; 5,705 mined and 480 written questions): the defaults scored 0.721 (mined) and 0.523
 (written). The best cell on both, k1 0.9 and b 0.5, scored 0.734 and 0.536, +0.012 and +0.013; the best on the
@@ -27,11 +27,9 @@ from scipy import sparse
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))
 
-import fit_ranker  # noqa: E402  (scripts/fit_ranker.py: the questions it fits on)
-
-from bench.train.make_pairs import load_packages  # noqa: E402
+from lab.fit import ranker as fit_ranker  # noqa: E402  (lab/fit/ranker.py: the questions it fits on)
+from lab.train.make_pairs import load_packages  # noqa: E402
 from sift.index.bm25 import idf_okapi, term_scores  # noqa: E402
 from sift.ingest.chunk import embedding_text  # noqa: E402
 from sift.tokenize import tokenize  # noqa: E402
@@ -90,7 +88,7 @@ def reciprocal_ranks(db: sqlite3.Connection, kb_id: int, asked: list[Question]) 
 
 def main() -> None:
     if not DB.exists():
-        raise SystemExit(f"{DB} is missing: run python scripts/fit_ranker.py first")
+        raise SystemExit(f"{DB} is missing: run python lab/fit/ranker.py first")
     db = sqlite3.connect(DB)
     kb_ids = dict(db.execute("SELECT name, id FROM knowledge_bases"))
     by_kb: dict[str, list[Question]] = defaultdict(list)
@@ -98,7 +96,7 @@ def main() -> None:
         by_kb[q[1]].append(q)
     missing = sorted(set(by_kb) - set(kb_ids))
     if missing:
-        raise SystemExit(f"not ingested in {DB}: {', '.join(missing)}; run python scripts/fit_ranker.py first")
+        raise SystemExit(f"not ingested in {DB}: {', '.join(missing)}; run python lab/fit/ranker.py first")
     scores: dict[tuple[float, float], dict[str, list[float]]] = {cell: defaultdict(list) for cell in GRID}
     for kb, asked in sorted(by_kb.items()):
         for cell, ranks in reciprocal_ranks(db, kb_ids[kb], asked).items():

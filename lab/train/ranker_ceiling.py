@@ -1,7 +1,7 @@
 """How far the ranker's features can go: each written-question project ranked by weights fitted on its own questions.
 
-    python scripts/fit_ranker.py              # first: it pools the candidates and caches them
-    python bench/train/ranker_ceiling.py      # then: reads that cache
+    python lab/fit/ranker.py              # first: it pools the candidates and caches them
+    python lab/train/ranker_ceiling.py      # then: reads that cache
 
 For each project of the written questions (the dev, second dev and spent test sets; the test sets are never read)
 it prints, over that project's questions with a gold span:
@@ -9,7 +9,7 @@ it prints, over that project's questions with a gold span:
 - ``pooled``: the share whose pooled candidates hold a gold-overlapping chunk, what a perfect order of the pool
   would put first (span@1 at best);
 - ``held out``: span MRR under a fit on the mined questions and the other projects' questions, the committed
-  ``alpha`` and penalty (``ranker_fit.leave_one_project_out``, the figure ``fit_ranker.py`` chooses by);
+  ``alpha`` and penalty (``ranker_fit.leave_one_project_out``, the figure ``lab/fit/ranker.py`` chooses by);
 - ``committed``: span MRR under the committed weights, fitted on every project's questions (in-sample);
 - ``own fit``: span MRR under weights fitted on this project's questions alone, every feature free (the name
   and path features too) and almost unpenalised: about the most a log-linear model over these features can give
@@ -33,12 +33,10 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))
 
-import fit_ranker as fr  # noqa: E402  (scripts/fit_ranker.py: the questions and the pooled candidates)
-
-from bench.train import ranker_fit as rf  # noqa: E402
-from bench.train.ranker_fit import Group  # noqa: E402
+from lab.fit import ranker as fr  # noqa: E402  (lab/fit/ranker.py: the questions and the pooled candidates)
+from lab.train import ranker_fit as rf  # noqa: E402
+from lab.train.ranker_fit import Group  # noqa: E402
 from sift.retrievers.ranker import FEATURES, HAND_WEIGHTS, RankerWeights  # noqa: E402
 
 OWN_LAMBDA = 1e-6  # barely penalised: the fit may bend to its own questions, which is the point of a ceiling

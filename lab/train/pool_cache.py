@@ -1,7 +1,7 @@
 """The ranker fit's pooled candidates on disk: each split's groups as flat arrays in one ``.npz`` file.
 
-``scripts/fit_ranker.py`` pools every question's candidates once (searching all channels is the slow part) and
-caches them here under a key of everything they depend on; ``bench/train/ranker_trees.py`` reads the same file.
+``lab/fit/ranker.py`` pools every question's candidates once (searching all channels is the slow part) and
+caches them here under a key of everything they depend on; ``lab/train/ranker_trees.py`` reads the same file.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.train.ranker_fit import Group
+from lab.train.ranker_fit import Group
 from sift.retrievers.ranker import FEATURES
 
 

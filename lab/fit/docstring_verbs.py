@@ -1,13 +1,14 @@
-"""Derive the verbs that open docstring summaries from the train packages and write ``graph/docstring_verbs.json``.
+"""Derive the verbs that open docstring summaries from the train packages and write them to
+``sift/fitted/docstring_verbs.json``.
 
-    python scripts/docstring_verbs.py            # parse the train packages, write the file
-    python scripts/docstring_verbs.py --check    # fail unless the committed file comes out equal
+    python lab/fit/docstring_verbs.py            # parse the train packages, write the file
+    python lab/fit/docstring_verbs.py --check    # fail unless the committed file comes out equal
 
 The answerer turns a docstring summary into what follows a definition's name ("Return the delay." → "`f`
 returns the delay"), which is only safe when the summary's first word is a verb. Which words are is read from the
-summaries the train packages' authors wrote (``bench/train/packages.json``, never a dev or test project): every
+summaries the train packages' authors wrote (``lab/train/packages.json``, never a dev or test project): every
 definition's docstring (a JS/TS doc comment) outside test code and type stubs, parsed with sift's own parsers,
-first sentence as ``bench/train/text.docstring_summary`` takes it. A word ``v`` is a docstring verb when:
+first sentence as ``lab/train/text.docstring_summary`` takes it. A word ``v`` is a docstring verb when:
 
 - ``v`` and its third person ``third_person(v)`` ("return"/"returns", "apply"/"applies") are both words of the
   summaries, anywhere (nouns such as "True" or "Given" have no such form);
@@ -29,15 +30,16 @@ import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.train import data_file  # noqa: E402
-from bench.train.make_pairs import fetch  # noqa: E402
-from bench.train.pairs import CODE_KINDS, is_stub, is_test, parse_repo  # noqa: E402
-from bench.train.text import docstring_summary  # noqa: E402
-from sift.graph.docstrings import OBJECT_WORDS, VERBS_FILE, third_person  # noqa: E402
+from lab.fit import data_file  # noqa: E402
+from lab.train.make_pairs import fetch  # noqa: E402
+from lab.train.pairs import CODE_KINDS, is_stub, is_test, parse_repo  # noqa: E402
+from lab.train.text import docstring_summary  # noqa: E402
+from sift import fitted  # noqa: E402
+from sift.graph.docstrings import OBJECT_WORDS, third_person  # noqa: E402
 from sift.models import SourceType  # noqa: E402
 
 MIN_OPENINGS = 3
@@ -97,12 +99,12 @@ def derive(rows: list[tuple[str, str]]) -> dict[str, list]:
 def render(verbs: dict[str, list], packages: list[dict[str, str]]) -> str:
     """The data file's text: the rule's thresholds, where the summaries came from, one verb a line."""
     settings = {"min_openings": MIN_OPENINGS, "min_packages": MIN_PACKAGES, "min_object_share": MIN_OBJECT_SHARE}
-    return data_file.render("scripts/docstring_verbs.py", len(packages), settings, "verbs", verbs)
+    return data_file.render("lab/fit/docstring_verbs.py", len(packages), settings, "verbs", verbs)
 
 
 def main() -> int:
     """Derive the verbs and write the file, or compare with the committed one (``--check``)."""
-    return data_file.main(__doc__ or "", VERBS_FILE, "verbs",
+    return data_file.main(__doc__ or "", data_file.FITTED / fitted.DOCSTRING_VERBS, "verbs",
                           lambda packages: render(derive(summaries(packages)), packages))
 
 

@@ -1,13 +1,13 @@
 """Which model class ranks better on projects it never saw: the fitted conditional logit, or gradient-boosted trees?
 
-    python scripts/fit_ranker.py            # first: it pools the candidates and caches them
-    python bench/train/ranker_trees.py      # then: reads that cache (needs the ``fit`` extra: LightGBM)
+    python lab/fit/ranker.py            # first: it pools the candidates and caches them
+    python lab/train/ranker_trees.py      # then: reads that cache (needs the ``fit`` extra: LightGBM)
 
-The ranking issue leaves the model class open: a linear model (what ``scripts/fit_ranker.py`` fits) or LightGBM
+The ranking issue leaves the model class open: a linear model (what ``lab/fit/ranker.py`` fits) or LightGBM
 LambdaRank "if it pays for itself". This compares them under the protocol that chose the linear model's
 ``alpha`` and penalty: leave-one-project-out over the newcomer projects (dev and spent test sets), each fit on
 the mined questions plus the other projects' questions with the newcomer share ``alpha`` read from
-``retrievers/ranker_weights.json``, scored by span MRR averaged over projects. The test sets are never read.
+``sift/fitted/ranker_weights.json``, scored by span MRR averaged over projects. The test sets are never read.
 
 The trees start from the hand weights of the features the mined pairs cannot teach (``ranker_fit.FIXED``, as
 the linear fit keeps them) as LightGBM's initial score and grow over the other features; a tree model's raw
@@ -34,12 +34,10 @@ import numpy as np  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))
 
-import fit_ranker as fr  # noqa: E402  (scripts/fit_ranker.py: the questions and the pooled candidates)
-
-from bench.train import ranker_fit as rf  # noqa: E402
-from bench.train.ranker_fit import Group  # noqa: E402
+from lab.fit import ranker as fr  # noqa: E402  (lab/fit/ranker.py: the questions and the pooled candidates)
+from lab.train import ranker_fit as rf  # noqa: E402
+from lab.train.ranker_fit import Group  # noqa: E402
 from sift.retrievers.ranker import HAND_WEIGHTS, RankerWeights  # noqa: E402
 
 # (leaves per tree, boosting rounds): small trees, as few features and a few hundred questions per project allow.

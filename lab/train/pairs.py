@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from bench.train.text import docstring_summary, mask_keys, query_from
+from lab.train.text import docstring_summary, mask_keys, query_from
 from sift.ingest.parsers import ParserRegistry
 from sift.ingest.walk import walk
 from sift.languages import classify

@@ -1,4 +1,5 @@
-"""Fit the answer confidence model on the dev and spent test sets and write ``graph/confidence_weights.json``.
+"""Fit the answer confidence model on the dev and spent test sets and write the fitted model
+(``sift/fitted/confidence_weights.json``).
 
 Runs the graph through ``bench/answer.py`` over the dev sets (``eval/sets/*.jsonl``, ``eval/sets/dev2/``) and the
 three spent test sets (``eval/sets/test/``, ``test2/``, ``test3/``: no longer a clean check, so used as more tuning
@@ -24,7 +25,7 @@ out (they are ``low`` by rule). Then:
   no threshold on these signals can do better, so it says how far they are from a ``high`` that is right
   ``HIGH_PRECISION`` of the time for 40% of the questions.
 
-    nice -n 10 python scripts/fit_confidence.py [--rows bench/out/confidence-rows.jsonl] [--reuse] [--as-fitted]
+    nice -n 10 python lab/fit/confidence.py [--rows bench/out/confidence-rows.jsonl] [--reuse] [--as-fitted]
 
 ``--reuse`` fits again from the rows of an earlier run instead of asking the questions again.
 """
@@ -40,20 +41,25 @@ from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import answer as bench  # noqa: E402  (bench/answer.py)
 
+from lab.fit.data_file import DIAGNOSTICS, FITTED  # noqa: E402
+from sift import fitted  # noqa: E402
 from sift.eval.metrics import calibration, right_at_coverage  # noqa: E402
-from sift.graph.confidence import FEATURES, WEIGHTS_FILE, ConfidenceModel  # noqa: E402
+from sift.graph.confidence import FEATURES, ConfidenceModel  # noqa: E402
 
 HIGH_PRECISION = 0.85
 MEDIUM_PRECISION = 0.5
 MIN_HIGH = 10
 L2 = 0.1
 ROWS = ROOT / "bench" / "out" / "confidence-rows.jsonl"
+WEIGHTS = FITTED / fitted.CONFIDENCE  # what the product reads: the model and its thresholds
+DIAGNOSIS = DIAGNOSTICS / "confidence.json"  # what it was fitted on and how it was calibrated
+MODEL_KEYS = ("intercept", "weights", "thresholds")
 # Every answer rated alike (probability 0.5, high from 0): nothing is rewritten for doubt while the rows are taken.
 UNIFORM = ConfidenceModel(intercept=0.0, weights=(0.0,) * len(FEATURES), medium=0.0, high=0.0)
 
@@ -170,7 +176,8 @@ def main() -> int:
         args.rows.write_text("".join(json.dumps(r) + "\n" for r in rows))
     result = fit(rows, strict=not args.as_fitted)
     reach = result.pop("right_at_coverage")
-    WEIGHTS_FILE.write_text(json.dumps(result, indent=2) + "\n")
+    WEIGHTS.write_text(json.dumps({k: result[k] for k in MODEL_KEYS}, indent=2) + "\n")
+    DIAGNOSIS.write_text(json.dumps({k: v for k, v in result.items() if k not in MODEL_KEYS}, indent=2) + "\n")
     print(json.dumps({k: result[k] for k in ("intercept", "weights", "thresholds", "fitted_on")}, indent=2))
     print("as fitted:")
     print(bench.calibration_table(result["calibration"]))

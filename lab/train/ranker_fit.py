@@ -1,13 +1,13 @@
 """The ranker's fitting model: a conditional logit over pooled candidates, offset from the hand weights.
 
-``scripts/fit_ranker.py`` pools the questions (searching them, labelling candidates) and calls these functions.
+``lab/fit/ranker.py`` pools the questions (searching them, labelling candidates) and calls these functions.
 The score of a candidate is ``(w_hand + Δ) · f``; ``fit`` minimises the softmax cross-entropy of each question's
 positives among its candidates, every group weighted by ``gw`` (summing to 1), plus ``λ ||Δ||²``, i.e. a Gaussian
 prior centred on the hand weights. Features in ``FIXED`` keep their hand weights.
 
 Two kinds of groups are fitted:
 
-- **mined** questions from the train packages (``bench/train/make_pairs.py``): thousands, but each is its target's
+- **mined** questions from the train packages (``lab/train/make_pairs.py``): thousands, but each is its target's
   own first sentence with the name masked, not how a newcomer asks. Every kind of pair (``source``) weighs the same
   (``balanced``), however many questions it has.
 - **newcomer** questions, written by people (the dev sets and the spent test sets): a few hundred, worded as users
@@ -27,7 +27,7 @@ import numpy as np
 
 from sift.retrievers.ranker import FEATURES, HAND_WEIGHTS, RankerWeights
 
-# Features the mined pairs cannot teach keep their hand weights (see scripts/fit_ranker.py): the name features (the
+# Features the mined pairs cannot teach keep their hand weights (see lab/fit/ranker.py): the name features (the
 # pairs mask the target's own name) and asking for tests or release notes (never a target of a pair).
 FIXED = ("definition", "name_match", "name_cover", "test_asked", "notes_asked")
 FREE = np.array([name not in FIXED for name in FEATURES])

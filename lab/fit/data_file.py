@@ -1,5 +1,9 @@
-"""The data files that scripts derive from the train packages (``graph/docstring_verbs.json``,
-``graph/generic_words.json``): one way to write them, one entry a line, and to check a committed one."""
+"""Where the fitting scripts write, and the word lists they derive from the train packages.
+
+Every fitted file goes to ``FITTED`` (``sift/fitted/``, the package ``sift.fitted`` reads it), holding what the
+product reads and nothing else; how it was chosen (grids, held-out figures) goes to ``DIAGNOSTICS`` beside this
+module. The word lists (``docstring_verbs.json``, ``generic_words.json``) have one way to be written, one entry a
+line, and to be checked against the committed file."""
 
 from __future__ import annotations
 
@@ -11,7 +15,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from bench.train.make_pairs import PACKAGES, load_packages
+from lab.train.make_pairs import PACKAGES, load_packages
+
+FITTED = Path(__file__).resolve().parents[2] / "sift" / "fitted"
+DIAGNOSTICS = Path(__file__).resolve().with_name("diagnostics")
 
 
 def render(source: str, packages: int, settings: Mapping[str, Any], key: str, entries: Mapping[str, Any]) -> str:
@@ -19,7 +26,7 @@ def render(source: str, packages: int, settings: Mapping[str, Any], key: str, en
     ``settings`` it used, then ``entries`` under ``key``, one a line, in the order given."""
     head = {
         "source": source,
-        "packages": packages,  # which ones: bench/train/packages.json, pinned by this hash
+        "packages": packages,  # which ones: lab/train/packages.json, pinned by this hash
         "packages_sha256": hashlib.sha256(PACKAGES.read_bytes()).hexdigest(),
         **settings,
     }

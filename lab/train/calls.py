@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from bench.train.pairs import CODE_KINDS, Pair, ParsedFile, is_test
-from bench.train.text import (
+from lab.train.pairs import CODE_KINDS, Pair, ParsedFile, is_test
+from lab.train.text import (
     MIN_WORDS,
     docstring_summary,
     mask_keys,

@@ -1,17 +1,17 @@
 """Does a LoRA adapter on MiniLM's query side beat the linear query adapter? Both leave documents as indexed.
 
-    python scripts/fit_query_adapter.py      # first: it ingests the train packages' cloze copies
-    python bench/train/lora_query.py         # then: needs torch (the test extra, or PyTorch's CPU build)
-    python bench/train/lora_query.py --protocols written --rank 8 --targets query,value --lr 1e-3  # another LoRA
-    python bench/train/lora_query.py --oof bench/out/ranker/lora-oof.npz  # cross-fitted vectors for the ranker:
-    python scripts/fit_ranker.py --query-vectors bench/out/ranker/lora-oof.npz  # fused search held out with them
+    python lab/fit/query_adapter.py      # first: it ingests the train packages' cloze copies
+    python lab/train/lora_query.py         # then: needs torch (the test extra, or PyTorch's CPU build)
+    python lab/train/lora_query.py --protocols written --rank 8 --targets query,value --lr 1e-3  # another LoRA
+    python lab/train/lora_query.py --oof bench/out/ranker/lora-oof.npz  # cross-fitted vectors for the ranker:
+    python lab/fit/ranker.py --query-vectors bench/out/ranker/lora-oof.npz  # fused search held out with them
 
 The ranking issue asks to adapt MiniLM to code search with the mined pairs, "either as a linear query adapter
 or a LoRA adapter". The linear one ships (``sift/query_adapter.py``); this measures the other. LoRA adds a
 trained low-rank ``B A`` to chosen weight matrices of every layer (``TARGETS``), and only queries go through
 the adapted model, so no knowledge base is embedded again, as with the linear adapter.
 
-Both are fitted with the same loss as ``scripts/fit_query_adapter.py``: the softmax cross-entropy of a
+Both are fitted with the same loss as ``lab/fit/query_adapter.py``: the softmax cross-entropy of a
 question's positive chunks among all chunks of its package under ``SCALE · q · d``, every kind of pair weighing
 the same. The linear one with its committed penalty (``LINEAR_LAMBDA``); LoRA by AdamW for ``EPOCHS`` passes
 (warm-up, then linear decay), starting from the bare model (``B = 0``). Two protocols, each printing the bare
@@ -48,10 +48,9 @@ import numpy as np  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))
 
-import fit_query_adapter as fqa  # noqa: E402  (the adapter's loss, folds, corpora and question vectors)
-import fit_ranker as fr  # noqa: E402  (the train questions, their cloze copies, the written questions)
+from lab.fit import query_adapter as fqa  # noqa: E402  (the adapter's loss, folds, corpora and question vectors)
+from lab.fit import ranker as fr  # noqa: E402  (the train questions, their cloze copies, the written questions)
 
 # The configuration under test, the best on the written questions of one mined fold of five tried there (rank 8
 # on query and value at lr 1e-3 for 2 and 4 epochs, at 3e-4 for 2; rank 8 on every matrix at 1e-3; this one).
@@ -62,7 +61,7 @@ LEARNING_RATE = 3e-4
 BATCH = 32
 WARMUP = 50  # steps
 SEED = 0
-LINEAR_LAMBDA = 0.03  # the committed linear adapter's penalty (sift/query_adapter.npz)
+LINEAR_LAMBDA = 0.03  # the committed linear adapter's penalty (sift/fitted/query_adapter.npz)
 _MATRICES = {"query": "attention.self.query", "key": "attention.self.key", "value": "attention.self.value",
              "out": "attention.output.dense", "up": "intermediate.dense", "down": "output.dense"}
 
@@ -160,8 +159,8 @@ class Data:
 
 
 def load() -> Data:
-    """The train questions (cloze copies, ingested by ``fit_query_adapter``) and the written ones, embedded."""
-    from bench.train.make_pairs import fetch, load_packages
+    """The train questions (cloze copies, ingested by ``lab/fit/query_adapter.py``) and the written ones, embedded."""
+    from lab.train.make_pairs import fetch, load_packages
     from sift.config import Settings
     from sift.embed import LocalEmbedder
 
@@ -245,7 +244,7 @@ def as_written(questions: list[fqa.Question]) -> list[fqa.Question]:
 
 def cross_fit(data: Data, config: Config, t0: float) -> dict[str, np.ndarray]:
     """Every question's vector from a LoRA fitted without its project or package, for the ranker's fit
-    (``scripts/fit_ranker.py --query-vectors``): written questions by 4 folds over their projects (each LoRA
+    (``lab/fit/ranker.py --query-vectors``): written questions by 4 folds over their projects (each LoRA
     fitted on all mined questions and the other folds' written ones), mined questions by the 4 package folds
     (each fitted on the other packages' mined questions and all written ones). In-sample vectors would show the
     ranker a vector channel better than it is on a new project."""

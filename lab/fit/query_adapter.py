@@ -1,10 +1,10 @@
-"""Fit the local model's linear query adapter on the train questions; write ``sift/query_adapter.npz``.
+"""Fit the local model's linear query adapter on the train questions; write ``sift/fitted/query_adapter.npz``.
 
-    python scripts/fit_query_adapter.py           # ingest what is missing (as fit_ranker does), fit, report, write
-    python scripts/fit_query_adapter.py --check   # fit again and fail unless the committed matrix comes out equal
+    python lab/fit/query_adapter.py           # ingest what is missing (as fit_ranker does), fit, report, write
+    python lab/fit/query_adapter.py --check   # fit again and fail unless the committed matrix comes out equal
 
-The train questions and knowledge bases are the ranker's (``scripts/fit_ranker.py``): pairs mined from 31 pinned
-packages, searched in each package's inverse-cloze copy (``bench/train/cloze.py``), where a query's own sentence
+The train questions and knowledge bases are the ranker's (``lab/fit/ranker.py``): pairs mined from 31 pinned
+packages, searched in each package's inverse-cloze copy (``lab/train/cloze.py``), where a query's own sentence
 is blanked out of its target. Each question's positives are the non-file chunks overlapping its gold span; its
 negatives are every other chunk of its package.
 
@@ -42,15 +42,15 @@ from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))
 
-import fit_ranker as ranker  # noqa: E402  (scripts/fit_ranker.py: the questions, the cloze copies, the ingest)
+from lab.fit import ranker  # noqa: E402  (lab/fit/ranker.py: the questions, the cloze copies, the ingest)
+from lab.fit.data_file import DIAGNOSTICS, FITTED  # noqa: E402
+from sift import fitted  # noqa: E402
 
-from sift.query_adapter import ADAPTER_FILE  # noqa: E402
-
-OUT_FILE = ROOT / "sift" / ADAPTER_FILE
+OUT_FILE = FITTED / fitted.QUERY_ADAPTER  # the matrix and the model it is for
+DIAGNOSIS = DIAGNOSTICS / "query_adapter.json"  # how its penalty was chosen, with the held-out figures
 LAMBDAS = (1.0, 0.1, 0.03, 0.01)
 SCALE = 20.0  # the softmax temperature of sentence-transformers' in-batch ranking loss for this model
 ITERATIONS = 60
@@ -196,7 +196,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from bench.retrieval import SPLITS, source_root
-    from bench.train.make_pairs import fetch, load_packages
+    from lab.train.make_pairs import fetch, load_packages
     from sift.config import Settings
     from sift.embed import LocalEmbedder
     from sift.eval.format import load_questions
@@ -246,12 +246,11 @@ def main() -> None:
     if cv["macro"] <= bare_cv["macro"]:
         raise SystemExit(f"no adapter beats the bare model held out ({cv['macro']} vs {bare_cv['macro']})")
     matrix = fit(train_q, corpora, lam)
-    meta = {"source": "scripts/fit_query_adapter.py", "lambda": lam, "scale": SCALE, "iterations": ITERATIONS,
+    meta = {"source": "lab/fit/query_adapter.py", "lambda": lam, "scale": SCALE, "iterations": ITERATIONS,
             "train_questions": len(train_q), "train_cv": cv, "train_bare": bare_cv,
             "dev": grid[f"{lam:g}"]["dev"], "dev_bare": bare_dev, "by_lambda": grid}
     buf = io.BytesIO()
-    np.savez_compressed(buf, matrix=matrix, model_id=np.array(embedder.model_id),
-                        meta=np.array(json.dumps(meta, sort_keys=True)))
+    np.savez_compressed(buf, matrix=matrix, model_id=np.array(embedder.model_id))
     print(f"chosen: lambda {lam:g}, train held out {cv['macro']} vs bare {bare_cv['macro']}, dev "
           f"{meta['dev']} vs bare {bare_dev}")
     if args.check:
@@ -260,6 +259,7 @@ def main() -> None:
         print("adapter reproduced bit for bit" if same else "adapter differs from the committed file")
         raise SystemExit(0 if same else 1)
     OUT_FILE.write_bytes(buf.getvalue())
+    DIAGNOSIS.write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
     print(f"wrote {OUT_FILE.relative_to(ROOT)} ({OUT_FILE.stat().st_size // 1024} KiB; "
           f"{time.perf_counter() - t0:.0f}s in all)")
 

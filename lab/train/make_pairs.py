@@ -2,8 +2,8 @@
 
 Run from the repository root::
 
-    .venv/bin/python bench/train/make_pairs.py            # every package in bench/train/packages.json
-    .venv/bin/python bench/train/make_pairs.py --only pluggy
+    .venv/bin/python lab/train/make_pairs.py            # every package in lab/train/packages.json
+    .venv/bin/python lab/train/make_pairs.py --only pluggy
 
 Each package (pinned by name, version and sha256 in ``packages.json``) is downloaded once into the test cache
 (``tests/sources.py``), parsed with sift's own parsers, and its pairs (``pairs.py``, ``calls.py``) are written
@@ -28,9 +28,9 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.train.calls import pairs_from_tests  # noqa: E402
-from bench.train.pairs import SOURCES, Pair, docstring_pairs, parse_repo, select  # noqa: E402
-from bench.train.sections import section_pairs  # noqa: E402
+from lab.train.calls import pairs_from_tests  # noqa: E402
+from lab.train.pairs import SOURCES, Pair, docstring_pairs, parse_repo, select  # noqa: E402
+from lab.train.sections import section_pairs  # noqa: E402
 from sift.eval.format import EvalQuestion  # noqa: E402
 from sift.ingest.parsers import ParserRegistry  # noqa: E402
 from tests.sources import CACHE, fetch_npm, fetch_sdist  # noqa: E402

@@ -1,12 +1,13 @@
-"""Derive which words are generic in software text from the train packages and write ``graph/generic_words.json``.
+"""Derive which words are generic in software text from the train packages and write
+``sift/fitted/generic_words.json``.
 
-    python scripts/generic_words.py            # parse and chunk the train packages, write the file
-    python scripts/generic_words.py --check    # fail unless the committed file comes out equal
+    python lab/fit/generic_words.py            # parse and chunk the train packages, write the file
+    python lab/fit/generic_words.py --check    # fail unless the committed file comes out equal
 
 A question word that no chunk of a project contains is, for the writer, a sign that the project does not cover
 what is asked ("Kafka", "protobuf", "OAuth"). Many such words are only the asker's phrasing ("suppose",
 "figure", "notice", "therefore"): common English that a small project happens never to write. What tells them
-apart is how a word spreads over many projects' text (``bench/train/packages.json``, never a dev or test
+apart is how a word spreads over many projects' text (``lab/train/packages.json``, never a dev or test
 project; every file the ingest would index, chunked as the ingest chunks it, each chunk a document):
 
 - ``entropy``: the normalised entropy of the word's occurrences over the packages (0 when one package has them
@@ -16,7 +17,7 @@ project; every file the ingest would index, chunked as the ingest chunks it, eac
   bursts (high), a word of the prose around content is spread thinly (near 0).
 
 The file lists every word with ``entropy >= MIN_ENTROPY`` and ``ridf <= MAX_RIDF`` (the widest of the cut-offs
-``scripts/fit_abstention.py`` chooses from, ``sift.graph.terms.GENERIC_CUTS``) with its two measures, rounded.
+``lab/fit/abstention.py`` chooses from, ``sift.graph.terms.GENERIC_CUTS``) with its two measures, rounded.
 Deterministic: packages in name order, words sorted, so a run reproduces the committed file byte for byte. The
 sources are read from the test cache (``tests/sources.py``; ``SIFT_TEST_CACHE``), downloaded and checked against
 their sha256 once when missing.
@@ -29,14 +30,15 @@ import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.train import data_file  # noqa: E402
-from bench.train.make_pairs import fetch  # noqa: E402
-from bench.train.pairs import parse_repo  # noqa: E402
-from sift.graph.terms import GENERIC_CUTS, GENERIC_FILE  # noqa: E402
+from lab.fit import data_file  # noqa: E402
+from lab.train.make_pairs import fetch  # noqa: E402
+from lab.train.pairs import parse_repo  # noqa: E402
+from sift import fitted  # noqa: E402
+from sift.graph.terms import GENERIC_CUTS  # noqa: E402
 from sift.ingest.chunk import chunk_tree  # noqa: E402
 from sift.tokenize import tokenize  # noqa: E402
 
@@ -91,12 +93,13 @@ def derive(packages: list[dict[str, str]]) -> dict[str, list[float]]:
 def render(words: dict[str, list[float]], packages: list[dict[str, str]]) -> str:
     """The data file's text: where the measures came from and the widest cut-off, then one word a line."""
     settings = {"min_entropy": MIN_ENTROPY, "max_ridf": MAX_RIDF, "columns": ["entropy", "ridf"]}
-    return data_file.render("scripts/generic_words.py", len(packages), settings, "words", words)
+    return data_file.render("lab/fit/generic_words.py", len(packages), settings, "words", words)
 
 
 def main() -> int:
     """Derive the words and write the file, or compare with the committed one (``--check``)."""
-    return data_file.main(__doc__ or "", GENERIC_FILE, "words", lambda packages: render(derive(packages), packages))
+    return data_file.main(__doc__ or "", data_file.FITTED / fitted.GENERIC_WORDS, "words",
+                          lambda packages: render(derive(packages), packages))
 
 
 if __name__ == "__main__":
