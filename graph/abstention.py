@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 
 from sift.graph.code_excerpts import fence_language
 from sift.graph.excerpts import label
-from sift.graph.state import NOT_FOUND, ConfidenceLevel, Draft, Evidence, Plan
+from sift.graph.models import NOT_FOUND, ConfidenceLevel, Draft, Evidence, Plan
 from sift.graph.support import is_listing
 from sift.graph.terms import CAN_IT, CEILING_KEY, coverage, has_term, named_words, query_tokens
 from sift.text import shown as escaped

@@ -24,8 +24,8 @@ from sift.graph.code_excerpts import body_lines, key_lines
 from sift.graph.confidence import places
 from sift.graph.doc_units import CODE
 from sift.graph.excerpts import API_NAME, BULLET, doc_sentences, label, summary
+from sift.graph.models import Citation, Draft, Evidence, Plan
 from sift.graph.prose import answer_sentences, compose
-from sift.graph.state import Citation, Draft, Evidence, Plan
 from sift.graph.terms import matched_terms, query_tokens
 from sift.models import CODE_KINDS
 from sift.text import line_span

@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from sift.graph.state import Citation, Draft, Evidence, Verdict
+from sift.graph.models import Citation, Draft, Evidence, Verdict
 
 _MARKER = re.compile(r"\[(\d+)\]")
 _TICKS = re.compile(r"`([^`\n]+)`")

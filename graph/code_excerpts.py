@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 
 from sift.graph.doc_units import CODE, MAX_CODE_LINES, citation_like, fenceable, fenced_block, indent
 from sift.graph.excerpts import quotable
-from sift.graph.state import Evidence
+from sift.graph.models import Evidence
 from sift.graph.statements import statement
 from sift.text import split_lines
 from sift.tokenize import tokenize

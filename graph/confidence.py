@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from sift.graph.state import Confidence, ConfidenceLevel, Evidence, Plan
+from sift.graph.models import Confidence, ConfidenceLevel, Evidence, Plan
 from sift.graph.support import agreement, rank_evidence
 from sift.graph.terms import coverage, query_tokens
 from sift.retrievers import copies

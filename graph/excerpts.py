@@ -22,7 +22,7 @@ from sift.graph.doc_units import (
     split_units,
 )
 from sift.graph.docstrings import Field, field_rest, field_sentence, is_data, split_fields
-from sift.graph.state import Evidence
+from sift.graph.models import Evidence
 from sift.models import CODE_KINDS
 from sift.text import shown as escaped
 from sift.text import split_lines

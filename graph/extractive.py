@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from sift.graph.abstention import NEAR_IN_MEANING, not_found, not_found_reason
+from sift.graph.models import Citation, Draft, Evidence, Plan
 from sift.graph.prose import answer_sentences, compose
-from sift.graph.state import Citation, Draft, Evidence, Plan
 from sift.graph.support import select_evidence
 from sift.graph.terms import query_tokens
 

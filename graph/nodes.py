@@ -35,6 +35,18 @@ from sift.graph.confidence import TOP_RANKS, ConfidenceModel, assess, no_retriev
 from sift.graph.context import AskContext
 from sift.graph.extractive import write_extractive
 from sift.graph.fallback import KEEPS_EVIDENCE, next_plan
+from sift.graph.models import (
+    NOT_FOUND,
+    Answer,
+    Citation,
+    Confidence,
+    Draft,
+    Evidence,
+    FileCitation,
+    Plan,
+    RetrieveTask,
+    Verdict,
+)
 from sift.graph.numbering import numbering, renumber_text
 from sift.graph.planner import plan_question
 from sift.graph.retrieval import (
@@ -49,20 +61,7 @@ from sift.graph.retrieval import (
     term_idf,
     timed_result,
 )
-from sift.graph.state import (
-    NOT_FOUND,
-    Answer,
-    AskState,
-    Citation,
-    Confidence,
-    Draft,
-    Evidence,
-    FileCitation,
-    Plan,
-    RetrieveTask,
-    Verdict,
-    reset,
-)
+from sift.graph.state import AskState, reset
 from sift.graph.support import (
     MODULE_CHANNEL,
     family_nouns,

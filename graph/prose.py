@@ -26,7 +26,7 @@ from sift.graph.excerpts import (
     section_title,
     summary,
 )
-from sift.graph.state import Evidence, Plan
+from sift.graph.models import Evidence, Plan
 from sift.graph.statements import members
 from sift.graph.support import is_listing, last_name, whole_name
 from sift.models import CODE_KINDS

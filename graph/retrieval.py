@@ -24,7 +24,7 @@ from sift.db.tables import File, Node
 from sift.errors import SiftError
 from sift.graph.callers import callers as find_callers
 from sift.graph.doc_units import open_fence
-from sift.graph.state import ChannelResult, Evidence, Plan, RankedChunk, RetrieveTask
+from sift.graph.models import ChannelResult, Evidence, Plan, RankedChunk, RetrieveTask
 from sift.graph.support import MAX_MODULE_ITEMS, MODULE_CHANNEL, family_member
 from sift.graph.terms import CEILING_KEY
 from sift.index.bm25 import idf_plus_one

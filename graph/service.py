@@ -30,16 +30,19 @@ if TYPE_CHECKING:  # LangGraph (the state module) loads once a question is valid
 
     from sift.embed import Embedder
     from sift.graph.confidence import ConfidenceModel
-    from sift.graph.state import Answer
+    from sift.graph.models import Answer
     from sift.retrievers.search import Searcher
 
 #: What ``ask_sync`` reports progress to: ``on_event(event, data)`` for each event ``AskService.stream`` yields.
 OnEvent = Callable[[str, dict[str, Any]], None]
 
 SETUP_LOCK = 0x51F7C4EC  # advisory lock key for creating the PostgreSQL checkpoint tables
-STATE_TYPES = [("sift.graph.state", name) for name in
-               ("Plan", "ChannelResult", "RankedChunk", "Evidence", "Citation", "Draft", "Verdict", "Answer", "Reset", "RetrieveTask",
-                "Confidence")]
+_MODELS = ("Plan", "ChannelResult", "RankedChunk", "Evidence", "Citation", "Draft", "Verdict", "Answer", "RetrieveTask",
+           "Confidence")
+#: The classes a checkpoint may hold: the models where they live, the reducer's ``Reset``, and the models under
+#: ``sift.graph.state``, where checkpoints written before they moved to ``graph/models.py`` name them.
+STATE_TYPES = [*(("sift.graph.models", name) for name in _MODELS), ("sift.graph.state", "Reset"),
+               *(("sift.graph.state", name) for name in _MODELS)]
 
 
 @asynccontextmanager
@@ -279,7 +282,7 @@ def ask_sync(settings: Settings, question: str, kb: str, tenant: str = "default"
         engine, searcher = open_resources(settings)
     chat_model = chat_model if chat_model is not None else make_chat_model(settings)
 
-    from sift.graph.state import Answer  # noqa: F811 - at run time; the module-level import is for types only
+    from sift.graph.models import Answer  # noqa: F811 - at run time; the module-level import is for types only
 
     async def run() -> Answer:
         async with open_checkpointer(settings) as saver:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from sift.graph.state import Evidence
+from sift.graph.models import Evidence
 from sift.text import split_lines
 
 MAX_CONTINUATION = 4  # lines of one statement shown after the line that opens it

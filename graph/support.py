@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 
 from sift.graph.code_excerpts import signature
 from sift.graph.excerpts import first_sentence
-from sift.graph.state import SEARCH_CHANNELS, Evidence, Plan
+from sift.graph.models import SEARCH_CHANNELS, Evidence, Plan
 from sift.graph.terms import (
     coverage,
     list_subject,

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
 
-from sift.graph.state import Evidence, Plan
+from sift.graph.models import Evidence, Plan
 from sift.tokenize import prefix_variants, tokenize
 
 CEILING_KEY = "\x00absent"  # term_idf stores the idf of a term no chunk contains under this key

@@ -27,8 +27,8 @@ from pathlib import Path
 import pytest
 
 from sift.graph.context import RunLimits
+from sift.graph.models import Answer
 from sift.graph.service import AskService, open_checkpointer
-from sift.graph.state import Answer
 from tests.conftest import ingested_repo
 
 TESTS = Path(__file__).resolve().parents[1]

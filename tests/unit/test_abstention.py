@@ -18,7 +18,7 @@ from sift.graph.abstention import (
     not_found_reason,
     signals,
 )
-from sift.graph.state import NOT_FOUND, Evidence, Plan
+from sift.graph.models import NOT_FOUND, Evidence, Plan
 from sift.graph.support import MODULE_CHANNEL
 from sift.graph.terms import CEILING_KEY
 

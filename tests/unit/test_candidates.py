@@ -21,7 +21,7 @@ from sift.graph.candidates import (
     with_candidates,
 )
 from sift.graph.checker import cited_ids
-from sift.graph.state import Citation, Draft, Evidence, Plan
+from sift.graph.models import Citation, Draft, Evidence, Plan
 
 
 def _ev(n: int, path: str, name: str, kind: str = "function", text: str = "", channels: tuple[str, ...] = ("bm25",),

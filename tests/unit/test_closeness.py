@@ -9,7 +9,7 @@ import pytest
 from sift.graph.candidates import gist
 from sift.graph.closeness import MAX_CHARS, MAX_TEXTS, closeness, sentence_score
 from sift.graph.excerpts import doc_sentences
-from sift.graph.state import Evidence
+from sift.graph.models import Evidence
 
 SECTION = Evidence(
     id=1, path="docs/cache.md", start_line=1, end_line=6, kind="doc", name="Cache", symbol="Guide > Cache",

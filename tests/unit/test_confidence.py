@@ -23,7 +23,7 @@ from sift.graph.confidence import (
     signals,
     top_channels,
 )
-from sift.graph.state import Evidence, Plan
+from sift.graph.models import Evidence, Plan
 
 
 def _ev(n: int, path: str = "pkg/a.py", name: str = "f", channels: tuple[str, ...] = ("bm25",),

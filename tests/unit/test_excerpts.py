@@ -16,7 +16,7 @@ from sift.graph.code_excerpts import (
 )
 from sift.graph.doc_units import CODE, MAX_CODE_LINES, fenceable, indented_language, open_fence, prose_line
 from sift.graph.excerpts import doc_lines, doc_sentences, first_sentence, heading, quotable, summary
-from sift.graph.state import Evidence
+from sift.graph.models import Evidence
 from sift.graph.statements import statement
 
 

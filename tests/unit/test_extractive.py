@@ -6,8 +6,8 @@ from sift.graph.abstention import ABSENT_FROM_CORPUS, NEAR_IN_MEANING
 from sift.graph.checker import FileFacts, check_draft
 from sift.graph.excerpts import quotable
 from sift.graph.extractive import write_extractive
+from sift.graph.models import Evidence
 from sift.graph.planner import plan_question, question_type
-from sift.graph.state import Evidence
 from sift.graph.statements import members
 from sift.graph.support import rank_evidence, select_evidence
 from sift.models import display_name

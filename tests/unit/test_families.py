@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from sift.graph.models import Evidence
 from sift.graph.planner import plan_question
 from sift.graph.prose import answer_sentences
-from sift.graph.state import Evidence
 from sift.graph.support import MODULE_CHANNEL, family_member, family_nouns
 
 

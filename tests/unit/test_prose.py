@@ -6,8 +6,8 @@ import pytest
 
 from sift.graph.doc_units import CODE
 from sift.graph.extractive import chit_chat
+from sift.graph.models import Evidence, Plan
 from sift.graph.prose import answer_sentences, cite, cited_once, compose, named_definitions
-from sift.graph.state import Evidence, Plan
 
 BLOCK = f"{CODE}python\nx = 1\n{CODE}"
 

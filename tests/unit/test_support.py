@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from sift.graph.state import Evidence, Plan
+from sift.graph.models import Evidence, Plan
 from sift.graph.support import (
     AGREED_COVERAGE,
     MIN_COVERAGE,
