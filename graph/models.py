@@ -7,6 +7,7 @@ state machine. ``graph/state.py`` holds the graph's state, built from these mode
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -19,6 +20,13 @@ IndexType = Literal["file", "function", "doc", "all"]
 SearchChannel = Literal["bm25", "vector", "smart"]
 SEARCH_CHANNELS: tuple[SearchChannel, ...] = ("bm25", "vector", "smart")
 NOT_FOUND = "Not found in the indexed sources."
+#: A citation marker in an answer's text: ``[n]``, the id of an evidence item (its number once the answer is final).
+MARKER = re.compile(r"\[(\d+)\]")
+
+
+def cited_ids(text: str) -> list[int]:
+    """The evidence numbers ``[n]`` in a text, in first-mention order."""
+    return list(dict.fromkeys(int(m) for m in MARKER.findall(text)))
 
 
 class PlanSummary(BaseModel):
@@ -133,7 +141,7 @@ class Evidence(EvidenceItem, ChunkIdentity):
     release), the heading of the section it sits in; None otherwise."""
     subsections: list[str] = Field(default_factory=list)
     """For a documentation section, the headings of the sections directly under it that its lines do not reach
-    (at most ``retrieval.MAX_SUBSECTIONS``), in file order; the answer names the first ``prose.NAMED_SUBSECTIONS``."""
+    (at most ``retrieval.MAX_SUBSECTIONS``), in file order; the answer names the first ``writer.composition.NAMED_SUBSECTIONS``."""
 
     @property
     def key(self) -> str:

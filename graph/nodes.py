@@ -17,29 +17,14 @@ from sift.db import visible_in
 from sift.db.tables import File
 from sift.errors import SiftError, VectorsNotReady
 from sift.graph import llm
-from sift.graph.abstention import (
-    ABSENT_FROM_CORPUS,
-    LEXICAL_REASONS,
-    PASSAGE_CHARS,
-    WEAK_YES,
-    doubtful_yes,
-    first_passage,
-    near_in_meaning,
-    not_found,
-)
-from sift.graph.abstention import signals as abstention_signals
 from sift.graph.agent import failed_check
-from sift.graph.candidates import hedged, with_candidates
-from sift.graph.checker import FileFacts, check_draft, cited_ids, strip_unsupported
-from sift.graph.confidence import TOP_RANKS, ConfidenceModel, assess, no_retrieval, signals, top_channels
+from sift.graph.checker import FileFacts, check_draft, strip_unsupported
 from sift.graph.context import AskContext
-from sift.graph.extractive import write_extractive
 from sift.graph.fallback import KEEPS_EVIDENCE, next_plan
 from sift.graph.models import (
     NOT_FOUND,
     Answer,
     Citation,
-    Confidence,
     Draft,
     Evidence,
     FileCitation,
@@ -62,13 +47,22 @@ from sift.graph.retrieval import (
     timed_result,
 )
 from sift.graph.state import AskState, reset
-from sift.graph.support import (
+from sift.graph.writer import (
+    ABSENT_FROM_CORPUS,
     MODULE_CHANNEL,
+    TOP_RANKS,
+    WEAK_YES,
+    ConfidenceModel,
     family_nouns,
+    final_confidence,
+    hedged,
     list_anchor,
     module_listing,
-    select_evidence,
+    near_draft,
+    rate,
+    top_channels,
     without_bases,
+    write,
 )
 from sift.retrievers.search import COPY_DEPTH
 from sift.text import split_lines
@@ -166,7 +160,7 @@ async def fuse(state: AskState, runtime: Runtime[AskContext]) -> dict[str, Any]:
 
 
 def with_family(ctx: AskContext, kb: str, tenant: str, plan: Plan, ev: list[Evidence]) -> list[Evidence]:
-    """``ev`` with the family of classes a list question asks for (``support.family_nouns``, the first noun
+    """``ev`` with the family of classes a list question asks for (``selection.family_nouns``, the first noun
     that names one) marked for the writer and joined to the evidence; ``ev`` unchanged when none does."""
     for noun in family_nouns(plan, ev):
         found = family_evidence(ctx.engine, kb, tenant, noun, ev)
@@ -188,7 +182,7 @@ def with_listed(ev: list[Evidence], extra: list[Evidence], listed: set[int]) -> 
 async def generate(state: AskState) -> dict[str, Any]:
     """Write the answer with the extractive writer (with a chat model, ``graph/agent.py`` writes it instead)."""
     plan, evidence = state["plan"], state.get("evidence") or []
-    draft = write_extractive(plan, evidence, state.get("idf") or {}, state["kb"])
+    draft = write(plan, evidence, state.get("idf") or {}, state["kb"])
     return {"draft": draft}
 
 
@@ -302,62 +296,23 @@ async def summarize(state: AskState, runtime: Runtime[AskContext]) -> dict[str, 
 
 
 def near_answer(ctx: AskContext, state: AskState, draft: Draft) -> tuple[Draft, Verdict] | None:
-    """For a not-found of the extractive writer on the question's words alone: when the first evidence item is
-    close in meaning to the question (``abstention.near_in_meaning``), the answer written from it, with its
-    confidence (never high) and the candidates, once its citations check; else None."""
+    """For a not-found of the extractive writer on the question's words alone, the writer's answer from the first
+    evidence item when it is close in meaning to the question (``writer.near_draft``), once its citations
+    check; else None."""
     plan, evidence, idf = state["plan"], state.get("evidence") or [], state.get("idf") or {}
-    if draft.note not in LEXICAL_REASONS:
+    written = near_draft(ctx.confidence, plan, evidence, idf, state["kb"], draft,
+                         degraded=bool(_degraded_reasons(state, Draft(text=""))), close_to=ctx.closeness)
+    if written is None:
         return None
-    near = ctx.closeness(plan.standalone, PASSAGE_CHARS)
-    if near is None:
-        return None
-    found = abstention_signals(plan, evidence, select_evidence(plan, evidence, idf), idf)
-    if not near_in_meaning(found, near([first_passage(evidence)])[0]):
-        return None
-    written = assessed(ctx.confidence, state, write_extractive(plan, evidence, idf, state["kb"], near=True), ctx)
-    if written.confidence is not None and written.confidence.level == "high":
-        written = written.model_copy(update={"confidence": written.confidence.model_copy(update={"level": "medium"})})
     facts = file_facts(ctx, state["kb"], state.get("tenant") or "default", sorted({e.path for e in evidence}))
     verdict = check_draft(written, evidence, facts, plan.k_citations)
     return (written, verdict) if verdict.ok and not written.not_found else None
 
 
-def _cited(draft: Draft) -> list[int]:
-    return list(dict.fromkeys([*cited_ids(draft.text), *(c.evidence_id for c in draft.citations)]))
-
-
 def assessed(model: ConfidenceModel, state: AskState, draft: Draft, ctx: AskContext | None = None) -> Draft:
-    """The draft with its confidence; one that is not high (and no not-found) says so and lists candidates
-    (each with its sentence closest to the question, when ``ctx`` gives a ``closeness``). An extractive answer
-    rated low to whether the project has or can do something becomes a not-found (``abstention.doubtful_yes``)."""
-    plan, evidence, idf = state["plan"], state.get("evidence") or [], state.get("idf") or {}
-    if not plan.need_retrieval:
-        return draft.model_copy(update={"confidence": no_retrieval()})
-    found = signals(plan, evidence, _cited(draft), idf)
-    conf = assess(model, found, degraded=bool(_degraded_reasons(state, draft)), not_found=draft.not_found)
-    if draft.mode == "extractive" and not draft.not_found and doubtful_yes(plan.standalone, conf.level):
-        draft = not_found(WEAK_YES, evidence)
-        conf = assess(model, found, not_found=True)
-    if conf.level != "high" and not draft.not_found:
-        near = ctx.closeness(plan.standalone) if ctx is not None else None
-        draft = with_candidates(draft, plan, evidence, idf, near)
-    return draft.model_copy(update={"confidence": conf})
-
-
-def _final_confidence(model: ConfidenceModel, state: AskState, draft: Draft, citations: list[Citation],
-                      grounded: bool, degraded: bool) -> Confidence:
-    """The answer's confidence: the draft's (or computed now), with the rules that hold whatever was fitted:
-    a not-found is low, a degraded or partly removed answer at most medium."""
-    plan = state["plan"]
-    if not plan.need_retrieval:
-        return no_retrieval()
-    conf = draft.confidence or assess(model, signals(plan, state.get("evidence") or [],
-                                                     [c.evidence_id for c in citations], state.get("idf") or {}))
-    if draft.not_found or not citations:
-        return assess(model, conf.signals, not_found=True)
-    if conf.level == "high" and (degraded or not grounded):
-        return conf.model_copy(update={"level": "medium"})
-    return conf
+    """The draft rated by the writer (``writer.rate``), degraded when the run had to do without something."""
+    return rate(model, state["plan"], state.get("evidence") or [], state.get("idf") or {}, draft,
+                degraded=bool(_degraded_reasons(state, draft)), close_to=ctx.closeness if ctx is not None else None)
 
 
 def _files(citations: list[Citation], evidence: list[Evidence]) -> dict[str, list[FileCitation]]:
@@ -397,7 +352,8 @@ def finish(state: AskState, draft: Draft, citations: list[Citation], grounded: b
                     if c.evidence_id in by_id and by_id[c.evidence_id].kind not in ("doc", "file")), None)
     subject = subject or (plan.identifiers[0] if plan.identifiers else "")
     reasons = _degraded_reasons(state, draft)
-    conf = _final_confidence(model, state, draft, citations, grounded, bool(reasons))
+    conf = final_confidence(model, plan, evidence, state.get("idf") or {}, draft, citations, grounded=grounded,
+                            degraded=bool(reasons))
     text = hedged(draft.text) if conf.level != "high" and citations and not draft.not_found else draft.text
     number = numbering(text, [c.evidence_id for c in citations], [e.id for e in evidence])
     text = renumber_text(text, number)

@@ -29,8 +29,8 @@ if TYPE_CHECKING:  # LangGraph (the state module) loads once a question is valid
     from psycopg.rows import DictRow
 
     from sift.embed import Embedder
-    from sift.graph.confidence import ConfidenceModel
     from sift.graph.models import Answer
+    from sift.graph.writer import ConfidenceModel
     from sift.retrievers.search import Searcher
 
 #: What ``ask_sync`` reports progress to: ``on_event(event, data)`` for each event ``AskService.stream`` yields.
@@ -172,7 +172,7 @@ class AskService:
                  limits: RunLimits | None = None) -> None:
         self.settings = settings
         self.limits = limits or RunLimits.from_settings(settings)
-        from sift.graph.confidence import load_model
+        from sift.graph.writer import load_model
 
         self.confidence = confidence or load_model()
         self.engine = engine

@@ -37,7 +37,7 @@ from bench.train import data_file  # noqa: E402
 from bench.train.make_pairs import fetch  # noqa: E402
 from bench.train.pairs import CODE_KINDS, is_stub, is_test, parse_repo  # noqa: E402
 from bench.train.text import docstring_summary  # noqa: E402
-from sift.graph.docstrings import OBJECT_WORDS, VERBS_FILE, third_person  # noqa: E402
+from sift.graph.writer.docstrings import OBJECT_WORDS, VERBS_FILE, third_person  # noqa: E402
 from sift.models import SourceType  # noqa: E402
 
 MIN_OPENINGS = 3

@@ -16,7 +16,7 @@ project; every file the ingest would index, chunked as the ingest chunks it, eac
   bursts (high), a word of the prose around content is spread thinly (near 0).
 
 The file lists every word with ``entropy >= MIN_ENTROPY`` and ``ridf <= MAX_RIDF`` (the widest of the cut-offs
-``scripts/fit_abstention.py`` chooses from, ``sift.graph.terms.GENERIC_CUTS``) with its two measures, rounded.
+``scripts/fit_abstention.py`` chooses from, ``sift.graph.writer.terms.GENERIC_CUTS``) with its two measures, rounded.
 Deterministic: packages in name order, words sorted, so a run reproduces the committed file byte for byte. The
 sources are read from the test cache (``tests/sources.py``; ``SIFT_TEST_CACHE``), downloaded and checked against
 their sha256 once when missing.
@@ -36,7 +36,7 @@ if str(ROOT) not in sys.path:
 from bench.train import data_file  # noqa: E402
 from bench.train.make_pairs import fetch  # noqa: E402
 from bench.train.pairs import parse_repo  # noqa: E402
-from sift.graph.terms import GENERIC_CUTS, GENERIC_FILE  # noqa: E402
+from sift.graph.writer.terms import GENERIC_CUTS, GENERIC_FILE  # noqa: E402
 from sift.ingest.chunk import chunk_tree  # noqa: E402
 from sift.tokenize import tokenize  # noqa: E402
 

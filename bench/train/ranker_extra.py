@@ -68,7 +68,7 @@ import fit_ranker as fr  # noqa: E402  (scripts/fit_ranker.py: the questions and
 from bench.train import pool_columns as pc  # noqa: E402
 from bench.train import ranker_fit as rf  # noqa: E402
 from bench.train.ranker_fit import Group  # noqa: E402
-from sift.graph.terms import is_generic  # noqa: E402
+from sift.graph.writer.terms import is_generic  # noqa: E402
 from sift.retrievers.ranker import FEATURES, HAND_WEIGHTS, RankerWeights, question_forms  # noqa: E402
 from sift.retrievers.search import identifiers_in  # noqa: E402
 from sift.tokenize import tokenize  # noqa: E402

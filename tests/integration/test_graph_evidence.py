@@ -82,8 +82,8 @@ def notes(tmp_path_factory, local_embedder):
 
 
 def test_a_repeated_heading_is_named_with_the_section_it_sits_under(notes) -> None:
-    from sift.graph.excerpts import label
     from sift.graph.retrieval import build_evidence
+    from sift.graph.writer.doc_quotes import label
     from sift.models import Filters
 
     _, engine, searcher = notes

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from scripts.docstring_verbs import MIN_OBJECT_SHARE, MIN_OPENINGS, MIN_PACKAGES, _bases, derive
-from sift.graph.docstrings import VERBS_FILE, third_person
+from sift.graph.writer.docstrings import VERBS_FILE, third_person
 
 
 def _rows(*pairs: tuple[str, str]) -> list[tuple[str, str]]:

@@ -7,8 +7,8 @@ import pytest
 
 from sift.graph.models import Evidence
 from sift.graph.planner import plan_question
-from sift.graph.prose import answer_sentences
-from sift.graph.support import MODULE_CHANNEL, family_member, family_nouns
+from sift.graph.writer.composition import answer_sentences
+from sift.graph.writer.selection import MODULE_CHANNEL, family_member, family_nouns
 
 
 def ev(n: int, path: str, name: str, text: str, doc: str | None = None) -> Evidence:

@@ -8,7 +8,7 @@ import math
 import pytest
 
 from scripts.generic_words import MAX_RIDF, MIN_ENTROPY, measures
-from sift.graph.terms import GENERIC_CUTS, GENERIC_FILE
+from sift.graph.writer.terms import GENERIC_CUTS, GENERIC_FILE
 
 
 @pytest.mark.parametrize(("n", "df", "cf", "per_package", "packages", "entropy", "ridf"), [

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from sift.graph.models import Evidence, Plan
-from sift.graph.support import (
+from sift.graph.writer.selection import (
     AGREED_COVERAGE,
     MIN_COVERAGE,
     MODULE_CHANNEL,

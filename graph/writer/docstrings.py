@@ -20,7 +20,7 @@ from pathlib import Path
 # Verbs that open docstring summaries in the imperative (PEP 257) or third person, with their third person:
 # data derived from the train packages' docstrings by scripts/docstring_verbs.py (which says how). Other first
 # words (nouns such as "Helper", "Metaclass") cannot be conjugated safely, so the summary is quoted instead.
-VERBS_FILE = Path(__file__).with_name("docstring_verbs.json")
+VERBS_FILE = Path(__file__).parent.parent / "docstring_verbs.json"
 # Words that start a verb's object or follow it as a particle ("Return *the*…", "Check *if*…", "Iterate *over*…"),
 # and rarely follow a noun: the evidence that a summary's first word is a verb.
 OBJECT_WORDS = frozenset(["a", "an", "the", "this", "these", "those", "all", "any", "each", "every", "some", "its",

@@ -2,7 +2,7 @@
 
 Pure functions of the plan's question and identifiers, the corpus idf of its terms and the evidence text (and of
 which words are generic in software text: ``generic_words.json``, data derived from the train packages). The
-writer ranks evidence by them (``support.py``), abstains on them (``abstention.py``), and the confidence and
+writer ranks evidence by them (``selection.py``), abstains on them (``abstention.py``), and the confidence and
 candidate modules reuse them, so each heuristic has this one owner.
 """
 
@@ -22,7 +22,7 @@ CEILING_KEY = "\x00absent"  # term_idf stores the idf of a term no chunk contain
 
 # Words generic in software text, with how they spread over the train packages (normalised entropy over the
 # packages, residual idf over their chunks): data written by scripts/generic_words.py, which says how.
-GENERIC_FILE = Path(__file__).with_name("generic_words.json")
+GENERIC_FILE = Path(__file__).parent.parent / "generic_words.json"
 # The (least entropy, most residual idf) at which a word counts as generic: the candidates, and the one
 # scripts/fit_abstention.py chose on the dev, dev2 and spent sets (None: no word is generic).
 GENERIC_CUTS: tuple[tuple[float, float], ...] = ((0.7, 0.5), (0.6, 0.75), (0.5, 1.0))
@@ -105,7 +105,7 @@ def joined_compounds(question: str) -> dict[str, list[str]]:
     return {f"{a}{b}".lower(): tokenize(f"{a} {b}") for a, b in _HYPHENATED.findall(question)}
 
 
-# What kind of question it is, for the kind of evidence that suits it (see ``support.support``).
+# What kind of question it is, for the kind of evidence that suits it (see ``selection.support``).
 QUALIFIED = re.compile(r"\b([A-Za-z_]\w*)\.([A-Za-z_]\w*)\b")  # `auth.Token`: a name and what it is in
 ASKS_TESTS = re.compile(r"\b(tests?|tested|testing)\b", re.I)
 ASKS_NOTES = re.compile(r"\b(changelog|changed|versions?|releases?|upgrad\w*|deprecat\w*|history)\b", re.I)

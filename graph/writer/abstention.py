@@ -17,11 +17,11 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from sift.graph.code_excerpts import fence_language
-from sift.graph.excerpts import label
 from sift.graph.models import NOT_FOUND, ConfidenceLevel, Draft, Evidence, Plan
-from sift.graph.support import is_listing
-from sift.graph.terms import CAN_IT, CEILING_KEY, coverage, has_term, named_words, query_tokens
+from sift.graph.writer.code_quotes import fence_language
+from sift.graph.writer.doc_quotes import label
+from sift.graph.writer.selection import is_listing
+from sift.graph.writer.terms import CAN_IT, CEILING_KEY, coverage, has_term, named_words, query_tokens
 from sift.text import shown as escaped
 from sift.tokenize import tokenize, word_parts
 
