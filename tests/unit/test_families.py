@@ -73,7 +73,7 @@ def test_a_family_over_several_files_is_introduced_by_its_common_name_and_each_i
 
 
 def test_listed_items_join_the_evidence_marked_and_numbered_on_without_gaps() -> None:
-    from sift.graph.nodes import with_listed
+    from sift.graph.nodes.fuse import with_listed
 
     retrieved = [ev(1, "pkg/a.py", "JsonExporter", "class JsonExporter:\n    pass"),
                  ev(2, "README.md", "Usage", "Export a report.")]
