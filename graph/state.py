@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
 # Checkpoints written before the models moved to ``graph/models.py`` name this module as theirs: it still
-# provides them (``checkpointer.STATE_TYPES`` admits both), so those threads load and continue.
+# provides them (``graph/checkpointer.py``'s ``STATE_TYPES`` admits both), so those threads load and continue.
 from sift.graph.models import (
     Answer,
     ChannelResult,

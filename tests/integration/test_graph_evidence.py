@@ -6,8 +6,9 @@ import asyncio
 
 import pytest
 
+from sift.graph.checkpointer import open_checkpointer
 from sift.graph.models import Answer
-from sift.graph.service import AskService, open_checkpointer
+from sift.graph.service import AskService
 from tests.conftest import ingested_repo
 
 # One function of 100 lines and about 7,000 characters: a single chunk (a function is cut only past 120 lines),
