@@ -8,6 +8,7 @@ state machine. ``graph/state.py`` holds the graph's state, built from these mode
 from __future__ import annotations
 
 import re
+from enum import StrEnum
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -189,6 +190,26 @@ class Confidence(BaseModel):
     level: ConfidenceLevel = "low"
     score: float = 0.0
     signals: dict[str, float] = Field(default_factory=dict)
+
+
+class DraftNote(StrEnum):
+    """Why the extractive writer wrote what it did: a draft's ``note``, on which the graph's routers branch.
+
+    A ``StrEnum``: ``Draft.note`` holds its value, a plain string, so checkpoints and answers are unchanged (a
+    model's failure is noted in free text there too)."""
+
+    NO_EVIDENCE = "no-evidence"
+    """Nothing was retrieved."""
+    ABSENT_TERMS = "absent-terms"
+    """The evidence (or what it would cite) lacks the question's rare words, or a thing the question names."""
+    ABSENT_FROM_CORPUS = "absent-from-corpus"
+    """Weak evidence, and a question word no chunk contains: no other round can supply it (ends the search)."""
+    WEAK_EVIDENCE = "weak-evidence"
+    """The evidence covers too little of the question."""
+    WEAK_YES = "weak-yes"
+    """Whether the project has or can do something, answered with low confidence (ends the search)."""
+    NEAR_IN_MEANING = "near-in-meaning"
+    """An answer written because the first evidence item is close to the question in meaning."""
 
 
 class Draft(BaseModel):

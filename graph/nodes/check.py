@@ -16,10 +16,10 @@ from sift.db.tables import File
 from sift.graph.agent import failed_check
 from sift.graph.checker import FileFacts, check_draft
 from sift.graph.context import AskContext
+from sift.graph.models import DraftNote
 from sift.graph.nodes.finish import assessed, finish
 from sift.graph.state import AskState
 from sift.graph.strategies import next_plan
-from sift.graph.writer import ABSENT_FROM_CORPUS, WEAK_YES
 from sift.text import split_lines
 
 
@@ -76,9 +76,9 @@ def searched_enough(state: AskState, max_rounds: int) -> bool:
     rounds = state.get("rounds", 0)
     if rounds >= max_rounds or not plan.need_retrieval:
         return True
-    if draft is not None and draft.not_found and draft.note == "absent-terms" and rounds >= 1:
+    if draft is not None and draft.not_found and draft.note == DraftNote.ABSENT_TERMS and rounds >= 1:
         return True  # the corpus lacks the question's distinctive words: more rounds will not add them
-    if draft is not None and draft.not_found and draft.note in (ABSENT_FROM_CORPUS, WEAK_YES):
+    if draft is not None and draft.not_found and draft.note in (DraftNote.ABSENT_FROM_CORPUS, DraftNote.WEAK_YES):
         return True  # the evidence is weak and a question word occurs nowhere in the corpus, or what was
         # found is too weak to say the project has what a question asks it has
     return next_plan(plan, state.get("evidence") or [], state.get("tried") or []) is None

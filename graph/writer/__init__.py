@@ -22,7 +22,7 @@ contract in pyproject.toml holds both). Its modules, by role:
 
 from __future__ import annotations
 
-from sift.graph.writer.abstention import ABSENT_FROM_CORPUS, WEAK_YES, not_found
+from sift.graph.writer.abstention import not_found
 from sift.graph.writer.closeness import Closeness
 from sift.graph.writer.closeness import closeness as closeness_to
 from sift.graph.writer.confidence import TOP_RANKS, ConfidenceModel, load_model, top_channels
@@ -44,7 +44,6 @@ from sift.graph.writer.uncertain import hedged
 __all__ = [
     # writing and rating a draft
     "write", "not_found", "rate", "near_draft", "final_confidence", "hedged",
-    "ABSENT_FROM_CORPUS", "WEAK_YES",
     "ConfidenceModel", "load_model", "Closeness", "closeness_to",
     # what retrieval and the fuse node share with the writer: list questions' evidence, top ranks, idf, fences
     "MAX_MODULE_ITEMS", "MODULE_CHANNEL", "family_member", "family_nouns", "list_anchor", "module_listing",
