@@ -81,7 +81,7 @@ async def open_state(state: State, settings: ApiSettings, embedder: Embedder | N
     service, job runner, and the services over them) and close it on exit; ``warm`` loads every published knowledge base now (else each on
     first use); without ``run_jobs`` this process queues ingest jobs but never claims one."""
     from sift.embed import LocalEmbedder, make_embedder
-    from sift.graph.service import open_checkpointer
+    from sift.graph.checkpointer import open_checkpointer
 
     state.settings = settings
     state.engine = engine = await anyio.to_thread.run_sync(open_database, settings)

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 if TYPE_CHECKING:  # the graph loads with the app's lifespan (chat is off when it cannot)
+    from sift.graph.models import Answer
     from sift.graph.service import AskService
-    from sift.graph.state import Answer
 
 
 class SearchSlots:

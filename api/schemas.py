@@ -1,6 +1,6 @@
 """Request and response bodies of the REST API (pydantic; they are the OpenAPI schema).
 
-The answer and its parts are the graph's models (``sift.graph.state``), not copies of them.
+The answer and its parts are the graph's models (``sift.graph.models``), not copies of them.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
-from sift.graph import state as graph
-from sift.graph.state import Citation
+from sift.graph import models as graph
+from sift.graph.models import Citation
 from sift.models import MAX_QUESTION_CHARS, THREAD_ID, THREAD_ID_MAX
 from sift.names import NAME_PATTERN
 

@@ -147,8 +147,9 @@ async def collect(sets: list[Path], dump: Path | None = None, confidence: Any = 
     applies, so the answers (and every quality figure) are the same however busy the machine is."""
     from sift.chat import make_chat_model
     from sift.embed import make_embedder
+    from sift.graph.checkpointer import open_checkpointer
     from sift.graph.context import RunLimits
-    from sift.graph.service import AskService, open_checkpointer, open_resources
+    from sift.graph.service import AskService, open_resources
 
     settings = Settings(data_dir=DATA, **(llm or {}))
     embedder = make_embedder(settings)

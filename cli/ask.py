@@ -12,8 +12,8 @@ from sift.cli.output import echo, escape, print_json
 
 if TYPE_CHECKING:  # the graph loads once the question is valid
     from sift.config import Settings
+    from sift.graph.models import Answer
     from sift.graph.service import OnEvent
-    from sift.graph.state import Answer
 
 EXAMPLE = 'example: sift ask "where is the auth token validated?" --kb myproject --thread t1 --show-steps'
 

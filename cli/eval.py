@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from sift.config import Settings
     from sift.eval.format import EvalQuestion
     from sift.eval.runner import EvalRun, QuestionResult
-    from sift.graph.state import Answer
+    from sift.graph.models import Answer
     from sift.models import Hit
 
     #: The fused retriever ``sift eval`` measures: a question's top ``k`` hits.

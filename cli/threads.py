@@ -100,7 +100,7 @@ def run_rm(args: argparse.Namespace) -> int:
 
 async def _forget(settings: Settings, key: str) -> None:
     """Drop a thread's checkpoints (the same checkpointer the API and `sift ask` write)."""
-    from sift.graph.service import open_checkpointer
+    from sift.graph.checkpointer import open_checkpointer
 
     async with open_checkpointer(settings) as saver:
         await saver.setup()

@@ -23,11 +23,12 @@ from langgraph.runtime import Runtime
 from sift.chat import check_finished, describe
 from sift.graph import llm, prompts
 from sift.graph.context import AskContext
-from sift.graph.extractive import write_extractive
+from sift.graph.models import Evidence, Verdict
 from sift.graph.retrieval import build_evidence
-from sift.graph.state import AskState, Evidence, Verdict, reset
+from sift.graph.state import AskState, reset
 from sift.graph.tool_protocol import parse_step, rejects_tools, repeats, step_schema, turn_messages
 from sift.graph.tools import run_tool
+from sift.graph.writer import write as write_extractive
 
 log = logging.getLogger(__name__)
 

@@ -6,8 +6,8 @@ from collections.abc import Callable
 
 from sift.config import Settings
 from sift.graph.context import RunLimits
+from sift.graph.models import Answer
 from sift.graph.service import ask_sync, open_resources
-from sift.graph.state import Answer
 
 
 def make_answerer(settings: Settings, tenant: str = "default") -> tuple[Callable[[str, str], Answer], Callable[[], None]]:

@@ -18,7 +18,7 @@ import re
 from collections.abc import Sequence
 
 from sift.config import Settings
-from sift.graph.state import Evidence
+from sift.graph.models import Evidence
 
 _PIECE = re.compile(r"[a-z]+|[A-Z][a-z]+|[A-Z]+(?![a-z])|[0-9]|\s+|[\x21-\x7e]|[^\x00-\x7f]")
 ITEM_CHARS = 1500  # the most of one evidence item's text a model is shown

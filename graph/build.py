@@ -17,9 +17,16 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
-from sift.graph import agent, nodes
+from sift.graph import agent
 from sift.graph.context import MAX_ROUNDS, AskContext
 from sift.graph.intake import IntakeState, intake
+from sift.graph.nodes.check import check, route_check
+from sift.graph.nodes.fallback import fallback
+from sift.graph.nodes.fuse import fuse
+from sift.graph.nodes.generate import generate
+from sift.graph.nodes.planner import planner
+from sift.graph.nodes.retrieve import retrieve, route_retrieve
+from sift.graph.nodes.summarize import summarize
 from sift.graph.state import AskInput, AskOutput, AskState
 
 #: Builds a run's ``AskContext`` from what the run was given (Studio's tunables, or nothing).
@@ -56,7 +63,7 @@ def _with_context(fn: Callable[..., Any], provide: Provide | None) -> Callable[.
 def route_after_plan(state: AskState,
                      runtime: Runtime[AskContext]) -> list[Send] | Literal["agent", "answer", "generate"]:
     """Retrieve (the plan's fan-out), or straight to the writer when there is nothing to retrieve."""
-    target = nodes.route_retrieve(state)
+    target = route_retrieve(state)
     return agent.route_writer(state, runtime) if target == "generate" else target
 
 
@@ -70,16 +77,16 @@ def build_graph(provide: Provide | None = None,
     w = lambda fn: _with_context(fn, provide)  # noqa: E731
     g = StateGraph(AskState, context_schema=context_schema, input_schema=AskInput, output_schema=AskOutput)
     g.add_node("intake", w(intake), input_schema=IntakeState)
-    g.add_node("planner", w(nodes.planner))
-    g.add_node("retrieve", w(nodes.retrieve))
-    g.add_node("fuse", w(nodes.fuse))
-    g.add_node("generate", w(nodes.generate))
+    g.add_node("planner", w(planner))
+    g.add_node("retrieve", w(retrieve))
+    g.add_node("fuse", w(fuse))
+    g.add_node("generate", w(generate))
     g.add_node("agent", w(agent.agent))
     g.add_node("tools", w(agent.tools))
     g.add_node("answer", w(agent.answer))
-    g.add_node("check", w(nodes.check))
-    g.add_node("fallback", w(nodes.fallback))
-    g.add_node("summarize", w(nodes.summarize))
+    g.add_node("check", w(check))
+    g.add_node("fallback", w(fallback))
+    g.add_node("summarize", w(summarize))
     g.add_edge(START, "intake")
     g.add_edge("intake", "planner")
     g.add_conditional_edges("planner", w(route_after_plan), ["retrieve", "agent", "answer", "generate"])
@@ -89,7 +96,7 @@ def build_graph(provide: Provide | None = None,
     g.add_conditional_edges("agent", w(agent.route_agent), ["tools", "answer", "generate", "check"])
     g.add_conditional_edges("tools", w(agent.route_tools), ["tools", "agent", "answer", "generate"])
     g.add_edge("answer", "check")
-    g.add_conditional_edges("check", w(nodes.route_check), ["fallback", "summarize", END])
+    g.add_conditional_edges("check", w(route_check), ["fallback", "summarize", END])
     g.add_conditional_edges("fallback", w(route_after_plan), ["retrieve", "agent", "answer", "generate"])
     g.add_edge("summarize", END)
     return g

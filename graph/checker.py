@@ -11,9 +11,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from sift.graph.state import Citation, Draft, Evidence, Verdict
+from sift.graph.models import MARKER, Citation, Draft, Evidence, Verdict, cited_ids
 
-_MARKER = re.compile(r"\[(\d+)\]")
 _TICKS = re.compile(r"`([^`\n]+)`")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -28,18 +27,13 @@ class FileFacts:
     lines: tuple[str, ...] = ()
 
 
-def cited_ids(text: str) -> list[int]:
-    """The evidence numbers ``[n]`` in a text, in first-mention order."""
-    return list(dict.fromkeys(int(m) for m in _MARKER.findall(text)))
-
-
 def sentences(text: str) -> list[str]:
     """The answer split into sentences (each ends with its markers)."""
     parts: list[str] = []
     for piece in _SENTENCE_END.split(text):
         if not piece.strip():
             continue
-        if parts and _MARKER.fullmatch(piece.strip()):
+        if parts and MARKER.fullmatch(piece.strip()):
             parts[-1] += " " + piece.strip()
         else:
             parts.append(piece.strip())

@@ -12,15 +12,14 @@ from sift.config import LLMRole, Settings
 if TYPE_CHECKING:  # the searcher's and chat model's modules load with the resources, not with the graph
     from langchain_core.language_models import BaseChatModel
 
-    from sift.graph.closeness import Closeness
-    from sift.graph.confidence import ConfidenceModel
+    from sift.graph.writer import Closeness, ConfidenceModel
     from sift.retrievers.search import Searcher
 
 MAX_ROUNDS = 6
 
 
 def _fitted_confidence() -> ConfidenceModel:
-    from sift.graph.confidence import load_model  # with the graph, not with this module
+    from sift.graph.writer import load_model  # with the graph, not with this module
 
     return load_model()
 
@@ -78,6 +77,8 @@ class AskContext:
         request."""
         if self.settings.embed_base_url:
             return None
-        from sift.graph.closeness import MAX_CHARS, closeness
+        from sift.graph.writer import closeness_to
 
-        return closeness(self.searcher.embedder, question, max_chars or MAX_CHARS)
+        if max_chars:
+            return closeness_to(self.searcher.embedder, question, max_chars)
+        return closeness_to(self.searcher.embedder, question)

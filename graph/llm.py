@@ -26,7 +26,8 @@ from sift.chat import CutOff, InvalidOutput, check_finished, classify, cut_off_r
 from sift.graph import prompts
 from sift.graph.budget import evidence_block, messages_tokens, prompt_room, shown_ids
 from sift.graph.context import AskContext
-from sift.graph.state import AskState, Citation, Draft, Evidence, Plan
+from sift.graph.models import Citation, Draft, Evidence, Plan
+from sift.graph.state import AskState
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -10,9 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
-from sift.graph.checker import cited_ids
+from sift.graph.models import MARKER, cited_ids
 
-_MARKER = re.compile(r"\[(\d+)\]")
 _REPEATED = re.compile(r"(\[\d+\])(?:[ \t]*\1)+")
 
 
@@ -31,4 +30,4 @@ def renumber_text(text: str, mapping: Mapping[int, int]) -> str:
         n = int(m.group(1))
         return f"[{mapping[n]}]" if n in mapping else m.group(0)
 
-    return _REPEATED.sub(r"\1", _MARKER.sub(swap, text))
+    return _REPEATED.sub(r"\1", MARKER.sub(swap, text))

@@ -10,7 +10,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from sift.graph.state import IndexType, Intent, Plan, QuestionType
+from sift.graph.models import IndexType, Intent, Plan, QuestionType
 from sift.retrievers.search import identifiers_in
 from sift.tokenize import STOPWORDS
 

@@ -23,10 +23,8 @@ from sift.db import visible_in
 from sift.db.tables import File, Node
 from sift.errors import SiftError
 from sift.graph.callers import callers as find_callers
-from sift.graph.doc_units import open_fence
-from sift.graph.state import ChannelResult, Evidence, Plan, RankedChunk, RetrieveTask
-from sift.graph.support import MAX_MODULE_ITEMS, MODULE_CHANNEL, family_member
-from sift.graph.terms import CEILING_KEY
+from sift.graph.models import ChannelResult, Evidence, Plan, RankedChunk, RetrieveTask
+from sift.graph.writer import CEILING_KEY, MAX_MODULE_ITEMS, MODULE_CHANNEL, family_member, open_fence
 from sift.index.bm25 import idf_plus_one
 from sift.models import Filters, Hit, SourceType
 from sift.retrievers.base import KbIndex
@@ -314,7 +312,7 @@ FAMILY_MIN = 3  # classes named alike that make a family worth listing; more tha
 
 def family_evidence(engine: Engine, kb: str, tenant: str, noun: str,
                     evidence: Sequence[Evidence]) -> tuple[set[int], list[Evidence]] | None:
-    """The family of public top-level classes named after ``noun`` (``support.family_member``: ``JsonExporter``,
+    """The family of public top-level classes named after ``noun`` (``selection.family_member``: ``JsonExporter``,
     ``CsvExporter`` … for exporter) outside tests and type stubs: the ids of the evidence that holds a member
     whole, and the other members as evidence numbered after ``evidence``. None unless the family has
     ``FAMILY_MIN`` to ``MAX_MODULE_ITEMS`` members. One query on the kb's classes by name, then the members' files."""

@@ -1,4 +1,4 @@
-"""The graph's typed state, its reducers, and the pydantic models that flow through it (Plan, Evidence, Answer).
+"""The graph's typed state and its reducers; the models that flow through it live in ``graph/models.py``.
 
 Evidence and channel results accumulate through ``merge_items``: a plain list update extends (deduplicated by
 key), while ``reset(items)`` replaces. The planner and every fallback round reset what they mean to replace, so
@@ -9,231 +9,31 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, NotRequired, Required, cast
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 # LangGraph reads input/output schemas with pydantic, which needs typing_extensions' TypedDict on Python < 3.12
 from typing_extensions import TypedDict
 
-from sift.models import ChunkIdentity, Span
+# Checkpoints written before the models moved to ``graph/models.py`` name this module as theirs: it still
+# provides them (``graph/checkpointer.py``'s ``STATE_TYPES`` admits both), so those threads load and continue.
+from sift.graph.models import (
+    Answer,
+    ChannelResult,
+    Citation,
+    Confidence,
+    Draft,
+    Evidence,
+    Plan,
+    RankedChunk,
+    RetrieveTask,
+    Verdict,
+)
 
-QuestionType = Literal["locate", "explain", "list", "doc", "follow-up", "chit-chat"]
-Intent = Literal["code", "doc", "both"]
-IndexType = Literal["file", "function", "doc", "all"]
-SearchChannel = Literal["bm25", "vector", "smart"]
-SEARCH_CHANNELS: tuple[SearchChannel, ...] = ("bm25", "vector", "smart")
-NOT_FOUND = "Not found in the indexed sources."
-
-
-class PlanSummary(BaseModel):
-    """What the planner decided, as answers and progress events show it (the ``Plan`` without its internals)."""
-
-    question_type: QuestionType = Field("explain", examples=["locate"])
-    need_retrieval: bool = True
-    standalone: str = Field("", description="The question rewritten to stand alone (follow-ups resolved).")
-    identifiers: list[str] = Field(default_factory=list)
-    key_terms: list[str] = Field(default_factory=list)
-    intent: Intent = "both"
-    channels: list[SearchChannel] = Field(default_factory=lambda: list(SEARCH_CHANNELS))
-    index_type: IndexType = "all"
-    source_type: Literal["code", "doc"] | None = None
-    docql: list[str] = Field(default_factory=list)
-    subqueries: list[str] = Field(default_factory=list)
-    k_citations: int = 1
-    budget_ms: int = 1500
-    strategy: str = "initial"
-    planner: Literal["rules", "llm"] = Field(default="rules", description="Who planned: the rules, or the model's plan "
-                                             "merged into theirs (SIFT_LLM_ROLES lists planner).")
-    planner_note: str | None = Field(default=None, description="Why the model's plan was not used, when it failed.")
-
-
-class Plan(PlanSummary):
-    """What the planner decided: question type, terms, channels, index level, DocQL, sub-queries, budget, K."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    read_files: list[str] = Field(default_factory=list, description="Paths whose whole text joins the evidence.")
-    top_k: int = 8
-
-    def summary(self) -> PlanSummary:
-        """The compact plan shown in answers and progress events."""
-        return PlanSummary.model_validate(self.model_dump(include=set(PlanSummary.model_fields)))
-
-
-class RetrieveTask(BaseModel):
-    """One parallel retrieve branch: a channel over one sub-query (or a DocQL query, or a file to read)."""
-
-    channel: SearchChannel | Literal["docql", "file"]
-    query: str
-    kb: str
-    tenant: str = "default"
-    index_type: str = "all"
-    source_type: Literal["code", "doc"] | None = None
-    k: int = 20
-    round: int = 0
-
-
-class RankedChunk(BaseModel):
-    """A chunk a search channel ranked: all a checkpoint keeps, the fuse node rebuilds its Hit from the index."""
-
-    chunk_id: int
-    rank: int
-    score: float
-
-
-class ChannelResult(BaseModel):
-    """What one retrieve branch returned, with its timing (used to show the branches ran concurrently).
-
-    A search channel's hits are chunks, kept as ids, ranks and scores (``ranked``); DocQL rows and file reads
-    are no chunks, so their few hits are kept whole (``spans``).
-    """
-
-    channel: str
-    query: str
-    round: int = 0
-    ranked: list[RankedChunk] = Field(default_factory=list)
-    spans: list[dict[str, Any]] = Field(default_factory=list)
-    started: float = 0.0
-    finished: float = 0.0
-    elapsed_ms: float = 0.0
-    error: str | None = None
-    timed_out: bool = False
-    unavailable: bool = False
-    """The channel cannot serve this generation yet (its vectors are still being computed): a degraded answer."""
-
-    @property
-    def key(self) -> str:
-        """Identity of the branch within a round."""
-        return f"{self.round}:{self.channel}:{self.query}"
-
-    @property
-    def size(self) -> int:
-        """How many hits the branch returned."""
-        return len(self.ranked) + len(self.spans)
-
-
-class EvidenceItem(Span):
-    """A numbered piece of evidence the answer could cite, as the answer lists it."""
-
-    id: int
-
-
-class Evidence(EvidenceItem, ChunkIdentity):
-    """A numbered piece of evidence: exact lines of one file version, with the text the answer may quote."""
-
-    channels: list[str] = Field(default_factory=list)
-    text: str = ""
-    signature: str | None = None
-    docstring: str | None = None
-    content_hash: str = ""
-    callers: list[dict[str, Any]] = Field(default_factory=list)
-    top_in: list[str] = Field(default_factory=list)
-    """The search channels that ranked this span, or a chunk overlapping it, among their first few."""
-    fence: str | None = None
-    """For a documentation chunk that starts inside a fenced code block opened above it, the block's info string
-    ("js", or "" when bare); None otherwise."""
-    parent_heading: str | None = None
-    """For a documentation section whose heading its file repeats (a changelog's "Bug Fixes" under every
-    release), the heading of the section it sits in; None otherwise."""
-    subsections: list[str] = Field(default_factory=list)
-    """For a documentation section, the headings of the sections directly under it that its lines do not reach
-    (at most ``retrieval.MAX_SUBSECTIONS``), in file order; the answer names the first ``prose.NAMED_SUBSECTIONS``."""
-
-    @property
-    def key(self) -> str:
-        """Identity of the cited span."""
-        return f"{self.path}:{self.start_line}-{self.end_line}"
-
-    def label(self) -> str:
-        """``[n] path:start-end``: how evidence is shown to a reader or a model."""
-        return f"[{self.id}] {self.path}:{self.start_line}-{self.end_line}"
-
-    def item(self) -> EvidenceItem:
-        """This evidence as the answer lists it."""
-        return EvidenceItem.model_validate(self.model_dump(include=set(EvidenceItem.model_fields)))
-
-
-class Citation(BaseModel):
-    """A checked citation: the evidence it points to, the file and the exact lines, with the cited text."""
-
-    evidence_id: int = Field(description="The [n] marker in the answer text.", examples=[1])
-    path: str = Field(examples=["pkg/auth.py"])
-    start_line: int = Field(examples=[12])
-    end_line: int = Field(examples=[14])
-    snippet: str = ""
-    valid: bool = True
-
-
-class FileCitation(BaseModel):
-    """A citation listed under its file in ``Answer.files``."""
-
-    type: str = Field(description="Kind of the cited span (function, class, doc, lines, …).")
-    name: str
-    line: int
-    start_line: int
-    end_line: int
-    evidence_id: int
-    snippet: str = ""
-
-
-ConfidenceLevel = Literal["high", "medium", "low"]
-
-
-class Confidence(BaseModel):
-    """How likely an answer is right: a level, the fitted model's probability, and the signals it came from."""
-
-    level: ConfidenceLevel = "low"
-    score: float = 0.0
-    signals: dict[str, float] = Field(default_factory=dict)
-
-
-class Draft(BaseModel):
-    """A generated answer before checking: text with ``[n]`` markers, optional narrowed line ranges."""
-
-    text: str
-    citations: list[Citation] = Field(default_factory=list)
-    mode: Literal["extractive", "llm"] = "extractive"
-    tokens: int = 0
-    degraded: bool = False
-    not_found: bool = False
-    note: str | None = None
-    confidence: Confidence | None = None
-    cut_short: str | None = None
-    """Why the search stopped before it had run its course (the plan's time budget), for ``degraded_reasons``."""
-
-
-class Verdict(BaseModel):
-    """The checker's decision over a draft."""
-
-    ok: bool
-    valid: list[int] = Field(default_factory=list)
-    problems: list[str] = Field(default_factory=list)
-    citations: list[Citation] = Field(default_factory=list)
-
-
-class Answer(BaseModel):
-    """The final answer every entry point (CLI, REST, Studio, eval) returns."""
-
-    text: str
-    citations: list[Citation]
-    files: dict[str, list[FileCitation]] = Field(default_factory=dict)
-    grounded: bool
-    rounds: int = 0
-    fallbacks: int = 0
-    plan: PlanSummary | None = None
-    tokens: int = 0
-    elapsed_ms: float = 0.0
-    mode: Literal["extractive", "llm"] = "extractive"
-    thread_id: str | None = None
-    degraded: bool = False
-    degraded_reasons: list[str] = Field(default_factory=list, description="What this answer had to do without: "
-                                        "a retrieve branch that ran out of time, a search the time budget stopped, an LLM that failed, the "
-                                        "vector channel while the knowledge base is still being embedded.")
-    evidence: list[EvidenceItem] = Field(default_factory=list)
-    confidence: ConfidenceLevel = Field("low", description="How likely the answer is right (see the README): high, "
-                                        "medium, or low; never high for a degraded answer; a not-found is always low.")
-    confidence_score: float = Field(0.0, ge=0.0, le=1.0, description="The calibrated probability behind the level.")
-    confidence_signals: dict[str, float] = Field(default_factory=dict, description="What the score was computed "
-                                                 "from: first/second candidate margin, coverage, channel agreement.")
+__all__ = [
+    "Answer", "AskInput", "AskOutput", "AskState", "ChannelResult", "Citation", "Confidence", "Draft", "Evidence",
+    "MAX_TURNS", "Plan", "RankedChunk", "Reset", "RetrieveTask", "Verdict", "add_messages", "keep_last_turns",
+    "merge_items", "reset",
+]
 
 
 class Reset(BaseModel):

@@ -34,7 +34,7 @@ from sift.chat import InvalidOutput, status_of
 from sift.graph import prompts
 from sift.graph.budget import evidence_block, messages_tokens, prompt_room
 from sift.graph.context import AskContext
-from sift.graph.state import Evidence
+from sift.graph.models import Evidence
 
 _TOOLS_REFUSAL = re.compile(r"\btools?\b|tool_choice|function", re.IGNORECASE)
 STRING_CHARS = 300  # the longest string argument the JSON protocol's grammar lets the model write

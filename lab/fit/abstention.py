@@ -1,7 +1,7 @@
-"""Choose ``graph.abstention.ABSENT_TERMS`` (how many rare question words the evidence must lack to be no answer),
-``graph.support.AGREED_COVERAGE`` (the coverage that suffices when every search channel agrees on the first item),
-``graph.abstention.MEANING_FLOOR`` (the cosine to the question at which the first evidence item overrides a
-not-found on the question's words alone) and ``graph.terms.GENERIC_CUT`` (which question words the corpus lacks
+"""Choose ``graph.writer.abstention.ABSENT_TERMS`` (how many rare question words the evidence must lack to be no answer),
+``graph.writer.selection.AGREED_COVERAGE`` (the coverage that suffices when every search channel agrees on the first item),
+``graph.writer.abstention.MEANING_FLOOR`` (the cosine to the question at which the first evidence item overrides a
+not-found on the question's words alone) and ``graph.writer.terms.GENERIC_CUT`` (which question words the corpus lacks
 are generic phrasing, left out of the question's terms, rather than topics).
 
     python lab/fit/abstention.py           # ask the fitting sets, replay the decision, print the table and choice
@@ -34,8 +34,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import answer as bench  # noqa: E402  (bench/answer.py)
 
-import sift.graph.extractive as extractive  # noqa: E402
-from sift.graph import abstention, support, terms  # noqa: E402
+import sift.graph.writer.extractive as extractive  # noqa: E402
+from sift.graph.writer import abstention, terms  # noqa: E402
+from sift.graph.writer import selection as support  # noqa: E402
 
 CANDIDATES = (2, 3, 4, 5, 6)
 MEANING_FLOORS = (None, 0.7, 0.65, 0.6, 0.55, 0.5)  # candidate MEANING_FLOOR values; None never overrides
@@ -54,7 +55,7 @@ def _embedder() -> Any:
 def record(floor: float, cut: tuple[float, float] | None) -> dict[str, Any]:
     """Ask the fitting sets with ``AGREED_COVERAGE`` at ``floor``, ``GENERIC_CUT`` at ``cut`` and the writer's
     abstention measured: the last draft's signals per question."""
-    from sift.graph.closeness import closeness
+    from sift.graph.writer.closeness import closeness
 
     embedder = _embedder()
     seen: dict[str, Any] = {}

@@ -5,7 +5,7 @@ Runs the graph through ``bench/answer.py`` over the dev sets (``eval/sets/*.json
 three spent test sets (``eval/sets/test/``, ``test2/``, ``test3/``: no longer a clean check, so used as more tuning
 data; a few dozen answers are too few to place a threshold), never over the test sets (``eval/sets/test4/``, ``test5/``),
 with a model that rates every answer alike, so that no answer is rewritten for doubt: each row is the answer as
-the writer chose it, with its signals (``graph/confidence.py``) and whether it was right
+the writer chose it, with its signals (``graph/writer/confidence.py``) and whether it was right
 (``eval.metrics.answer_right``: the required phrases, and a citation overlapping the gold). Not-founds are left
 out (they are ``low`` by rule). Then:
 
@@ -50,7 +50,7 @@ import answer as bench  # noqa: E402  (bench/answer.py)
 from lab.fit.data_file import DIAGNOSTICS, FITTED  # noqa: E402
 from sift import fitted  # noqa: E402
 from sift.eval.metrics import calibration, right_at_coverage  # noqa: E402
-from sift.graph.confidence import FEATURES, ConfidenceModel  # noqa: E402
+from sift.graph.writer.confidence import FEATURES, ConfidenceModel  # noqa: E402
 
 HIGH_PRECISION = 0.85
 MEDIUM_PRECISION = 0.5

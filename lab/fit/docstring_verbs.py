@@ -39,7 +39,7 @@ from lab.train.make_pairs import fetch  # noqa: E402
 from lab.train.pairs import CODE_KINDS, is_stub, is_test, parse_repo  # noqa: E402
 from lab.train.text import docstring_summary  # noqa: E402
 from sift import fitted  # noqa: E402
-from sift.graph.docstrings import OBJECT_WORDS, third_person  # noqa: E402
+from sift.graph.writer.docstrings import OBJECT_WORDS, third_person  # noqa: E402
 from sift.models import SourceType  # noqa: E402
 
 MIN_OPENINGS = 3

@@ -17,7 +17,7 @@ project; every file the ingest would index, chunked as the ingest chunks it, eac
   bursts (high), a word of the prose around content is spread thinly (near 0).
 
 The file lists every word with ``entropy >= MIN_ENTROPY`` and ``ridf <= MAX_RIDF`` (the widest of the cut-offs
-``lab/fit/abstention.py`` chooses from, ``sift.graph.terms.GENERIC_CUTS``) with its two measures, rounded.
+``lab/fit/abstention.py`` chooses from, ``sift.graph.writer.terms.GENERIC_CUTS``) with its two measures, rounded.
 Deterministic: packages in name order, words sorted, so a run reproduces the committed file byte for byte. The
 sources are read from the test cache (``tests/sources.py``; ``SIFT_TEST_CACHE``), downloaded and checked against
 their sha256 once when missing.
@@ -38,7 +38,7 @@ from lab.fit import data_file  # noqa: E402
 from lab.train.make_pairs import fetch  # noqa: E402
 from lab.train.pairs import parse_repo  # noqa: E402
 from sift import fitted  # noqa: E402
-from sift.graph.terms import GENERIC_CUTS  # noqa: E402
+from sift.graph.writer.terms import GENERIC_CUTS  # noqa: E402
 from sift.ingest.chunk import chunk_tree  # noqa: E402
 from sift.tokenize import tokenize  # noqa: E402
 

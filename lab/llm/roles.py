@@ -31,8 +31,9 @@ async def ask_all(settings: Any, engine: Any, searcher: Any, questions: list[Any
     from sift.chat import make_chat_model
     from sift.eval import metrics as m
     from sift.eval.runner import answer_metrics, to_answer
+    from sift.graph.checkpointer import open_checkpointer
     from sift.graph.context import RunLimits
-    from sift.graph.service import AskService, open_checkpointer
+    from sift.graph.service import AskService
 
     rows = []
     async with open_checkpointer(settings) as saver:

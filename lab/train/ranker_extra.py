@@ -67,7 +67,7 @@ from lab.fit import ranker as fr  # noqa: E402  (lab/fit/ranker.py: the question
 from lab.train import pool_columns as pc  # noqa: E402
 from lab.train import ranker_fit as rf  # noqa: E402
 from lab.train.ranker_fit import Group  # noqa: E402
-from sift.graph.terms import is_generic  # noqa: E402
+from sift.graph.writer.terms import is_generic  # noqa: E402
 from sift.retrievers.ranker import FEATURES, HAND_WEIGHTS, RankerWeights, question_forms  # noqa: E402
 from sift.retrievers.search import identifiers_in  # noqa: E402
 from sift.tokenize import tokenize  # noqa: E402

@@ -5,10 +5,10 @@ Each file is data that a script under ``lab/fit/`` wrote from other projects' te
 chosen (penalty grids, held-out figures, calibration tables) is the lab's and stays in ``lab/fit/diagnostics/``.
 
 - ``RANKER``: fused search's log-linear ranker (``sift.retrievers.ranker``).
-- ``CONFIDENCE``: the answer confidence's logistic model and thresholds (``sift.graph.confidence``).
-- ``DOCSTRING_VERBS``: the verbs that open docstring summaries, with their third person (``sift.graph.docstrings``).
+- ``CONFIDENCE``: the answer confidence's logistic model and thresholds (``sift.graph.writer.confidence``).
+- ``DOCSTRING_VERBS``: the verbs that open docstring summaries, with their third person (``sift.graph.writer.docstrings``).
 - ``GENERIC_WORDS``: how each word spreads over the train packages, for what counts as generic phrasing
-  (``sift.graph.terms``).
+  (``sift.graph.writer.terms``).
 - ``QUERY_ADAPTER``: the local model's linear query adapter (``sift.query_adapter``).
 
 ``load`` reads a file once per process; what it returns is shared, so callers read it and never change it.

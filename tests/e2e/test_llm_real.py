@@ -20,7 +20,8 @@ from langchain_core.callbacks import BaseCallbackHandler
 
 from sift.chat import make_chat_model
 from sift.graph.budget import estimate_tokens
-from sift.graph.service import AskService, open_checkpointer
+from sift.graph.checkpointer import open_checkpointer
+from sift.graph.service import AskService
 from tests.conftest import TINY_FILES, ingested_repo
 from tests.local_llm import served
 

@@ -26,9 +26,10 @@ from pathlib import Path
 
 import pytest
 
+from sift.graph.checkpointer import open_checkpointer
 from sift.graph.context import RunLimits
-from sift.graph.service import AskService, open_checkpointer
-from sift.graph.state import Answer
+from sift.graph.models import Answer
+from sift.graph.service import AskService
 from tests.conftest import ingested_repo
 
 TESTS = Path(__file__).resolve().parents[1]

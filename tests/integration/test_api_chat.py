@@ -143,7 +143,8 @@ def test_thread_history_survives_restart(setup, local_embedder):
         assert follow.status_code == 200, follow.text
         assert c.get(f"/v1/threads/{tid}").json()["turns"] == 2
     # the graph's checkpointed conversation has both turns too
-    from sift.graph.service import AskService, open_checkpointer
+    from sift.graph.checkpointer import open_checkpointer
+    from sift.graph.service import AskService
     from sift.graph.threads import checkpoint_id
 
     async def history() -> list[dict]:

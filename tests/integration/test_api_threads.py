@@ -18,7 +18,7 @@ from sift.api.settings import ApiSettings
 from sift.cli import main
 from sift.db import open_database
 from sift.db.api_tables import QaRecord, Thread
-from sift.graph.service import open_checkpointer
+from sift.graph.checkpointer import open_checkpointer
 from sift.graph.state import MAX_TURNS
 from sift.graph.threads import THREAD_ID
 from sift.graph.turns import TurnLock

@@ -6,7 +6,7 @@ import asyncio
 import threading
 
 from sift.config import Settings
-from sift.graph.service import open_checkpointer
+from sift.graph.checkpointer import open_checkpointer
 
 
 async def _forget_and_count(settings: Settings, thread_id: str) -> int:

@@ -37,7 +37,7 @@ def test_cli_eval_answer_mode_runs_the_graph(tiny_repo, tmp_path, local_embedder
 
 
 async def _checkpoints(settings: Settings) -> int:
-    from sift.graph.service import open_checkpointer
+    from sift.graph.checkpointer import open_checkpointer
 
     async with open_checkpointer(settings) as saver:
         return len([c async for c in saver.alist(None)])

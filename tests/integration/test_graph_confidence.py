@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from sift.graph.candidates import UNCERTAIN
-from sift.graph.confidence import FEATURES, ConfidenceModel
-from sift.graph.service import open_checkpointer
-from sift.graph.state import NOT_FOUND, Answer
+from sift.graph.checkpointer import open_checkpointer
+from sift.graph.models import NOT_FOUND, Answer
+from sift.graph.writer.confidence import FEATURES, ConfidenceModel
+from sift.graph.writer.uncertain import UNCERTAIN
 from tests.conftest import ingested_repo
 from tests.graph_doubles import LimitedService, SlowSearcher
 

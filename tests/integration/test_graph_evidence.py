@@ -6,8 +6,9 @@ import asyncio
 
 import pytest
 
-from sift.graph.service import AskService, open_checkpointer
-from sift.graph.state import Answer
+from sift.graph.checkpointer import open_checkpointer
+from sift.graph.models import Answer
+from sift.graph.service import AskService
 from tests.conftest import ingested_repo
 
 # One function of 100 lines and about 7,000 characters: a single chunk (a function is cut only past 120 lines),
@@ -82,8 +83,8 @@ def notes(tmp_path_factory, local_embedder):
 
 
 def test_a_repeated_heading_is_named_with_the_section_it_sits_under(notes) -> None:
-    from sift.graph.excerpts import label
     from sift.graph.retrieval import build_evidence
+    from sift.graph.writer.doc_quotes import label
     from sift.models import Filters
 
     _, engine, searcher = notes

@@ -9,7 +9,8 @@ import asyncio
 import pytest
 
 from sift.graph import retrieval
-from sift.graph.service import AskService, open_checkpointer
+from sift.graph.checkpointer import open_checkpointer
+from sift.graph.service import AskService
 from tests.conftest import ingested_repo
 
 VALIDATORS = '''"""Validators for form fields."""

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from sift.chat import make_chat_model
-from sift.graph.service import AskService, open_checkpointer
+from sift.graph.checkpointer import open_checkpointer
+from sift.graph.service import AskService
 from tests.conftest import TINY_FILES, ingested_repo
 from tests.llm_server import ScriptedLLM
 

@@ -12,7 +12,8 @@ import pytest
 
 from sift.chat import make_chat_model
 from sift.graph.budget import messages_tokens, shown_ids
-from sift.graph.service import AskService, open_checkpointer
+from sift.graph.checkpointer import open_checkpointer
+from sift.graph.service import AskService
 from tests.conftest import TINY_FILES, ingested_repo
 from tests.integration.test_graph_llm import DONE, PLAN, QUESTION, final_answer
 from tests.llm_server import ScriptedLLM

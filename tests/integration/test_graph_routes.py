@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from sift.cli import main
-from sift.graph.service import AskService, open_checkpointer
+from sift.graph.checkpointer import open_checkpointer
+from sift.graph.service import AskService
 from tests.conftest import TINY_FILES, ingested_repo
 from tests.graph_doubles import LimitedService, SlowSearcher
 

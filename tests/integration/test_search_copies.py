@@ -16,7 +16,8 @@ from sift.api.server import serve_in_thread
 from sift.api.settings import ApiSettings
 from sift.cli import main
 from sift.db import open_database
-from sift.graph.service import AskService, open_checkpointer
+from sift.graph.checkpointer import open_checkpointer
+from sift.graph.service import AskService
 from sift.models import Filters
 from tests.conftest import ingested_repo
 

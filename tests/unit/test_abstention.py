@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sift.graph.abstention import (
+from sift.graph.models import NOT_FOUND, Evidence, Plan
+from sift.graph.writer.abstention import (
     ABSENT_FROM_CORPUS,
     ABSENT_TERMS,
     PASSAGE_CHARS,
@@ -18,9 +19,8 @@ from sift.graph.abstention import (
     not_found_reason,
     signals,
 )
-from sift.graph.state import NOT_FOUND, Evidence, Plan
-from sift.graph.support import MODULE_CHANNEL
-from sift.graph.terms import CEILING_KEY
+from sift.graph.writer.selection import MODULE_CHANNEL
+from sift.graph.writer.terms import CEILING_KEY
 
 
 def ev(n: int, text: str, channels: tuple[str, ...] = ()) -> Evidence:

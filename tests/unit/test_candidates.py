@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from sift.graph.abstention import NEAR_IN_MEANING
-from sift.graph.candidates import (
+from sift.graph.models import Citation, Draft, Evidence, Plan, cited_ids
+from sift.graph.writer.abstention import NEAR_IN_MEANING
+from sift.graph.writer.uncertain import (
     IN_OTHER_WORDS,
     UNCERTAIN,
     api_name,
@@ -20,8 +21,6 @@ from sift.graph.candidates import (
     shared_words,
     with_candidates,
 )
-from sift.graph.checker import cited_ids
-from sift.graph.state import Citation, Draft, Evidence, Plan
 
 
 def _ev(n: int, path: str, name: str, kind: str = "function", text: str = "", channels: tuple[str, ...] = ("bm25",),

@@ -1,4 +1,4 @@
-"""Choosing what a candidate says by meaning as well as by the question's terms (``graph/closeness.py``)."""
+"""Choosing what a candidate says by meaning as well as by the question's terms (``graph/writer/closeness.py``)."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ from collections.abc import Sequence
 
 import pytest
 
-from sift.graph.candidates import gist
-from sift.graph.closeness import MAX_CHARS, MAX_TEXTS, closeness, sentence_score
-from sift.graph.excerpts import doc_sentences
-from sift.graph.state import Evidence
+from sift.graph.models import Evidence
+from sift.graph.writer.closeness import MAX_CHARS, MAX_TEXTS, closeness, sentence_score
+from sift.graph.writer.doc_quotes import doc_sentences
+from sift.graph.writer.uncertain import gist
 
 SECTION = Evidence(
     id=1, path="docs/cache.md", start_line=1, end_line=6, kind="doc", name="Cache", symbol="Guide > Cache",

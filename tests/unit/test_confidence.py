@@ -8,7 +8,8 @@ from typing import NamedTuple
 import pytest
 
 from sift import fitted
-from sift.graph.confidence import (
+from sift.graph.models import Evidence, Plan
+from sift.graph.writer.confidence import (
     FEATURES,
     MAX_MARGIN,
     ConfidenceModel,
@@ -22,7 +23,6 @@ from sift.graph.confidence import (
     signals,
     top_channels,
 )
-from sift.graph.state import Evidence, Plan
 
 
 def _ev(n: int, path: str = "pkg/a.py", name: str = "f", channels: tuple[str, ...] = ("bm25",),

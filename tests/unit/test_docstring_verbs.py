@@ -6,7 +6,7 @@ import pytest
 
 from lab.fit.docstring_verbs import MIN_OBJECT_SHARE, MIN_OPENINGS, MIN_PACKAGES, _bases, derive
 from sift import fitted
-from sift.graph.docstrings import third_person
+from sift.graph.writer.docstrings import third_person
 
 
 def _rows(*pairs: tuple[str, str]) -> list[tuple[str, str]]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sift.graph.docstrings import (
+from sift.graph.writer.docstrings import (
     Field,
     field_rest,
     field_sentence,

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from sift.graph.code_excerpts import (
+from sift.graph.models import Evidence
+from sift.graph.writer.code_quotes import (
     assignments_above,
     body_lines,
     code_block,
@@ -14,10 +15,16 @@ from sift.graph.code_excerpts import (
     signature,
     whole_body,
 )
-from sift.graph.doc_units import CODE, MAX_CODE_LINES, fenceable, indented_language, open_fence, prose_line
-from sift.graph.excerpts import doc_lines, doc_sentences, first_sentence, heading, quotable, summary
-from sift.graph.state import Evidence
-from sift.graph.statements import statement
+from sift.graph.writer.code_reading import statement
+from sift.graph.writer.doc_quotes import doc_lines, doc_sentences, first_sentence, heading, quotable, summary
+from sift.graph.writer.doc_units import (
+    CODE,
+    MAX_CODE_LINES,
+    fenceable,
+    indented_language,
+    open_fence,
+    prose_line,
+)
 
 
 def ev(text: str, kind: str = "function", start: int = 10, part: int | None = None, name: str = "f") -> Evidence:

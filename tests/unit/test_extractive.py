@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from sift.graph.abstention import ABSENT_FROM_CORPUS, NEAR_IN_MEANING
 from sift.graph.checker import FileFacts, check_draft
-from sift.graph.excerpts import quotable
-from sift.graph.extractive import write_extractive
+from sift.graph.models import Evidence
 from sift.graph.planner import plan_question, question_type
-from sift.graph.state import Evidence
-from sift.graph.statements import members
-from sift.graph.support import rank_evidence, select_evidence
+from sift.graph.writer.abstention import ABSENT_FROM_CORPUS, NEAR_IN_MEANING
+from sift.graph.writer.code_reading import members
+from sift.graph.writer.doc_quotes import quotable
+from sift.graph.writer.extractive import write_extractive
+from sift.graph.writer.selection import rank_evidence, select_evidence
 from sift.models import display_name
 
 
@@ -154,8 +154,8 @@ def test_near_in_meaning_answers_from_the_first_item_without_the_lexical_abstent
 
 
 def test_a_prefixed_question_word_is_met_by_its_plain_form() -> None:
-    from sift.graph.abstention import absent_terms
-    from sift.graph.terms import coverage
+    from sift.graph.writer.abstention import absent_terms
+    from sift.graph.writer.terms import coverage
 
     section = ev(1, "docs/hashing.md", "Hash Code Caching", "Some objects have hash codes which are expensive to "
                  "compute. To enable caching of hash codes, pass cache_hash=True.", 0.06, kind="doc")
@@ -169,7 +169,7 @@ def test_a_prefixed_question_word_is_met_by_its_plain_form() -> None:
 
 
 def test_named_things_are_capitalised_words_inside_a_sentence() -> None:
-    from sift.graph.terms import named_terms
+    from sift.graph.writer.terms import named_terms
 
     assert named_terms("How do I generate a JSON Schema document from my classes?") == ["json", "schema"]
     assert named_terms("How do I map a class to a table with the built-in ORM integration?") == ["orm"]
@@ -191,7 +191,7 @@ def test_a_rare_named_thing_the_cited_evidence_never_mentions_is_not_found() -> 
 
 
 def test_framing_words_do_not_count_against_coverage() -> None:
-    from sift.graph.terms import coverage, query_tokens
+    from sift.graph.writer.terms import coverage, query_tokens
 
     dump = ev(1, "src/pkg/schema.py", "Schema.dump", 'def dump(self, obj):\n    """Serialize an object to native '
               'Python data types according to this Schema\'s fields."""\n    return self._serialize(obj)', 0.07)
@@ -204,8 +204,8 @@ def test_framing_words_do_not_count_against_coverage() -> None:
 
 
 def test_a_list_question_lists_the_module_named_after_what_it_asks_for() -> None:
-    from sift.graph.support import list_anchor
-    from sift.graph.terms import list_subject
+    from sift.graph.writer.selection import list_anchor
+    from sift.graph.writer.terms import list_subject
 
     assert list_subject("What kinds of validators does the library provide?") == ["validator"]
     assert list_subject("Which exception classes are defined in `attr.exceptions`?") == ["exception", "class"]

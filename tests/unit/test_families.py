@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from sift.graph.models import Evidence
 from sift.graph.planner import plan_question
-from sift.graph.prose import answer_sentences
-from sift.graph.state import Evidence
-from sift.graph.support import MODULE_CHANNEL, family_member, family_nouns
+from sift.graph.writer.composition import answer_sentences
+from sift.graph.writer.selection import MODULE_CHANNEL, family_member, family_nouns
 
 
 def ev(n: int, path: str, name: str, text: str, doc: str | None = None) -> Evidence:
@@ -73,7 +73,7 @@ def test_a_family_over_several_files_is_introduced_by_its_common_name_and_each_i
 
 
 def test_listed_items_join_the_evidence_marked_and_numbered_on_without_gaps() -> None:
-    from sift.graph.nodes import with_listed
+    from sift.graph.nodes.fuse import with_listed
 
     retrieved = [ev(1, "pkg/a.py", "JsonExporter", "class JsonExporter:\n    pass"),
                  ev(2, "README.md", "Usage", "Export a report.")]

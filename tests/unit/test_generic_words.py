@@ -9,7 +9,7 @@ import pytest
 
 from lab.fit.generic_words import MAX_RIDF, MIN_ENTROPY, measures
 from sift import fitted
-from sift.graph.terms import GENERIC_CUTS
+from sift.graph.writer.terms import GENERIC_CUTS
 
 
 @pytest.mark.parametrize(("n", "df", "cf", "per_package", "packages", "entropy", "ridf"), [

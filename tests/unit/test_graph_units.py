@@ -5,10 +5,11 @@ from __future__ import annotations
 import pytest
 
 from sift.graph.checker import FileFacts, check_draft, cited_ids, identifier_supported, strip_unsupported
-from sift.graph.excerpts import plain
-from sift.graph.fallback import next_plan
+from sift.graph.models import Citation, Draft, Evidence, Plan
 from sift.graph.planner import plan_question, question_type, rewrite_follow_up, split_question
-from sift.graph.state import Citation, Draft, Evidence, Plan, merge_items, reset
+from sift.graph.state import merge_items, reset
+from sift.graph.strategies import next_plan
+from sift.graph.writer.doc_quotes import plain
 
 EV = Evidence(id=1, path="pkg/auth.py", start_line=12, end_line=14, kind="method", name="AuthService.validate_token",
               score=1.0, text="    def validate_token(self, token: str) -> bool:\n        return hmac.compare_digest("

@@ -8,7 +8,7 @@ import pytest
 from sift.chat import CutOff, InvalidOutput, cap_fields, classify, describe, rejects_json_schema
 from sift.config import Settings
 from sift.graph.budget import estimate_tokens, evidence_block, prompt_room, shown_ids
-from sift.graph.state import Evidence
+from sift.graph.models import Evidence
 from sift.graph.tool_protocol import STEP_SCHEMA, parse_step, rejects_tools
 
 

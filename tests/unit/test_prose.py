@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from sift.graph.doc_units import CODE
-from sift.graph.extractive import chit_chat
-from sift.graph.prose import answer_sentences, cite, cited_once, compose, named_definitions
-from sift.graph.state import Evidence, Plan
+from sift.graph.models import Evidence, Plan
+from sift.graph.writer.composition import answer_sentences, cite, cited_once, compose, named_definitions
+from sift.graph.writer.doc_units import CODE
+from sift.graph.writer.extractive import chit_chat
 
 BLOCK = f"{CODE}python\nx = 1\n{CODE}"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from sift.graph.state import Evidence, Plan
-from sift.graph.support import (
+from sift.graph.models import Evidence, Plan
+from sift.graph.writer.selection import (
     AGREED_COVERAGE,
     MIN_COVERAGE,
     MODULE_CHANNEL,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from sift.graph import terms
-from sift.graph.state import Evidence, Plan
-from sift.graph.terms import (
+from sift.graph.models import Evidence, Plan
+from sift.graph.writer import terms
+from sift.graph.writer.terms import (
     CEILING_KEY,
     has_term,
     is_generic,

@@ -1,6 +1,6 @@
 """What the writer can quote from one evidence item's prose: plain text, a section's best sentences, list items and
 code examples (among the units ``doc_units.py`` divides it into), a docstring's summary and sentences (a
-definition's code lines: ``code_excerpts.py``).
+definition's code lines: ``code_quotes.py``).
 
 Pure functions of the evidence text and the question's terms. Every quote is safe to cite: no stray backticks
 or ``[n]`` that the checker would read as code identifiers or citation markers.
@@ -11,8 +11,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from sift.graph.closeness import Closeness, sentence_score
-from sift.graph.doc_units import (
+from sift.graph.models import Evidence
+from sift.graph.writer.closeness import Closeness, sentence_score
+from sift.graph.writer.doc_units import (
     CITATION_MARK,
     CODE,
     LIST_ITEM,
@@ -21,8 +22,7 @@ from sift.graph.doc_units import (
     indented_language,
     split_units,
 )
-from sift.graph.docstrings import Field, field_rest, field_sentence, is_data, split_fields
-from sift.graph.state import Evidence
+from sift.graph.writer.docstrings import Field, field_rest, field_sentence, is_data, split_fields
 from sift.models import CODE_KINDS
 from sift.text import shown as escaped
 from sift.text import split_lines

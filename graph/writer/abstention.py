@@ -17,11 +17,11 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from sift.graph.code_excerpts import fence_language
-from sift.graph.excerpts import label
-from sift.graph.state import NOT_FOUND, ConfidenceLevel, Draft, Evidence, Plan
-from sift.graph.support import is_listing
-from sift.graph.terms import CAN_IT, CEILING_KEY, coverage, has_term, named_words, query_tokens
+from sift.graph.models import NOT_FOUND, ConfidenceLevel, Draft, DraftNote, Evidence, Plan
+from sift.graph.writer.code_quotes import fence_language
+from sift.graph.writer.doc_quotes import label
+from sift.graph.writer.selection import is_listing
+from sift.graph.writer.terms import CAN_IT, CEILING_KEY, coverage, has_term, named_words, query_tokens
 from sift.text import shown as escaped
 from sift.tokenize import tokenize, word_parts
 
@@ -33,17 +33,17 @@ CITED_COVERAGE = 0.4  # below this, cited evidence missing ABSENT_TERMS rare que
 # answerable questions on projects the writer was not tuned on.
 ABSENT_TERMS = 4
 RARE_DF_IDF = 1.7  # idf within this of an absent term's: the term is in at most ~2 chunks
-ABSENT_FROM_CORPUS = "absent-from-corpus"  # the not-found note that ends the search
+ABSENT_FROM_CORPUS = DraftNote.ABSENT_FROM_CORPUS  # the not-found note that ends the search
 # The reasons that read only the question's words: a newcomer's question may share few of them with a passage
 # that answers it in the project's own words.
-LEXICAL_REASONS = frozenset({"absent-terms", ABSENT_FROM_CORPUS, "weak-evidence"})
+LEXICAL_REASONS = frozenset({DraftNote.ABSENT_TERMS, ABSENT_FROM_CORPUS, DraftNote.WEAK_EVIDENCE})
 # The local model's cosine between the question and the first evidence item (``first_passage``) at which a
 # lexical not-found gives way to an uncertain answer from that item: chosen by lab/fit/abstention.py with
 # ABSENT_TERMS (None: never). It is a cosine of the local model; another embedder's scale differs.
 MEANING_FLOOR: float | None = 0.55
 PASSAGE_CHARS = 1000  # of the first evidence item, compared with the question (about the model's 256 tokens)
-NEAR_IN_MEANING = "near-in-meaning"  # the note of an answer written because of ``near_in_meaning``
-WEAK_YES = "weak-yes"  # the not-found note of ``doubtful_yes``; it ends the search
+NEAR_IN_MEANING = DraftNote.NEAR_IN_MEANING  # the note of an answer written because of ``near_in_meaning``
+WEAK_YES = DraftNote.WEAK_YES  # the not-found note of ``doubtful_yes``; it ends the search
 
 
 def absent_terms(tokens: Sequence[str], idf: Mapping[str, float], evidence: Sequence[Evidence]) -> list[str]:
@@ -172,24 +172,24 @@ def signals(plan: Plan, evidence: Sequence[Evidence], chosen: Sequence[Evidence]
                    cited_best=max(coverage(e, tokens, idf) for e in chosen), unnamed=_unnamed(plan, chosen, idf))
 
 
-def decide(found: Signals | None, absent_terms: int = ABSENT_TERMS) -> str | None:
+def decide(found: Signals | None, absent_terms: int = ABSENT_TERMS) -> DraftNote | None:
     """Why evidence with these measures does not answer the question, or None."""
     if found is None:
-        return "no-evidence"
+        return DraftNote.NO_EVIDENCE
     if found.missing >= absent_terms and found.best < CONFIDENT_COVERAGE:
-        return "absent-terms"
+        return DraftNote.ABSENT_TERMS
     if not found.chosen:
         # Weak evidence, and a question word that no chunk of the corpus contains: no other retrieval round can
         # supply it.
-        return ABSENT_FROM_CORPUS if found.corpus_absent else "weak-evidence"
+        return ABSENT_FROM_CORPUS if found.corpus_absent else DraftNote.WEAK_EVIDENCE
     if found.cited_missing >= absent_terms and found.cited_best < CITED_COVERAGE:
         # What would be cited lacks the question's rare words and covers little of it (the words may occur
         # elsewhere in the evidence, in passing).
-        return "absent-terms"
+        return DraftNote.ABSENT_TERMS
     if found.unnamed:
         # The question is about a named thing (a tool, format or product) that the corpus mentions at most in
         # passing and the evidence worth citing not at all: the project does not cover it.
-        return "absent-terms"
+        return DraftNote.ABSENT_TERMS
     return None
 
 
@@ -208,6 +208,6 @@ def near_in_meaning(found: Signals | None, similarity: float | None, absent_term
 
 
 def not_found_reason(plan: Plan, evidence: Sequence[Evidence], chosen: Sequence[Evidence],
-                     idf: Mapping[str, float]) -> str | None:
+                     idf: Mapping[str, float]) -> DraftNote | None:
     """Why the evidence (and ``chosen``, what the writer would cite) does not answer the question, or None."""
     return decide(signals(plan, evidence, chosen, idf))

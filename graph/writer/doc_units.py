@@ -1,7 +1,7 @@
 """How documentation text divides into quotable units: sentences of its paragraphs, list items, table rows, and
 code examples as fenced blocks (Markdown fences, reST literal blocks and code directives, doctest sessions).
 
-Pure functions of the text. ``excerpts.py`` chooses among the units what an answer quotes; ``code_excerpts.py``
+Pure functions of the text. ``doc_quotes.py`` chooses among the units what an answer quotes; ``code_quotes.py``
 shows a definition's lines with ``fenced_block``.
 """
 

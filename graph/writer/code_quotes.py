@@ -8,10 +8,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from sift.graph.doc_units import CODE, MAX_CODE_LINES, citation_like, fenceable, fenced_block, indent
-from sift.graph.excerpts import quotable
-from sift.graph.state import Evidence
-from sift.graph.statements import statement
+from sift.graph.models import Evidence
+from sift.graph.writer.code_reading import statement
+from sift.graph.writer.doc_quotes import quotable
+from sift.graph.writer.doc_units import CODE, MAX_CODE_LINES, citation_like, fenceable, fenced_block, indent
 from sift.text import split_lines
 from sift.tokenize import tokenize
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from sift.graph.state import Evidence, Plan
+from sift.graph.models import Evidence, Plan
 
 STRATEGIES = ("widen", "switch_level", "docql_by_name", "read_files", "narrow_domain", "other_domain")
 

@@ -17,16 +17,15 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from sift.graph.abstention import NEAR_IN_MEANING
-from sift.graph.checker import cited_ids
-from sift.graph.closeness import Closeness
-from sift.graph.code_excerpts import body_lines, key_lines
-from sift.graph.confidence import places
-from sift.graph.doc_units import CODE
-from sift.graph.excerpts import API_NAME, BULLET, doc_sentences, label, summary
-from sift.graph.prose import answer_sentences, compose
-from sift.graph.state import Citation, Draft, Evidence, Plan
-from sift.graph.terms import matched_terms, query_tokens
+from sift.graph.models import Citation, Draft, Evidence, Plan, cited_ids
+from sift.graph.writer.abstention import NEAR_IN_MEANING
+from sift.graph.writer.closeness import Closeness
+from sift.graph.writer.code_quotes import body_lines, key_lines
+from sift.graph.writer.composition import answer_sentences, compose
+from sift.graph.writer.confidence import places
+from sift.graph.writer.doc_quotes import API_NAME, BULLET, doc_sentences, label, summary
+from sift.graph.writer.doc_units import CODE
+from sift.graph.writer.terms import matched_terms, query_tokens
 from sift.models import CODE_KINDS
 from sift.text import line_span
 from sift.text import shown as escaped

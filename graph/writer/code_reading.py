@@ -1,6 +1,6 @@
 """What the writer reads from a definition's lines as code: the lines of one statement, the names a class declares.
 
-Pure functions of source lines; the code excerpts (``code_excerpts.py``) and the prose (``prose.py``) use them.
+Pure functions of source lines; the code excerpts (``code_quotes.py``) and the prose (``composition.py``) use them.
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from sift.graph.state import Evidence
+from sift.graph.models import Evidence
 from sift.text import split_lines
 
 MAX_CONTINUATION = 4  # lines of one statement shown after the line that opens it

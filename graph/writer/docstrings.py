@@ -6,8 +6,7 @@ never quoted as written: each parameter, return value and exception becomes a se
 take the token from.", "It returns the delay in seconds."), type-only fields (``:rtype:``, ``:type x:``,
 ``@type``) are left out, and a JSDoc ``@example`` stays in the prose as a fenced code block. ``predicate`` turns
 a summary sentence into what follows a definition's name ("Return the tuple…" → "returns the tuple…"). Pure
-functions of the text.
-"""
+functions of the text."""
 
 from __future__ import annotations
 
@@ -30,8 +29,7 @@ _WORD = re.compile(r"[A-Za-z]+")
 
 
 def third_person(verb: str) -> str:
-    """The regular third person singular of ``verb``: "return" → "returns", "match" → "matches", "apply" →
-    "applies"."""
+    """The regular third person singular of ``verb``: "return" → "returns", "match" → "matches"."""
     if verb.endswith(("s", "sh", "ch", "x", "z", "o")):
         return verb + "es"
     if verb.endswith("y") and verb[-2:-1] not in "aeiou":
@@ -129,9 +127,8 @@ class Field:
 
 _REST = re.compile(r"^\s*:(\w+)(?:\s+([^:]*?))?:\s*(.*)$")
 _REST_KINDS = {"param": "param", "parameter": "param", "arg": "param", "argument": "param", "key": "param",
-               "keyword": "param", "return": "returns", "returns": "returns", "yield": "yields",
-               "yields": "yields", "raise": "raises", "raises": "raises", "except": "raises", "exception": "raises",
-               "throws": "raises"}
+               "keyword": "param", "return": "returns", "returns": "returns", "yield": "yields", "yields": "yields",
+               "raise": "raises", "raises": "raises", "except": "raises", "exception": "raises", "throws": "raises"}
 _SECTION = re.compile(r"^\s*(Args|Arguments|Parameters|Params|Keyword Args|Keyword Arguments|Other Parameters|"
                       r"Attributes|Returns|Return|Yields|Yield|Raises|Throws)\s*:?\s*$")
 _SECTION_KINDS = {"returns": "returns", "return": "returns", "yields": "yields", "yield": "yields",
@@ -142,8 +139,7 @@ _GOOGLE_ITEM = re.compile(r"^\s*\*{0,2}([A-Za-z_][\w.]*)\s*(?:\(([^)]*)\))?\s*:(
 _NUMPY_ITEM = re.compile(r"^\s*\*{0,2}([A-Za-z_][\w.]*)\s*:\s*(.*)$")
 _JSDOC = re.compile(r"^\s*@(\w+)\s*(?:\{([^}]*)\})?\s*(.*)$")
 _JS_KINDS = {"param": "param", "arg": "param", "argument": "param", "property": "param", "prop": "param",
-             "returns": "returns", "return": "returns", "yields": "yields", "throws": "raises",
-             "exception": "raises"}
+             "returns": "returns", "return": "returns", "yields": "yields", "throws": "raises", "exception": "raises"}
 
 
 def _indent(line: str) -> int:

@@ -13,10 +13,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from sift.graph.code_excerpts import signature
-from sift.graph.excerpts import first_sentence
-from sift.graph.state import SEARCH_CHANNELS, Evidence, Plan
-from sift.graph.terms import (
+from sift.graph.models import SEARCH_CHANNELS, Evidence, Plan
+from sift.graph.writer.code_quotes import signature
+from sift.graph.writer.doc_quotes import first_sentence
+from sift.graph.writer.terms import (
     coverage,
     list_subject,
     named_identifiers,

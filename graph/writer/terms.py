@@ -2,7 +2,7 @@
 
 Pure functions of the plan's question and identifiers, the corpus idf of its terms and the evidence text (and of
 which words are generic in software text: the fitted file ``sift.fitted.GENERIC_WORDS``, derived from the train
-packages). The writer ranks evidence by them (``support.py``), abstains on them (``abstention.py``), and the
+packages). The writer ranks evidence by them (``selection.py``), abstains on them (``abstention.py``), and the
 confidence and candidate modules reuse them, so each heuristic has this one owner.
 """
 
@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from functools import cache
 
 from sift import fitted
-from sift.graph.state import Evidence, Plan
+from sift.graph.models import Evidence, Plan
 from sift.tokenize import prefix_variants, tokenize
 
 CEILING_KEY = "\x00absent"  # term_idf stores the idf of a term no chunk contains under this key
@@ -103,7 +103,7 @@ def joined_compounds(question: str) -> dict[str, list[str]]:
     return {f"{a}{b}".lower(): tokenize(f"{a} {b}") for a, b in _HYPHENATED.findall(question)}
 
 
-# What kind of question it is, for the kind of evidence that suits it (see ``support.support``).
+# What kind of question it is, for the kind of evidence that suits it (see ``selection.support``).
 QUALIFIED = re.compile(r"\b([A-Za-z_]\w*)\.([A-Za-z_]\w*)\b")  # `auth.Token`: a name and what it is in
 ASKS_TESTS = re.compile(r"\b(tests?|tested|testing)\b", re.I)
 ASKS_NOTES = re.compile(r"\b(changelog|changed|versions?|releases?|upgrad\w*|deprecat\w*|history)\b", re.I)

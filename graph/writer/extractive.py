@@ -1,21 +1,21 @@
 """The extractive answerer: a deterministic, LLM-free writer that builds answers only from evidence text.
 
-It cites what the fused ranker puts first among the evidence that shares enough of the question (``support.py``,
+It cites what the fused ranker puts first among the evidence that shares enough of the question (``selection.py``,
 on the question's terms from ``terms.py``). When the evidence covers too little of the question, lacks its rare words,
 or never mentions a named thing it asks about (JSON Schema, ORM), it says "not found in the indexed sources"
 instead of guessing (``abstention.py``). Otherwise every sentence it writes carries the ``[n]`` of the evidence
-it quotes (``prose.py``, from what ``excerpts.py`` and ``code_excerpts.py`` find quotable in each item).
+it quotes (``composition.py``, from what ``doc_quotes.py`` and ``code_quotes.py`` find quotable in each item).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from sift.graph.abstention import NEAR_IN_MEANING, not_found, not_found_reason
-from sift.graph.prose import answer_sentences, compose
-from sift.graph.state import Citation, Draft, Evidence, Plan
-from sift.graph.support import select_evidence
-from sift.graph.terms import query_tokens
+from sift.graph.models import Citation, Draft, Evidence, Plan
+from sift.graph.writer.abstention import NEAR_IN_MEANING, not_found, not_found_reason
+from sift.graph.writer.composition import answer_sentences, compose
+from sift.graph.writer.selection import select_evidence
+from sift.graph.writer.terms import query_tokens
 
 
 def chit_chat(question: str, kb: str) -> Draft:

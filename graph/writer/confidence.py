@@ -3,7 +3,7 @@
 The signals, computed when the answer is written (pure functions of the plan, the evidence and the cited ids):
 
 - ``margin``: how far the fused ranker's score of the strongest candidate place is above the second's, as
-  the log of their ratio (the ranker's ``w · f`` gap; ``support.rank_evidence`` is the ranker's order). Parts of
+  the log of their ratio (the ranker's ``w · f`` gap; ``selection.rank_evidence`` is the ranker's order). Parts of
   one section or definition are one place, and so are copies of one definition in several files (a built
   ``dist/`` or ``lib/esm/`` beside its source): a copy is no runner-up. A clear winner against a toss-up.
 - ``coverage``: the idf-weighted share of the question's terms that the best cited item contains
@@ -31,9 +31,9 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from sift import fitted
-from sift.graph.state import Confidence, ConfidenceLevel, Evidence, Plan
-from sift.graph.support import agreement, rank_evidence
-from sift.graph.terms import coverage, query_tokens
+from sift.graph.models import Confidence, ConfidenceLevel, Evidence, Plan
+from sift.graph.writer.selection import agreement, rank_evidence
+from sift.graph.writer.terms import coverage, query_tokens
 from sift.retrievers import copies
 from sift.tokenize import tokenize
 

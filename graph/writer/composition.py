@@ -12,11 +12,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from sift.graph.checker import cited_ids
-from sift.graph.code_excerpts import code_block, key_lines, signature, whole_body
-from sift.graph.doc_units import CODE
-from sift.graph.docstrings import predicate
-from sift.graph.excerpts import (
+from sift.graph.models import Evidence, Plan, cited_ids
+from sift.graph.writer.code_quotes import code_block, key_lines, signature, whole_body
+from sift.graph.writer.code_reading import members
+from sift.graph.writer.doc_quotes import (
     API_NAME,
     BULLET,
     doc_lines,
@@ -26,9 +25,9 @@ from sift.graph.excerpts import (
     section_title,
     summary,
 )
-from sift.graph.state import Evidence, Plan
-from sift.graph.statements import members
-from sift.graph.support import is_listing, last_name, whole_name
+from sift.graph.writer.doc_units import CODE
+from sift.graph.writer.docstrings import predicate
+from sift.graph.writer.selection import is_listing, last_name, whole_name
 from sift.models import CODE_KINDS
 from sift.retrievers.paths import is_stub_path, is_test_path
 from sift.text import lines_phrase
