@@ -82,7 +82,7 @@ async def planner(state: AskState, runtime: Runtime[AskContext]) -> dict[str, An
     ctx = runtime.context
     question, kb = state["question"].strip(), state["kb"]
     history = state.get("turns") or []
-    rules = plan_question(question, kb, history, llm=ctx.chat_model is not None)
+    rules = plan_question(question, kb, history, llm=ctx.chat_model is not None, shape=state.get("shape"))
     plan, tokens, failed = rules, 0, None
     if ctx.uses_llm("planner") and rules.need_retrieval:
         plan, tokens, failed = await llm.plan_with_llm(ctx, question, history, rules)
@@ -146,7 +146,7 @@ async def fuse(state: AskState, runtime: Runtime[AskContext]) -> dict[str, Any]:
 
     def work() -> tuple[list[Evidence], dict[str, float]]:
         index = ctx.searcher.cache.get(kb, tenant) if any(r.ranked for r in results) else None
-        hits = fuse_results(results, plan.standalone, index)
+        hits = fuse_results(results, plan.shape, index)
         if index is not None:  # a definition's copies in other files are one place, cited where the package points
             depth = limit * COPY_DEPTH
             hits = ctx.searcher.fold_copies(hits[:depth], index) + hits[depth:]
@@ -336,7 +336,7 @@ def assessed(model: ConfidenceModel, state: AskState, draft: Draft, ctx: AskCont
         return draft.model_copy(update={"confidence": no_retrieval()})
     found = signals(plan, evidence, _cited(draft), idf)
     conf = assess(model, found, degraded=bool(_degraded_reasons(state, draft)), not_found=draft.not_found)
-    if draft.mode == "extractive" and not draft.not_found and doubtful_yes(plan.standalone, conf.level):
+    if draft.mode == "extractive" and not draft.not_found and doubtful_yes(plan.shape, conf.level):
         draft = not_found(WEAK_YES, evidence)
         conf = assess(model, found, not_found=True)
     if conf.level != "high" and not draft.not_found:

@@ -39,7 +39,7 @@ OnEvent = Callable[[str, dict[str, Any]], None]
 SETUP_LOCK = 0x51F7C4EC  # advisory lock key for creating the PostgreSQL checkpoint tables
 STATE_TYPES = [("sift.graph.state", name) for name in
                ("Plan", "ChannelResult", "RankedChunk", "Evidence", "Citation", "Draft", "Verdict", "Answer", "Reset", "RetrieveTask",
-                "Confidence")]
+                "Confidence")] + [("sift.retrievers.question", "QuestionShape")]
 
 
 @asynccontextmanager

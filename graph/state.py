@@ -15,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
 from sift.models import ChunkIdentity, Span
+from sift.retrievers.question import QuestionShape
+from sift.retrievers.question import question_shape as read_shape
 
 QuestionType = Literal["locate", "explain", "list", "doc", "follow-up", "chit-chat"]
 Intent = Literal["code", "doc", "both"]
@@ -53,6 +55,16 @@ class Plan(PlanSummary):
 
     read_files: list[str] = Field(default_factory=list, description="Paths whose whole text joins the evidence.")
     top_k: int = 8
+    question_shape: QuestionShape | None = Field(default=None, description="What the wording of ``standalone`` "
+                                                 "asks, read once when the plan was made (see ``shape``).")
+
+    @property
+    def shape(self) -> QuestionShape:
+        """The shape of ``standalone``: the one the planner read, else (a plan checkpointed before plans carried
+        it, or one whose ``standalone`` was set without it) read now."""
+        if self.question_shape is not None and self.question_shape.text == self.standalone:
+            return self.question_shape
+        return read_shape(self.standalone)
 
     def summary(self) -> PlanSummary:
         """The compact plan shown in answers and progress events."""
@@ -296,6 +308,8 @@ class AskState(TypedDict, total=False):
 
     question: str
     """The question as asked."""
+    shape: QuestionShape | None
+    """What the question's wording asks (``question_shape``), read at intake."""
     kb: str
     """The knowledge base it is asked about."""
     tenant: str
