@@ -33,10 +33,10 @@ _REFERS_BACK = re.compile(
     re.IGNORECASE,
 )
 REFERS_BACK_WORDS = 10  # a longer question stands alone even with a pronoun
-_OVERVIEW = re.compile(r"what (does|is) (this|the) (project|library|package|repo\w*|code ?base)|overview|purpose "
-                       r"of (this|the) (project|library)|what is this", re.IGNORECASE)
+_OVERVIEW = re.compile(r"what (does|is) (this|the) (project|library|package|repo\w*|code ?base)|overview|(?:purpose|aim|"
+                       r"goal) of (this|the) (project|library)|what is this", re.IGNORECASE)
 _LOCATE = re.compile(r"^\s*(?:(?:and|so|also)\s+)?(where|which (file|module|function|class|method))|\b(defined|implemented|located|"
-                     r"find the|source code of)\b", re.IGNORECASE)
+                     r"find\s+(?:the|a|an))\b", re.IGNORECASE)
 # A list question asks for several things by its own phrasing: "List…", "What kinds of…", "Show me all…", or
 # "which/what <things>" whose own verb is a list predicate ("Which stores are available?", "What options can be
 # passed…"), "do/does <subject> <verb>" ("Which hooks does it provide?") or a plural's own verb ("Which formats
@@ -46,7 +46,7 @@ _LIST_OPENING = re.compile(r"^\s*(?:(?:and|so|also)\s+)?(?:list|enumerate)\b|^\s
                            r"sorts?)\s+of\b|^\s*(?:show|give|name|tell)(?:\s+me)?\s+(?:all|every)\b",
                            re.IGNORECASE)
 _LIST_THINGS = re.compile(r"^\s*(?:(?:and|so|also)\s+)?(?:which|what)\s+((?:[\w`.'()-]+\s+){0,5}?)(?:(are|exist|"
-                          r"come with|available|supported|defined in|provided|offered|shipped|out of the box|can (?:[\w`.'()-]+\s+){0,4}?be "
+                          r"available|supported|defined|provided|offered|shipped|can (?:[\w`.'()-]+\s+){0,4}?be "
                           r"(?:set|passed|used|configured|converted))\b|(?:does|do)\s+((?:[\w`.'()-]+\s+){1,4}?)[a-z]+\b)",
                           re.IGNORECASE)
 _PLURAL_SUBJECT = re.compile(r"^\s*(?:(?:and|so|also)\s+)?(?:which|what)\s+([a-z]+)\s+([a-z]+)\b", re.IGNORECASE)
@@ -55,16 +55,15 @@ _NOT_THINGS = frozenset(["do", "does", "did", "is", "was", "were", "be", "been",
                          "if", "where", "while", "unless", "after", "before", "because", "until", "since", "whether",
                          "that", "which", "who", "whose", "what", "how", "why"])
 _DOC = re.compile(r"^\s*(how (do|can|should) (i|we|you)|can i|should i|why (does|do|is)|when (does|do|should)|"
-                  r"what is the difference|is there a way)\b", re.IGNORECASE)
-_EXPLAIN = re.compile(r"^\s*(how (does|is|are)|what happens|explain|in what order)\b", re.IGNORECASE)
-_ASKS_TESTS = re.compile(r"\b(tested|tests?|test suite)\b", re.IGNORECASE)
+                  r"what(?:'s|\s+is|\s+are)\s+the\s+(?:differences?|distinctions?)|is\s+there\s+(?:a|any)\s+way)\b", re.IGNORECASE)
+_ASKS_TESTS = re.compile(r"\b(tested|tests?)\b", re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 # The forms fused search's ranker weighs (``ranker.FEATURES``: ``doc_howto``, ``code_where``). A newcomer's "how do
 # I …" is usually answered by the docs that show it, a "where is … / which function …" by the definition that does
 # it. The mined training questions are statements, so these features are fitted on the written questions only.
 _HOWTO = re.compile(r"^\s*(how\s+(do|can|should|would|could)\s+(i|we|you)\b|how\s+to\b|can\s+i\b"
-                    r"|is\s+there\s+a\s+way|is\s+it\s+possible)", re.IGNORECASE)
+                    r"|is\s+there\s+(?:a|any)\s+way|is\s+it\s+possible)", re.IGNORECASE)
 _WHERE = re.compile(r"\bwhere\b|\bwhich\s+(functions?|methods?|class(es)?|modules?|files?)\b", re.IGNORECASE)
 # Whether the project has or can do a thing ("Is there…", "Can it…", "Does it…"), not what one of its things is like
 # ("Is the output safe…", "Should I still use…").
@@ -129,15 +128,14 @@ def question_shape(text: str) -> QuestionShape:
 
 
 def question_form(text: str) -> QuestionForm:
-    """chit-chat / list / locate / explain / doc, by the question's opening and its verbs."""
+    """chit-chat / list / locate / doc by the question's opening and its verbs; any other question ("How does…",
+    "What happens…", "Explain…") asks how something works: explain."""
     if _CHIT_CHAT.match(text):
         return "chit-chat"
     if is_list_question(text):
         return "list"
     if _LOCATE.search(text):
         return "locate"
-    if _EXPLAIN.search(text):
-        return "explain"
     if _DOC.search(text):
         return "doc"
     return "explain"
