@@ -23,9 +23,10 @@ SETUP_LOCK = 0x51F7C4EC  # advisory lock key for creating the PostgreSQL checkpo
 _MODELS = ("Plan", "ChannelResult", "RankedChunk", "Evidence", "Citation", "Draft", "Verdict", "Answer", "RetrieveTask",
            "Confidence")
 #: The classes a checkpoint may hold: the models where they live, the reducer's ``Reset``, and the models under
-#: ``sift.graph.state``, where checkpoints written before they moved to ``graph/models.py`` name them.
+#: ``sift.graph.state``, where checkpoints written before they moved to ``graph/models.py`` name them, and the
+#: question's shape a plan carries.
 STATE_TYPES = [*(("sift.graph.models", name) for name in _MODELS), ("sift.graph.state", "Reset"),
-               *(("sift.graph.state", name) for name in _MODELS)]
+               *(("sift.graph.state", name) for name in _MODELS), ("sift.retrievers.question", "QuestionShape")]
 
 
 @asynccontextmanager

@@ -20,6 +20,7 @@ from sift.errors import InvalidQuery, NotFound
 from sift.graph.context import AskContext
 from sift.graph.state import AskState
 from sift.models import MAX_QUESTION_CHARS
+from sift.retrievers.question import question_shape
 
 
 # LangGraph's server shows the message of a ValueError to the Studio user and hides other exceptions' messages;
@@ -73,10 +74,11 @@ def read_question(state: dict[str, Any]) -> str:
 
 
 async def intake(state: IntakeState, runtime: Runtime[AskContext]) -> dict[str, Any]:
-    """Normalise the input into ``question``, check ``kb``, and clear the previous question's agent transcript."""
+    """Normalise the input into ``question`` and read its shape, check ``kb``, and clear the previous question's
+    agent transcript."""
     question = read_question(dict(state))
     tenant = state.get("tenant") or "default"
     await asyncio.to_thread(check_kb, runtime.context.engine, state.get("kb"), tenant)
     # ``message`` is cleared so a later turn that sends only ``question`` is not answered with this one.
-    return {"question": question, "message": None, "tenant": tenant,
+    return {"question": question, "shape": question_shape(question), "message": None, "tenant": tenant,
             "messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES)], "agent_steps": 0, "agent_round": -1}

@@ -28,6 +28,7 @@ from sift.graph.budget import evidence_block, messages_tokens, prompt_room, show
 from sift.graph.context import AskContext
 from sift.graph.models import Citation, Draft, Evidence, Plan
 from sift.graph.state import AskState
+from sift.retrievers.question import question_shape
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -181,6 +182,8 @@ async def plan_with_llm(ctx: AskContext, question: str, history: Sequence[dict[s
     named = [i for i in out.identifiers if i and i in asked]  # one the conversation never names is invented
     if named:
         update["identifiers"] = list(dict.fromkeys([*rules.identifiers, *named]))
+    if update["standalone"] != rules.standalone:  # the model's rewording is the question the plan answers now
+        update["question_shape"] = question_shape(update["standalone"])
     return rules.model_copy(update=update), tokens, None
 
 

@@ -14,6 +14,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from sift.models import ChunkIdentity, Span
+from sift.retrievers.question import QuestionShape
+from sift.retrievers.question import question_shape as read_shape
 
 QuestionType = Literal["locate", "explain", "list", "doc", "follow-up", "chit-chat"]
 Intent = Literal["code", "doc", "both"]
@@ -59,6 +61,16 @@ class Plan(PlanSummary):
 
     read_files: list[str] = Field(default_factory=list, description="Paths whose whole text joins the evidence.")
     top_k: int = 8
+    question_shape: QuestionShape | None = Field(default=None, description="What the wording of ``standalone`` "
+                                                 "asks, read once when the plan was made (see ``shape``).")
+
+    @property
+    def shape(self) -> QuestionShape:
+        """The shape of ``standalone``: the one the planner read, else (a plan checkpointed before plans carried
+        it, or one whose ``standalone`` was set without it) read now."""
+        if self.question_shape is not None and self.question_shape.text == self.standalone:
+            return self.question_shape
+        return read_shape(self.standalone)
 
     def summary(self) -> PlanSummary:
         """The compact plan shown in answers and progress events."""

@@ -1,5 +1,8 @@
 """Deterministic planning rules: question type, identifiers, key terms, domain, index level, DocQL, sub-queries.
 
+What the wording asks (form, identifiers, whether it refers back, asks about tests or the whole project) is the
+question's shape (``sift.retrievers.question``), read once; the rules here turn it into a plan.
+
 ``plan_question`` is what the planner node uses without an LLM; the LLM planner produces the same ``Plan`` and
 falls back to this on failure. Pure functions only.
 """
@@ -11,42 +14,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from sift.graph.models import IndexType, Intent, Plan, QuestionType
-from sift.retrievers.search import identifiers_in
+from sift.retrievers.question import QuestionShape, identifiers_in, question_shape
 from sift.tokenize import STOPWORDS
 
-_CHIT_CHAT = re.compile(
-    r"^\s*(hi|hello|hey|thanks|thank you|thx|good (morning|afternoon|evening)|who are you|what can you do|"
-    r"how are you|bye|goodbye|ok|okay|cool|great)\b[\s!.?,]*(there|so much|a lot|again)?[\s!.?]*$",
-    re.IGNORECASE,
-)
-_FOLLOW_UP = re.compile(
-    r"^\s*(and|also|what about|how about|then|so)\b|\b(it|its|this|that|they|them|there|those|these)\b",
-    re.IGNORECASE,
-)
-_OVERVIEW = re.compile(r"what (does|is) (this|the) (project|library|package|repo\w*|code ?base)|overview|purpose "
-                       r"of (this|the) (project|library)|what is this", re.IGNORECASE)
-_LOCATE = re.compile(r"^\s*(?:(?:and|so|also)\s+)?(where|which (file|module|function|class|method))|\b(defined|implemented|located|"
-                     r"find the|source code of)\b", re.IGNORECASE)
-# A list question asks for several things by its own phrasing: "List…", "What kinds of…", "Show me all…", or
-# "which/what <things>" whose own verb is a list predicate ("Which stores are available?", "What options can be
-# passed…"), "do/does <subject> <verb>" ("Which hooks does it provide?") or a plural's own verb ("Which formats
-# get…"). A list word inside another clause is not one: "What does f do when the file does not exist?" asks what
-# f does.
-_LIST_OPENING = re.compile(r"^\s*(?:(?:and|so|also)\s+)?(?:list|enumerate)\b|^\s*(?:which|what)\s+(?:kinds?|types?|"
-                           r"sorts?)\s+of\b|^\s*(?:show|give|name|tell)(?:\s+me)?\s+(?:all|every)\b",
-                           re.IGNORECASE)
-_LIST_THINGS = re.compile(r"^\s*(?:(?:and|so|also)\s+)?(?:which|what)\s+((?:[\w`.'()-]+\s+){0,5}?)(?:(are|exist|"
-                          r"come with|available|supported|defined in|provided|offered|shipped|out of the box|can (?:[\w`.'()-]+\s+){0,4}?be "
-                          r"(?:set|passed|used|configured|converted))\b|(?:does|do)\s+((?:[\w`.'()-]+\s+){1,4}?)[a-z]+\b)",
-                          re.IGNORECASE)
-_PLURAL_SUBJECT = re.compile(r"^\s*(?:(?:and|so|also)\s+)?(?:which|what)\s+([a-z]+)\s+([a-z]+)\b", re.IGNORECASE)
-_NOT_THINGS = frozenset(["do", "does", "did", "is", "was", "were", "be", "been", "has", "have", "had", "can", "could",
-                         "should", "would", "will", "may", "might", "must", "happen", "happens", "happened", "when",
-                         "if", "where", "while", "unless", "after", "before", "because", "until", "since", "whether",
-                         "that", "which", "who", "whose", "what", "how", "why"])
-_DOC = re.compile(r"^\s*(how (do|can|should) (i|we|you)|can i|should i|why (does|do|is)|when (does|do|should)|"
-                  r"what is the difference|is there a way)\b", re.IGNORECASE)
-_EXPLAIN = re.compile(r"^\s*(how (does|is|are)|what happens|explain|in what order)\b", re.IGNORECASE)
 _SECTION = re.compile(r"(?:section|chapter|heading|page)\s+[\"“']([^\"”']+)[\"”']|[\"“']([^\"”']+)[\"”']\s+"
                       r"(?:section|chapter|heading|page)", re.IGNORECASE)
 _SPLIT = re.compile(r"\?\s+(?=\S)|;\s+|,\s+and\s+(?=(?:where|how|what|which|why|when)\b)", re.IGNORECASE)
@@ -54,47 +24,14 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _QUESTION_WORDS = frozenset(["make", "makes", "made", "get", "gets", "use", "uses", "used", "way", "ways", "thing", "things", "need", "want", "like", "work", "works", "working", "happen", "happens", "one", "ones", "instead", "example", "e", "g", "etc"])
 
 
-def question_type(question: str, has_history: bool) -> QuestionType:
-    """locate / explain / list / doc / follow-up / chit-chat, by the question's opening and its verbs."""
-    if _CHIT_CHAT.match(question):
+def question_type(question: str | QuestionShape, has_history: bool) -> QuestionType:
+    """The form of the question (``QuestionShape.form``), or ``follow-up`` for one that refers back to a turn."""
+    shape = question if isinstance(question, QuestionShape) else question_shape(question)
+    if shape.form == "chit-chat":
         return "chit-chat"
-    if has_history and _FOLLOW_UP.search(question) and len(_WORD.findall(question)) <= 10:
+    if has_history and shape.refers_back:
         return "follow-up"
-    if is_list_question(question):
-        return "list"
-    if _LOCATE.search(question):
-        return "locate"
-    if _EXPLAIN.search(question):
-        return "explain"
-    if _DOC.search(question):
-        return "doc"
-    return "explain"
-
-
-def is_list_question(question: str) -> bool:
-    """Whether ``question`` asks for a list by its phrasing (see ``_LIST_OPENING`` and ``_LIST_THINGS``)."""
-    if _LIST_OPENING.search(question):
-        return True
-    subject = _PLURAL_SUBJECT.match(question)
-    if subject and _plural(subject.group(1).lower()) and subject.group(1).lower() not in _NOT_THINGS \
-            and not subject.group(2).lower().endswith("s"):  # "Which formats get…": a plural and its verb
-        return True
-    m = _LIST_THINGS.search(question)
-    if not m:
-        return False
-    things = m.group(1).lower().split()
-    if any(w in _NOT_THINGS for w in things):
-        return False
-    if m.group(2):  # "which <things> are…"; "what are the…" names its things after the verb
-        return True
-    # "Which hooks does it provide?" asks for several; "Which exception does it raise…?" for one
-    doer = (m.group(3) or "").lower().split()
-    return bool(things) and _plural(things[-1]) and not any(w in _NOT_THINGS for w in doer)
-
-
-def _plural(word: str) -> bool:
-    """A plural noun's ending ("formats", "classes"), not "ss", "us" or "is"."""
-    return word.endswith("s") and not word.endswith(("ss", "us", "is"))
+    return shape.form
 
 
 def key_terms(question: str) -> list[str]:
@@ -149,25 +86,29 @@ def docql_queries(identifiers: Sequence[str], question: str) -> list[str]:
 
 
 def plan_question(
-    question: str, kb: str, history: Sequence[dict[str, Any]] = (), *, llm: bool = False
+    question: str, kb: str, history: Sequence[dict[str, Any]] = (), *, llm: bool = False,
+    shape: QuestionShape | None = None,
 ) -> Plan:
-    """The rule-based plan for ``question`` against knowledge base ``kb``."""
-    qtype = question_type(question, bool(history))
+    """The rule-based plan for ``question`` against knowledge base ``kb``; ``shape`` is the question's, read at
+    intake (read here when not given)."""
+    asked = shape if shape is not None and shape.text == question else question_shape(question)
+    qtype = question_type(asked, bool(history))
     if qtype == "chit-chat":
         return Plan(question_type="chit-chat", need_retrieval=False, standalone=question, channels=[],
-                    k_citations=0, budget_ms=200)
+                    k_citations=0, budget_ms=200, question_shape=asked)
     standalone = rewrite_follow_up(question, history) if qtype == "follow-up" else question
-    base_type = question_type(standalone, False) if qtype == "follow-up" else qtype
-    idents = identifiers_in(standalone)
+    read = asked if standalone == question else question_shape(standalone)
+    base_type = question_type(read, False) if qtype == "follow-up" else qtype
+    idents = list(read.identifiers)
     intent: Intent = "both"
     if base_type == "doc":
         intent = "doc"
     elif base_type == "locate" and idents:
         intent = "code"
-    if re.search(r"\b(tested|tests?|test suite)\b", standalone, re.IGNORECASE):
+    if read.asks_tests:
         intent = "code"
     index_type: IndexType = "all"
-    if _OVERVIEW.search(standalone):
+    if read.overview:
         index_type = "file"
     elif base_type in ("locate", "explain") and idents:
         index_type = "function"
@@ -180,5 +121,5 @@ def plan_question(
         channels=["bm25", "vector", "smart"], index_type=index_type,
         docql=docql_queries(idents, standalone), subqueries=subqueries,
         budget_ms=20000 if llm else 1500,
-        k_citations=1, top_k=8,
+        k_citations=1, top_k=8, question_shape=read,
     )

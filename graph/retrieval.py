@@ -31,8 +31,8 @@ from sift.retrievers.base import KbIndex
 from sift.retrievers.docql import DocQLChannel
 from sift.retrievers.fusion import dedup_overlaps, fuse, sort_hits
 from sift.retrievers.paths import is_stub_path, is_test_path
-from sift.retrievers.ranker import question_forms
-from sift.retrievers.search import Searcher, identifiers_in
+from sift.retrievers.question import QuestionShape
+from sift.retrievers.search import Searcher
 from sift.text import split_lines
 from sift.tokenize import prefix_variants, tokenize
 
@@ -142,15 +142,15 @@ def leading_hits(results: Sequence[ChannelResult], index: KbIndex | PgKb | None,
                                       r.channel)) for r in results if r.ranked]
 
 
-def fuse_results(results: Sequence[ChannelResult], question: str, index: KbIndex | PgKb | None) -> list[Hit]:
-    """RRF over every branch of the round (DocQL and file reads count as rankings too), deduplicated.
+def fuse_results(results: Sequence[ChannelResult], shape: QuestionShape, index: KbIndex | PgKb | None) -> list[Hit]:
+    """RRF over every branch of the round (DocQL and file reads count as rankings too), deduplicated, ranked for
+    the question of ``shape`` (its words, identifiers and forms).
 
     ``index`` is the knowledge base's serving bundle, to rebuild the search channels' hits from their ids.
     """
     branches = [(r.channel, result_hits(r, index)) for r in results]
     rankings = [hits for channel, hits in branches if hits and channel != "file"]
-    fused = fuse(rankings, tokenize(question), identifiers_in(question), forms=question_forms(question)) \
-        if rankings else []
+    fused = fuse(rankings, tokenize(shape.text), shape.identifiers, forms=shape.forms) if rankings else []
     reads = [h for channel, hits in branches if channel == "file" for h in hits]
     if reads:
         top = fused[0].score if fused else 1.0

@@ -28,6 +28,7 @@ from sift.graph.models import (
     RetrieveTask,
     Verdict,
 )
+from sift.retrievers.question import QuestionShape
 
 __all__ = [
     "Answer", "AskInput", "AskOutput", "AskState", "ChannelResult", "Citation", "Confidence", "Draft", "Evidence",
@@ -96,6 +97,8 @@ class AskState(TypedDict, total=False):
 
     question: str
     """The question as asked."""
+    shape: QuestionShape | None
+    """What the question's wording asks (``question_shape``), read at intake."""
     kb: str
     """The knowledge base it is asked about."""
     tenant: str

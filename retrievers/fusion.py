@@ -55,7 +55,7 @@ def fuse(
     """Pool the channels' rankings, score every candidate with the ranker, dedup; hits ranked 1..n.
 
     ``weights`` default to the active ones (``ranker.active_weights``); ``names`` are the channels of
-    ``rankings`` (default: each ranking's own channel); ``forms`` are the question's (``ranker.question_forms``).
+    ``rankings`` (default: each ranking's own channel); ``forms`` are the question's (``question.QuestionShape.forms``).
     ``limit`` caps how many Hits are built (the ranking and dedup still see every candidate). ``spread_parts``
     moves later parts of a place already listed down (``later_parts_down``), for a list of distinct places.
     """

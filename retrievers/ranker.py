@@ -13,7 +13,6 @@ Pure functions, no I/O except reading the weights file once.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
@@ -57,21 +56,6 @@ CHANGE_WORDS = frozenset({"change", "changed", "changelog", "version", "release"
 META_WORDS = frozenset({"contribute", "contributing", "contributor", "contributors", "author", "authors",
                         "maintainer", "maintainers", "metadata"})
 NOTES_WORDS = CHANGE_WORDS | META_WORDS  # a query with one of these asks for notes
-
-# The form of a question, from its wording alone (``question_forms``). A newcomer's "how do I …" is usually
-# answered by the docs that show it, a "where is … / which function …" by the definition that does it. The
-# mined training questions are statements, so these features are fitted on the written questions only.
-QUESTION_FORMS: Mapping[str, re.Pattern[str]] = {
-    "howto": re.compile(r"^\s*(how\s+(do|can|should|would|could)\s+(i|we|you)\b|how\s+to\b|can\s+i\b"
-                        r"|is\s+there\s+a\s+way|is\s+it\s+possible)", re.IGNORECASE),
-    "where": re.compile(r"\bwhere\b|\bwhich\s+(functions?|methods?|class(es)?|modules?|files?)\b", re.IGNORECASE),
-}
-
-
-def question_forms(question: str) -> frozenset[str]:
-    """The forms (``QUESTION_FORMS``) that the wording of ``question`` has: ``howto``, ``where``, both or none."""
-    return frozenset(name for name, pattern in QUESTION_FORMS.items() if pattern.search(question))
-
 
 def _hand_weights() -> dict[str, float]:
     """The composite score this ranker replaced, as weights: the log of each multiplier it applied."""
@@ -210,7 +194,7 @@ def pool(rankings: Sequence[Sequence[Hit]], names: Sequence[str] | None = None) 
 def features(p: Pool, query_tokens: set[str], identifiers: set[str],
              forms: frozenset[str] = frozenset()) -> np.ndarray:
     """The feature matrix (candidates × ``FEATURES``) of a pool for a query's tokens, named identifiers and
-    ``question_forms``."""
+    forms (``question.QuestionShape.forms``)."""
     howto, where = "howto" in forms, "where" in forms
     asks_test = bool(query_tokens & TEST_WORDS)
     asks_notes = bool(query_tokens & NOTES_WORDS)

@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 import asyncio
-import re
 import threading
 import time
 from collections import Counter, OrderedDict
@@ -27,7 +26,7 @@ from sift.retrievers import copies
 from sift.retrievers.base import IndexCache, KbIndex
 from sift.retrievers.channels import INDEX_TYPES, BM25Channel, SmartChannel, VectorChannel, vectors_not_ready
 from sift.retrievers.fusion import fuse, group_by_file
-from sift.retrievers.ranker import question_forms
+from sift.retrievers.question import question_shape
 from sift.text import split_lines
 from sift.tokenize import tokenize
 
@@ -40,21 +39,6 @@ MAX_QUERY_CHARS = 2000
 SNIPPET_CHARS = 400
 COPY_DEPTH = 3  # fused hits ranked for each one returned, so that folding copies still leaves k places
 TEXT_CACHE = 4096  # chunk texts kept for snippets (~3 MB at the usual chunk sizes)
-_IDENT = re.compile(r"`([^`]+)`|\b([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\b")
-
-
-def identifiers_in(query: str) -> list[str]:
-    """Code identifiers a query names: backticked text, dotted names, snake_case and camelCase words."""
-    out: list[str] = []
-    for m in _IDENT.finditer(query):
-        text = m.group(1) or m.group(2)
-        for part in re.split(r"[.\s()]+", text):
-            if not part:
-                continue
-            looks_code = m.group(1) or "_" in part or re.search(r"[a-z][A-Z]", part) or re.match(r"[A-Z][a-z]+[A-Z]", part)
-            if looks_code and part not in out:
-                out.append(part)
-    return out
 
 
 def check_request(query: str, k: int, channels: tuple[str, ...] | str, index_type: str) -> tuple[str, tuple[str, ...]]:
@@ -258,8 +242,9 @@ class Searcher:
         elif len(names) == 1:
             fused = per_channel[names[0]][:k]
         else:
-            fused = fuse([per_channel[n] for n in names], tokenize(query), identifiers_in(query),
-                         limit=k * COPY_DEPTH, forms=question_forms(query), spread_parts=True)
+            shape = question_shape(query)
+            fused = fuse([per_channel[n] for n in names], tokenize(query), shape.identifiers,
+                         limit=k * COPY_DEPTH, forms=shape.forms, spread_parts=True)
             fused = self.fold_copies(fused, bundle)[:k]
         snippets = self.snippets(fused)
         timings["total"] = (time.perf_counter() - t_all) * 1000

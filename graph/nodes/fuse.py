@@ -42,7 +42,7 @@ async def fuse(state: AskState, runtime: Runtime[AskContext]) -> dict[str, Any]:
 
     def work() -> tuple[list[Evidence], dict[str, float]]:
         index = ctx.searcher.cache.get(kb, tenant) if any(r.ranked for r in results) else None
-        hits = fuse_results(results, plan.standalone, index)
+        hits = fuse_results(results, plan.shape, index)
         if index is not None:  # a definition's copies in other files are one place, cited where the package points
             depth = limit * COPY_DEPTH
             hits = ctx.searcher.fold_copies(hits[:depth], index) + hits[depth:]

@@ -22,7 +22,7 @@ async def planner(state: AskState, runtime: Runtime[AskContext]) -> dict[str, An
     ctx = runtime.context
     question, kb = state["question"].strip(), state["kb"]
     history = state.get("turns") or []
-    rules = plan_question(question, kb, history, llm=ctx.chat_model is not None)
+    rules = plan_question(question, kb, history, llm=ctx.chat_model is not None, shape=state.get("shape"))
     plan, tokens, failed = rules, 0, None
     if ctx.uses_llm("planner") and rules.need_retrieval:
         plan, tokens, failed = await llm.plan_with_llm(ctx, question, history, rules)

@@ -21,7 +21,8 @@ from sift.graph.models import NOT_FOUND, ConfidenceLevel, Draft, DraftNote, Evid
 from sift.graph.writer.code_quotes import fence_language
 from sift.graph.writer.doc_quotes import label
 from sift.graph.writer.selection import is_listing
-from sift.graph.writer.terms import CAN_IT, CEILING_KEY, coverage, has_term, named_words, query_tokens
+from sift.graph.writer.terms import CEILING_KEY, coverage, has_term, query_tokens
+from sift.retrievers.question import QuestionShape
 from sift.text import shown as escaped
 from sift.tokenize import tokenize, word_parts
 
@@ -57,11 +58,11 @@ def absent_terms(tokens: Sequence[str], idf: Mapping[str, float], evidence: Sequ
     return [t for t in tokens if idf.get(t, 0.0) >= ceiling - RARE_DF_IDF and not has_term(seen, t) and len(t) > 2]
 
 
-def doubtful_yes(question: str, level: ConfidenceLevel) -> bool:
-    """A question whether the project has or can do something ("Is there…", "Can it…", "Does it…") whose
-    extractive answer is rated ``low``: what was found is too weak to say yes, so the answer is that the sources
-    do not say so (with the closest places), not a guess."""
-    return level == "low" and CAN_IT.search(question) is not None
+def doubtful_yes(shape: QuestionShape, level: ConfidenceLevel) -> bool:
+    """A question whether the project has or can do something ("Is there…", "Can it…", "Does it…":
+    ``QuestionShape.yes_no``) whose extractive answer is rated ``low``: what was found is too weak to say yes, so
+    the answer is that the sources do not say so (with the closest places), not a guess."""
+    return level == "low" and shape.yes_no
 
 
 def _near(e: Evidence) -> str:
@@ -126,7 +127,7 @@ def _unnamed(plan: Plan, chosen: Sequence[Evidence], idf: Mapping[str, float]) -
     if ceiling is None:
         return False
     own = language_terms(plan.standalone, chosen)
-    rare = [w for w in named_words(plan.standalone)
+    rare = [w for w in plan.shape.named
             if tokenize(w) and idf.get(tokenize(w)[0], 0.0) >= ceiling - RARE_DF_IDF and tokenize(w)[0] not in own]
     if not rare:
         return False

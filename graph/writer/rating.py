@@ -47,7 +47,7 @@ def rate(model: ConfidenceModel, plan: Plan, evidence: Sequence[Evidence], idf: 
         return draft.model_copy(update={"confidence": no_retrieval()})
     found = signals(plan, evidence, _cited(draft), idf)
     conf = assess(model, found, degraded=degraded, not_found=draft.not_found)
-    if draft.mode == "extractive" and not draft.not_found and doubtful_yes(plan.standalone, conf.level):
+    if draft.mode == "extractive" and not draft.not_found and doubtful_yes(plan.shape, conf.level):
         draft = not_found(WEAK_YES, evidence)
         conf = assess(model, found, not_found=True)
     if conf.level != "high" and not draft.not_found:

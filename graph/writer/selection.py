@@ -18,7 +18,6 @@ from sift.graph.writer.code_quotes import signature
 from sift.graph.writer.doc_quotes import first_sentence
 from sift.graph.writer.terms import (
     coverage,
-    list_subject,
     named_identifiers,
     query_tokens,
     stems_match,
@@ -85,7 +84,7 @@ def list_anchor(plan: Plan, evidence: Sequence[Evidence], idf: Mapping[str, floa
     the question names a class (its members are the answer) or no module fits."""
     if plan.question_type != "list" or not evidence:
         return None
-    tokens = list_subject(plan.standalone)
+    tokens = list(plan.shape.list_subject)
     if not tokens:
         return None
     names = named_identifiers(plan)
@@ -110,7 +109,7 @@ def family_nouns(plan: Plan, evidence: Sequence[Evidence]) -> list[str]:
     members are the answer) or has no such subject."""
     if plan.question_type != "list":
         return []
-    tokens = [t for t in list_subject(plan.standalone) if len(t) >= 4]
+    tokens = [t for t in plan.shape.list_subject if len(t) >= 4]
     if not tokens:
         return []
     names = named_identifiers(plan)

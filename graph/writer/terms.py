@@ -1,4 +1,5 @@
-"""What a question asks about: its terms, the kind of question it is, and how much of it an evidence item shares.
+"""What a question asks about: its terms, and how much of it an evidence item shares (the kind of question it is
+and what a list question asks for are its shape, ``sift.retrievers.question``).
 
 Pure functions of the plan's question and identifiers, the corpus idf of its terms and the evidence text (and of
 which words are generic in software text: the fitted file ``sift.fitted.GENERIC_WORDS``, derived from the train
@@ -103,18 +104,6 @@ def joined_compounds(question: str) -> dict[str, list[str]]:
     return {f"{a}{b}".lower(): tokenize(f"{a} {b}") for a, b in _HYPHENATED.findall(question)}
 
 
-# What kind of question it is, for the kind of evidence that suits it (see ``selection.support``).
-QUALIFIED = re.compile(r"\b([A-Za-z_]\w*)\.([A-Za-z_]\w*)\b")  # `auth.Token`: a name and what it is in
-ASKS_TESTS = re.compile(r"\b(tests?|tested|testing)\b", re.I)
-ASKS_NOTES = re.compile(r"\b(changelog|changed|versions?|releases?|upgrad\w*|deprecat\w*|history)\b", re.I)
-HOW_TO = re.compile(r"^\s*(how (do|can|should|would) (i|we|you)|can i|should i|is there a way|what should)\b",
-                    re.I)
-WHERE = re.compile(r"^\s*(where|which (file|module|function|class|method))\b|\b(defined|implemented)\b", re.I)
-# Whether the project has or can do a thing ("Is there…", "Can it…", "Does it…"), not what one of its things is like
-# ("Is the output safe…", "Should I still use…").
-CAN_IT = re.compile(r"^\W*(is there|are there|can|could|does|do)\b", re.I)
-
-
 def stems_match(a: str, b: str) -> bool:
     """Two word forms of one stem: ``parse``/``parsers``, ``field``/``fields`` (a shared prefix all but at
     most two letters of the shorter word long)."""
@@ -122,45 +111,6 @@ def stems_match(a: str, b: str) -> bool:
     if n < 4:
         return a == b
     return len(os.path.commonprefix([a, b])) >= max(4, n - 2)
-
-
-_AUX = frozenset({
-    "does", "do", "did", "are", "is", "was", "were", "can", "could", "should", "will", "would", "may", "might", "must",
-    "has", "have", "come", "comes", "exist", "exists", "get", "gets", "ship", "ships", "live", "lives", "there", "in",
-    "of", "for", "from", "to", "with", "that", "which",
-})
-_DETERMINERS = frozenset({"the", "all", "a", "an", "kind", "kinds", "sort", "sorts", "of", "my", "its", "their"})
-
-
-def list_subject(question: str) -> list[str]:
-    """The tokens of what a list question asks for: "What parsers does…" → parser, "Which error types
-    are…" → error, type; "List the hooks…" → hook. Empty when the question has no such opening."""
-    words = re.findall(r"[\w-]+", question.lower())
-    if not words or words[0] not in ("which", "what", "list"):
-        return []
-    subject: list[str] = []
-    for w in words[1:]:
-        if not subject and w in _DETERMINERS:
-            continue
-        if w in _AUX or w in _DETERMINERS or len(subject) >= 4:
-            break
-        subject.append(w)
-    return [t for w in subject for t in tokenize(w)]
-
-
-_NAMED = re.compile(r"(?<=[\w,;:)\]'\"]\s)([A-Z][A-Za-z0-9]*)\b")
-
-
-def named_words(question: str) -> list[str]:
-    """The named things a question mentions: capitalised words and acronyms inside a sentence (JSON Schema, ORM,
-    gRPC, GitHub), not code in backticks and not a sentence's first word."""
-    prose = re.sub(r"`[^`]*`", " x ", question)
-    return [w for w in _NAMED.findall(prose) if w != "I"]
-
-
-def named_terms(question: str) -> list[str]:
-    """The tokens of ``named_words``."""
-    return [t for w in named_words(question) for t in tokenize(w)]
 
 
 def named_identifiers(plan: Plan) -> set[str]:

@@ -103,7 +103,6 @@ from sift.retrievers.ranker import (  # noqa: E402
     RankerWeights,
     features,
     pool,
-    question_forms,
 )
 
 OUT = ROOT / "bench" / "out" / "ranker"
@@ -125,13 +124,14 @@ POOL_CODE = ("retrievers", "sift")
 def _group(searcher: Any, query: str, kb: str, gold: Gold, qid: str) -> Group:
     """Search ``query`` as fused search does and pool its channels' rankings into a labelled group."""
     from sift.models import Filters
-    from sift.retrievers.search import identifiers_in
+    from sift.retrievers.question import question_shape
     from sift.tokenize import tokenize
 
     result = searcher.search(query, Filters(kb=kb), k=10)
     names = list(result.per_channel)
     p = pool([result.per_channel[n] for n in names], names)
-    x = features(p, set(tokenize(query)), {i.lower() for i in identifiers_in(query)}, question_forms(query))
+    shape = question_shape(query)
+    x = features(p, set(tokenize(query)), {i.lower() for i in shape.identifiers}, shape.forms)
     y = np.array([h.kind != "file" and rf.overlaps(h.path, h.start_line, h.end_line, gold) for h in p.hits], float)
     return Group(qid, x, y, [(h.path, h.start_line, h.end_line, h.kind) for h in p.hits], gold)
 

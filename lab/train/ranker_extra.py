@@ -68,8 +68,8 @@ from lab.train import pool_columns as pc  # noqa: E402
 from lab.train import ranker_fit as rf  # noqa: E402
 from lab.train.ranker_fit import Group  # noqa: E402
 from sift.graph.writer.terms import is_generic  # noqa: E402
-from sift.retrievers.ranker import FEATURES, HAND_WEIGHTS, RankerWeights, question_forms  # noqa: E402
-from sift.retrievers.search import identifiers_in  # noqa: E402
+from sift.retrievers.question import identifiers_in, question_shape  # noqa: E402
+from sift.retrievers.ranker import FEATURES, HAND_WEIGHTS, RankerWeights  # noqa: E402
 from sift.tokenize import tokenize  # noqa: E402
 
 Spans = Sequence[tuple[str, int, int, str]]
@@ -211,8 +211,8 @@ def _within(channel: str, top: int) -> Extra:
 
 
 def _in_form(column: str, form: str) -> Extra:
-    """A column, for the questions of one ``question_forms`` form only (0 for the others)."""
-    return lambda p: _col(p.x, column) * (form in question_forms(p.query))
+    """A column, for the questions of one ``QuestionShape.forms`` form only (0 for the others)."""
+    return lambda p: _col(p.x, column) * (form in question_shape(p.query).forms)
 
 
 def _file_count(p: Pool) -> np.ndarray:
@@ -271,7 +271,7 @@ EXTRAS: Mapping[str, Extra] = {
     "bm25_margin_rr": lambda p: _col(p.x, "rr_bm25") * pc.top_margin(_col(p.x, "bm25_rel")),
     "vector_margin_cos": lambda p: _col(p.x, "vector_cos") * pc.top_margin(_col(p.x, "vector_cos")),
     "doc_example": lambda p: pc.shows_example(p.spans, p.texts()),
-    "doc_example_howto": lambda p: pc.shows_example(p.spans, p.texts()) * ("howto" in question_forms(p.query)),
+    "doc_example_howto": lambda p: pc.shows_example(p.spans, p.texts()) * ("howto" in question_shape(p.query).forms),
     "near_top": lambda p: pc.near_top(p.spans, _col(p.x, "log_rrf")),
     "near_top_doc": lambda p: pc.near_top(p.spans, _col(p.x, "log_rrf")) * _col(p.x, "doc"),
     **{f"{c}_first": _within(c, 1) for c in ("bm25", "vector", "smart")},

@@ -14,7 +14,8 @@ from sift.errors import InvalidQuery, NotFound
 from sift.ingest.pipeline import ingest
 from sift.models import Filters
 from sift.retrievers.backend import make_index_cache
-from sift.retrievers.search import Searcher, identifiers_in
+from sift.retrievers.question import identifiers_in
+from sift.retrievers.search import Searcher
 
 
 @pytest.fixture(scope="module")

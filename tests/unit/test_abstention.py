@@ -21,6 +21,7 @@ from sift.graph.writer.abstention import (
 )
 from sift.graph.writer.selection import MODULE_CHANNEL
 from sift.graph.writer.terms import CEILING_KEY
+from sift.retrievers.question import question_shape
 
 
 def ev(n: int, text: str, channels: tuple[str, ...] = ()) -> Evidence:
@@ -195,4 +196,4 @@ def test_first_passage_is_the_first_items_name_and_text() -> None:
     ("Canonical names: where are they built?", "low", False),  # "Can" only as a whole word
 ])
 def test_doubtful_yes(question: str, level: str, expected: bool) -> None:
-    assert doubtful_yes(question, level) is expected  # type: ignore[arg-type]
+    assert doubtful_yes(question_shape(question), level) is expected  # type: ignore[arg-type]

@@ -169,11 +169,11 @@ def test_a_prefixed_question_word_is_met_by_its_plain_form() -> None:
 
 
 def test_named_things_are_capitalised_words_inside_a_sentence() -> None:
-    from sift.graph.writer.terms import named_terms
+    from sift.retrievers.question import question_shape
 
-    assert named_terms("How do I generate a JSON Schema document from my classes?") == ["json", "schema"]
-    assert named_terms("How do I map a class to a table with the built-in ORM integration?") == ["orm"]
-    assert named_terms("Where is `AuthService` defined? Tokens are checked there.") == []
+    assert question_shape("How do I export my classes as Protocol Buffers messages?").named == ("Protocol", "Buffers")
+    assert question_shape("How do I send the events to a Kafka topic?").named == ("Kafka",)
+    assert question_shape("Where is `AuthService` defined? Tokens are checked there.").named == ()
 
 
 def test_a_rare_named_thing_the_cited_evidence_never_mentions_is_not_found() -> None:
@@ -205,7 +205,7 @@ def test_framing_words_do_not_count_against_coverage() -> None:
 
 def test_a_list_question_lists_the_module_named_after_what_it_asks_for() -> None:
     from sift.graph.writer.selection import list_anchor
-    from sift.graph.writer.terms import list_subject
+    from sift.retrievers.question import list_subject
 
     assert list_subject("What kinds of validators does the library provide?") == ["validator"]
     assert list_subject("Which exception classes are defined in `attr.exceptions`?") == ["exception", "class"]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sift.graph.planner import is_list_question, question_type
+from sift.graph.planner import question_type
+from sift.retrievers.question import is_list_question
 
 
 @pytest.mark.parametrize("question", [

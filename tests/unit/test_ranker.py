@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from sift.models import Hit, display_name
+from sift.retrievers.question import question_shape
 from sift.retrievers.ranker import (
     FEATURES,
     HAND_WEIGHTS,
@@ -15,7 +16,6 @@ from sift.retrievers.ranker import (
     features,
     name_parts,
     pool,
-    question_forms,
     scores,
     weights_in,
 )
@@ -184,7 +184,7 @@ def test_project_meta_files_are_notes(path: str, query: set[str], unasked: float
     ],
 )
 def test_question_forms_table(question, forms):
-    assert question_forms(question) == frozenset(forms)
+    assert question_shape(question).forms == frozenset(forms)
 
 
 def test_question_forms_mark_doc_sections_and_definitions():

@@ -13,7 +13,6 @@ from sift.graph.writer.terms import (
     joined_compounds,
     matched_terms,
     named_identifiers,
-    named_words,
     query_tokens,
     stems_match,
     weighted_share,
@@ -80,19 +79,6 @@ def test_stems_match(a: str, b: str, expected: bool) -> None:
 ])
 def test_joined_compounds(question: str, expected: dict[str, list[str]]) -> None:
     assert joined_compounds(question) == expected
-
-
-@pytest.mark.parametrize(("question", "expected"), [
-    ("Does it support JSON Schema output?", ["JSON", "Schema"]),
-    ("Can I use it with an ORM?", ["ORM"]),
-    ("Where is GitHub mentioned, and gRPC?", ["GitHub"]),  # "gRPC" does not start with a capital
-    ("Schema is the first word", []),  # a sentence's first word is no name
-    ("Is `Schema` a class?", []),  # code in backticks is not a named thing
-    ("Can I do this?", []),  # "I" is no name
-    ("", []),
-])
-def test_named_words(question: str, expected: list[str]) -> None:
-    assert named_words(question) == expected
 
 
 @pytest.mark.parametrize(("identifiers", "expected"), [
