@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine, func, select, update
 
-from sift.catalog import KbRef, generation_dir, get_kb, index_dir_of
+from sift.catalog import KbRef, generation_dir, get_kb, index_dir_of, keyword_dir
 from sift.config import Settings
 from sift.db import advisory_key, is_postgres, open_database
 from sift.db.tables import Generation, IngestJob
@@ -340,6 +340,7 @@ def _build(
             index_dir = generation_dir(index_root, kb.id, number)
             summary["index"] = build_indexes(
                 engine, embedder, kb.id, number, index_dir, previous_dir=vector_source(engine, kb, index_root),
+                keyword_dir=keyword_dir(index_root, kb.id, number) if kb.generation == number else None,
                 progress=progress, vector_kind=settings.vector_index,
             )
         summary["ready"] = "complete"
