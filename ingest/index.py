@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Engine, Row, func, select
+from sqlalchemy import Engine, Row, Select, func, select
 
 from sift.db import visible_in
 from sift.db.tables import Chunk, File
@@ -97,9 +97,11 @@ def build_indexes(
     out_dir = Path(out_dir)
     tmp_dir = _fresh_tmp(out_dir)
     try:
-        bm25 = _keyword_files(engine, kb_id, generation, tmp_dir, keyword_dir, batch_size)
+        total = _count_chunks(engine, kb_id, generation)
+        tick = (lambda: progress("embed", 0, total)) if progress else None
+        bm25 = _keyword_files(engine, kb_id, generation, tmp_dir, keyword_dir, batch_size, tick)
         acc = _Accumulator.in_dir(tmp_dir, embedder.dim)
-        done = _embed_all(engine, embedder, kb_id, generation, previous_dir, acc, progress, batch_size)
+        done = _embed_all(engine, embedder, kb_id, generation, total, previous_dir, acc, progress, batch_size)
         t_write = time.perf_counter()
         manifest = _write(tmp_dir, embedder, kb_id, generation, vector_kind, acc, bm25, progress)
         _swap_in(tmp_dir, out_dir)
@@ -130,11 +132,10 @@ def build_indexes(
     return stats
 
 
-def _embed_all(engine: Engine, embedder: Embedder, kb_id: int, generation: int, previous_dir: Path | None,
-               acc: _Accumulator, progress: Progress | None, batch_size: int) -> int:
-    """Embed every chunk of ``generation`` (and its windows) batch by batch into ``acc``'s spools; returns how
-    many chunks there were."""
-    total = _count_chunks(engine, kb_id, generation)
+def _embed_all(engine: Engine, embedder: Embedder, kb_id: int, generation: int, total: int,
+               previous_dir: Path | None, acc: _Accumulator, progress: Progress | None, batch_size: int) -> int:
+    """Embed the ``total`` chunks of ``generation`` (and their windows) batch by batch into ``acc``'s spools;
+    returns how many there were."""
     previous = _load_previous(previous_dir, embedder.model_id)
     cache = EmbeddingCache(engine)
     done = 0
@@ -176,11 +177,15 @@ def build_keyword_index(engine: Engine, kb_id: int, generation: int, out_dir: Pa
     return {"chunks": counts, "seconds": round(time.perf_counter() - started, 3)}
 
 
-def _bm25_of(engine: Engine, kb_id: int, generation: int, batch_size: int) -> tuple[BM25Index, dict[str, int]]:
-    """The BM25 index of the chunks visible in ``generation`` (in chunk id order) and their count per kind."""
+def _bm25_of(engine: Engine, kb_id: int, generation: int, batch_size: int,
+             tick: Callable[[], None] | None = None) -> tuple[BM25Index, dict[str, int]]:
+    """The BM25 index of the chunks visible in ``generation`` (in chunk id order) and their count per kind;
+    ``tick()`` before each batch (a progress report, where a stop request is checked)."""
     bm25 = BM25Builder()
     counts = dict.fromkeys(KINDS, 0)
     for rows in _chunk_batches(engine, kb_id, generation, batch_size):
+        if tick:
+            tick()
         for r in rows:
             bm25.add(r.id, tokenize(embedding_text(r.kind, r.path, r.name, r.heading_path, r.text)))
             counts[index_level(r.kind)] += 1
@@ -188,7 +193,7 @@ def _bm25_of(engine: Engine, kb_id: int, generation: int, batch_size: int) -> tu
 
 
 def _keyword_files(engine: Engine, kb_id: int, generation: int, tmp_dir: Path, keyword_dir: Path | None,
-                   batch_size: int) -> dict[str, int]:
+                   batch_size: int, tick: Callable[[], None] | None) -> dict[str, int]:
     """Put the generation's BM25 files into ``tmp_dir`` before any vector is computed (so the index is never in
     memory beside them): linked from ``keyword_dir`` when its index holds exactly this generation's chunks, in
     the same order (chunk rows never change, so then its files are the ones a build would write), else built.
@@ -197,7 +202,7 @@ def _keyword_files(engine: Engine, kb_id: int, generation: int, tmp_dir: Path, k
         linked = _link_keyword_index(engine, kb_id, generation, keyword_dir, tmp_dir)
         if linked is not None:
             return linked
-    index, _ = _bm25_of(engine, kb_id, generation, batch_size)
+    index, _ = _bm25_of(engine, kb_id, generation, batch_size, tick)
     index.save(tmp_dir)
     return {"docs": len(index), "terms": len(index.terms)}
 
@@ -236,38 +241,29 @@ def _fresh_tmp(out_dir: Path) -> Path:
     return tmp_dir
 
 
+def _visible_chunks(kb_id: int, generation: int, *columns: Any) -> Select[Any]:
+    """``columns`` of the chunks of knowledge base ``kb_id`` visible in ``generation``."""
+    return (select(*columns).join(File, Chunk.file_id == File.id)
+            .where(File.kb_id == kb_id, visible_in(File, generation)))
+
+
 def _count_chunks(engine: Engine, kb_id: int, generation: int) -> int:
-    q = (
-        select(func.count(Chunk.id))
-        .join(File, Chunk.file_id == File.id)
-        .where(File.kb_id == kb_id, visible_in(File, generation))
-    )
     with engine.connect() as conn:
-        return int(conn.execute(q).scalar_one())
+        return int(conn.execute(_visible_chunks(kb_id, generation, func.count(Chunk.id))).scalar_one())
 
 
 def _chunk_batches(engine: Engine, kb_id: int, generation: int, batch_size: int) -> Iterator[Sequence[Row]]:
-    q = (
-        select(Chunk.id, Chunk.kind, Chunk.path, Chunk.name, Chunk.heading_path, Chunk.content_hash, Chunk.text)
-        .join(File, Chunk.file_id == File.id)
-        .where(File.kb_id == kb_id, visible_in(File, generation))
-        .order_by(Chunk.id)
-    )
+    q = _visible_chunks(kb_id, generation, Chunk.id, Chunk.kind, Chunk.path, Chunk.name, Chunk.heading_path,
+                        Chunk.content_hash, Chunk.text).order_by(Chunk.id)
     with engine.connect() as conn:
-        result = conn.execution_options(yield_per=batch_size).execute(q)
-        yield from result.partitions()
+        yield from conn.execution_options(yield_per=batch_size).execute(q).partitions()
 
 
 def _chunk_ids(engine: Engine, kb_id: int, generation: int) -> np.ndarray:
     """The ids of the chunks visible in ``generation``, in id order (the order every index adds them in)."""
-    q = (
-        select(Chunk.id)
-        .join(File, Chunk.file_id == File.id)
-        .where(File.kb_id == kb_id, visible_in(File, generation))
-        .order_by(Chunk.id)
-    )
     with engine.connect() as conn:
-        return np.fromiter(conn.execute(q).scalars(), dtype=np.int64)
+        rows = conn.execute(_visible_chunks(kb_id, generation, Chunk.id).order_by(Chunk.id)).scalars()
+        return np.fromiter(rows, dtype=np.int64)
 
 
 def _load_previous(previous_dir: Path | None, model_id: str) -> dict[str, tuple[VectorIndex, np.ndarray]]:
