@@ -262,8 +262,8 @@ def _chunk_batches(engine: Engine, kb_id: int, generation: int, batch_size: int)
 def _chunk_ids(engine: Engine, kb_id: int, generation: int) -> np.ndarray:
     """The ids of the chunks visible in ``generation``, in id order (the order every index adds them in)."""
     with engine.connect() as conn:
-        rows = conn.execute(_visible_chunks(kb_id, generation, Chunk.id).order_by(Chunk.id)).scalars()
-        return np.fromiter(rows, dtype=np.int64)
+        q = _visible_chunks(kb_id, generation, Chunk.id).order_by(Chunk.id)
+        return np.fromiter(conn.execute(q).scalars(), dtype=np.int64)
 
 
 def _load_previous(previous_dir: Path | None, model_id: str) -> dict[str, tuple[VectorIndex, np.ndarray]]:

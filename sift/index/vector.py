@@ -127,6 +127,7 @@ class VectorIndex:
             return cls.build(ids, vectors, kind, dim=dim, ef_search=ef_search)
         index = _new_index(dim, kind)
         flat = faiss.downcast_index(index.index)
+        assert isinstance(flat, faiss.IndexFlatCodes)  # what _new_index makes for "flat"
         # Sized once and emptied: a std::vector keeps its buffer when it shrinks, so each add fills it in place.
         flat.codes.resize(total * flat.code_size)
         flat.codes.resize(0)
