@@ -245,9 +245,7 @@ def _parse_files(
     file versions it replaces."""
     limits = ChunkLimits(settings.doc_chunk_min_chars, settings.doc_chunk_max_chars,
                          settings.function_chunk_max_lines, settings.file_chunk_head_lines)
-    seen: set[str] = set()
-    replaced: list[int] = []
-    batch = store.new_batch()
+    seen, replaced, batch = set[str](), list[int](), store.new_batch()
 
     def changed(wf: WalkedFile) -> bool:
         return previous.get(wf.path, (0, None))[1] != wf.content_hash
@@ -255,12 +253,11 @@ def _parse_files(
     # Listed in full before parsing, so that parse progress has a total; texts kept within a budget (listing.py).
     listing = list_files(root, needs_text=changed, max_file_bytes=settings.max_file_bytes, stats=walk_stats,
                          within=within, progress=lambda n: progress("walk", n, None))
-    listed = len(listing.files)
     files = registry.prefetch(texts(listing, root, max_file_bytes=settings.max_file_bytes, within=within), changed)
     bounds = ParseBounds(settings.parse_timeout_s, settings.parse_max_mb)
     with ParseWorker(limits, bounds, stop) as worker:
         for done, wf in enumerate(files, 1):
-            total = max(listed, done)  # a file created since the listing is parsed too
+            total = max(len(listing.files), done)  # a file created since the listing is parsed too
             old = previous.get(wf.path)
             if old is not None and old[1] == wf.content_hash:
                 seen.add(wf.path)
@@ -333,8 +330,7 @@ def _index_and_publish(
                 progress=progress, vector_kind=settings.vector_index,
             )
         summary["ready"] = "complete"
-    summary["seconds"] = round(time.perf_counter() - started, 3)
-    summary["status"] = "published"
+    summary.update(seconds=round(time.perf_counter() - started, 3), status="published")
     with engine.begin() as conn:
         if kb.generation == number:  # published keyword-only above: its vectors join it
             publish_vectors(conn, kb, index_dir, index_root, generation_stats(summary))
