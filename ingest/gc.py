@@ -15,7 +15,7 @@ from sift.config import Settings
 from sift.db.tables import Generation
 from sift.ingest import store
 from sift.ingest.liveness import reap_dead_jobs
-from sift.ingest.pipeline import ingest_lock
+from sift.ingest.locks import ingest_lock
 
 
 def collect_kb(settings: Settings, engine: Engine, name: str, tenant: str) -> dict[str, Any]:

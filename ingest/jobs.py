@@ -53,7 +53,8 @@ from sift.ingest.liveness import (
     reap_dead_jobs,
     signal_name,
 )
-from sift.ingest.pipeline import ingest, kb_lock
+from sift.ingest.locks import kb_lock
+from sift.ingest.pipeline import ingest
 from sift.ingest.store import ensure_kb
 from sift.names import check_name
 

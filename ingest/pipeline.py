@@ -13,25 +13,23 @@ SIGKILL leaves a ``running`` row behind; ``liveness.reap_dead_jobs`` recognises 
 
 from __future__ import annotations
 
-import fcntl
 import logging
-import os
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine, func, select, update
 
-from sift.catalog import KbRef, generation_dir, get_kb, index_dir_of
+from sift.catalog import KbRef, generation_dir, get_kb, index_dir_of, keyword_dir
 from sift.config import Settings
-from sift.db import advisory_key, is_postgres, open_database
+from sift.db import open_database
 from sift.db.tables import Generation, IngestJob
 from sift.errors import Conflict, OutsideRoot
 from sift.ingest import store
-from sift.ingest.chunk import CHUNKING, ChunkLimits, content_hash
+from sift.ingest.chunk import CHUNKING, ChunkLimits
 from sift.ingest.confine import confining_root
+from sift.ingest.file_rows import add_file
 from sift.ingest.job_rows import (
     JobCancelled,
     claim_job,
@@ -51,15 +49,12 @@ from sift.ingest.liveness import (
     current_process,
     reap_dead_jobs,
 )
-from sift.ingest.parse_worker import ParseBounds, Parsed, ParseLimitExceeded, ParseWorker, record_skip
+from sift.ingest.locks import ingest_lock
+from sift.ingest.parse_worker import ParseBounds, ParseLimitExceeded, ParseWorker, record_skip
 from sift.ingest.parsers import ParserRegistry
 from sift.ingest.parsers.llm import LLMParserOptions, make_llm_parser
 from sift.ingest.searchable import drop_keyword_index, publish_keywords, publish_vectors, vector_source
 from sift.ingest.walk import WalkedFile, WalkStats
-from sift.languages import classify
-from sift.models import DocumentTree
-from sift.names import check_name
-from sift.text import split_lines
 
 if TYPE_CHECKING:  # the embedding module loads only when an index is built
     from sift.embed import Embedder
@@ -69,53 +64,6 @@ log = logging.getLogger(__name__)
 #: progress(phase, done, total) — phase is "walk", "parse", "searchable" (once, when the keyword index is published),
 #: "model", "embed" or "index"; total is None while walking (files found so far) and while the model loads.
 Progress = Callable[[str, int, int | None], None]
-
-
-@contextmanager
-def kb_lock(data_dir: Path, tenant: str, kb: str) -> Iterator[None]:
-    """An exclusive, crash-safe lock per knowledge base (released by the OS when the process dies)."""
-    check_name(tenant, "tenant")
-    check_name(kb, "knowledge base")
-    lock_dir = data_dir / "locks"
-    lock_dir.mkdir(parents=True, exist_ok=True)
-    path = lock_dir / f"{tenant}__{kb}.lock"
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError as exc:
-            raise Conflict(
-                f"another ingest of knowledge base {kb!r} is running; wait for it to finish and run this again"
-            ) from exc
-        yield
-    finally:
-        os.close(fd)
-
-
-@contextmanager
-def ingest_lock(engine: Engine, data_dir: Path, tenant: str, kb: str) -> Iterator[None]:
-    """The per-kb file lock and, on PostgreSQL, a session advisory lock that holds across hosts.
-
-    Both are released when the process dies (the OS closes the file and the connection). Conflict when either
-    is taken.
-    """
-    with kb_lock(data_dir, tenant, kb):
-        if not is_postgres(engine):
-            yield
-            return
-        key = advisory_key("sift", "ingest", tenant, kb)
-        with engine.connect() as conn:
-            got = conn.execute(select(func.pg_try_advisory_lock(key))).scalar()
-            conn.commit()
-            if not got:
-                raise Conflict(
-                    f"another ingest of knowledge base {kb!r} is running; wait for it to finish and run this again"
-                )
-            try:
-                yield
-            finally:
-                conn.execute(select(func.pg_advisory_unlock(key)))
-                conn.commit()
 
 
 def ingest(
@@ -248,54 +196,12 @@ def _build(
     stop: StopRequest,
     within: Path | None = None,
 ) -> dict[str, Any]:
-    index_root = settings.resolved_index_dir()
-
     summary = new_summary(kb, number, job_id)
     registry = ParserRegistry(llm=make_llm_parser(settings, engine, llm_parser))
-    limits = ChunkLimits(settings.doc_chunk_min_chars, settings.doc_chunk_max_chars,
-                         settings.function_chunk_max_lines, settings.file_chunk_head_lines)
     walk_stats = WalkStats()
-    seen: set[str] = set()
-    replaced: list[int] = []
-    batch = store.new_batch()
     t_parse = time.perf_counter()
-
-    def changed(wf: WalkedFile) -> bool:
-        return previous.get(wf.path, (0, None))[1] != wf.content_hash
-
-    # Listed in full before parsing, so that parse progress has a total; texts kept within a budget (listing.py).
-    listing = list_files(root, needs_text=changed, max_file_bytes=settings.max_file_bytes, stats=walk_stats,
-                         within=within, progress=lambda n: progress("walk", n, None))
-    listed = len(listing.files)
-    files = registry.prefetch(texts(listing, root, max_file_bytes=settings.max_file_bytes, within=within), changed)
-    bounds = ParseBounds(settings.parse_timeout_s, settings.parse_max_mb)
-    with ParseWorker(limits, bounds, stop) as worker:
-        for done, wf in enumerate(files, 1):
-            total = max(listed, done)  # a file created since the listing is parsed too
-            old = previous.get(wf.path)
-            if old is not None and old[1] == wf.content_hash:
-                seen.add(wf.path)
-                summary["unchanged"] += 1
-            else:
-                try:
-                    parsed = worker.parse_file(registry, wf.path, wf.text)
-                except ParseLimitExceeded as exc:  # skipped like a file the walk leaves out: a stored copy goes
-                    record_skip(walk_stats, summary, wf.path, str(exc))
-                    progress("parse", done, total)
-                    continue
-                seen.add(wf.path)
-                if old is not None:
-                    replaced.append(old[0])
-                    summary["changed"] += 1
-                else:
-                    summary["added"] += 1
-                _add_file(batch, parsed, kb, number, wf, summary)
-                summary["lines"] += wf.text.count("\n") + 1
-            if len(batch) >= settings.ingest_batch_size:
-                _flush(engine, batch, summary, job_id)
-                batch = store.new_batch()
-            progress("parse", done, total)
-    _flush(engine, batch, summary, job_id)
+    seen, replaced = _parse_files(settings, engine, root, kb, number, previous, job_id, registry, walk_stats,
+                                  summary, progress, stop, within)
     deleted = [fid for path, (fid, _) in previous.items() if path not in seen]
     summary["deleted"] = len(deleted)
     summary["files"] = len(seen)
@@ -315,6 +221,86 @@ def _build(
 
     with engine.begin() as conn:
         store.close_files(conn, replaced + deleted, number)
+    return _index_and_publish(settings, engine, kb, number, job_id, embedder, build_index, progress, summary,
+                              started, any_change)
+
+
+def _parse_files(
+    settings: Settings,
+    engine: Engine,
+    root: Path,
+    kb: KbRef,
+    number: int,
+    previous: dict[str, tuple[int, str]],
+    job_id: int,
+    registry: ParserRegistry,
+    walk_stats: WalkStats,
+    summary: dict[str, Any],
+    progress: Progress,
+    stop: StopRequest,
+    within: Path | None,
+) -> tuple[set[str], list[int]]:
+    """Walk ``root`` and parse each new or changed file into generation ``number``'s rows, written
+    ``settings.ingest_batch_size`` files at a time; returns the paths the generation keeps and the ids of the
+    file versions it replaces."""
+    limits = ChunkLimits(settings.doc_chunk_min_chars, settings.doc_chunk_max_chars,
+                         settings.function_chunk_max_lines, settings.file_chunk_head_lines)
+    seen, replaced, batch = set[str](), list[int](), store.new_batch()
+
+    def changed(wf: WalkedFile) -> bool:
+        return previous.get(wf.path, (0, None))[1] != wf.content_hash
+
+    # Listed in full before parsing, so that parse progress has a total; texts kept within a budget (listing.py).
+    listing = list_files(root, needs_text=changed, max_file_bytes=settings.max_file_bytes, stats=walk_stats,
+                         within=within, progress=lambda n: progress("walk", n, None))
+    files = registry.prefetch(texts(listing, root, max_file_bytes=settings.max_file_bytes, within=within), changed)
+    bounds = ParseBounds(settings.parse_timeout_s, settings.parse_max_mb)
+    with ParseWorker(limits, bounds, stop) as worker:
+        for done, wf in enumerate(files, 1):
+            total = max(len(listing.files), done)  # a file created since the listing is parsed too
+            old = previous.get(wf.path)
+            if old is not None and old[1] == wf.content_hash:
+                seen.add(wf.path)
+                summary["unchanged"] += 1
+            else:
+                try:
+                    parsed = worker.parse_file(registry, wf.path, wf.text)
+                except ParseLimitExceeded as exc:  # skipped like a file the walk leaves out: a stored copy goes
+                    record_skip(walk_stats, summary, wf.path, str(exc))
+                    progress("parse", done, total)
+                    continue
+                seen.add(wf.path)
+                if old is not None:
+                    replaced.append(old[0])
+                    summary["changed"] += 1
+                else:
+                    summary["added"] += 1
+                add_file(batch, parsed, kb, number, wf, summary)
+                summary["lines"] += wf.text.count("\n") + 1
+            if len(batch) >= settings.ingest_batch_size:
+                _flush(engine, batch, summary, job_id)
+                batch = store.new_batch()
+            progress("parse", done, total)
+    _flush(engine, batch, summary, job_id)
+    return seen, replaced
+
+
+def _index_and_publish(
+    settings: Settings,
+    engine: Engine,
+    kb: KbRef,
+    number: int,
+    job_id: int,
+    embedder: Embedder | None,
+    build_index: bool,
+    progress: Progress,
+    summary: dict[str, Any],
+    started: float,
+    any_change: bool,
+) -> dict[str, Any]:
+    """Publish generation ``number``: keyword search first (local backend), then its vectors (when ``build_index``),
+    then collect what it made garbage."""
+    index_root = settings.resolved_index_dir()
     index_dir = None
     local = settings.search_backend != "postgres"
     if build_index and local and (any_change or not kb.generation):  # keyword search first, vectors after
@@ -327,7 +313,7 @@ def _build(
             progress("model", 0, None)
             embedder = make_embedder(settings)
             progress("model", 1, 1)
-        if settings.search_backend == "postgres":
+        if not local:
             from sift.ingest.pg_index import build_pg_index
 
             summary["index"] = build_pg_index(
@@ -340,11 +326,11 @@ def _build(
             index_dir = generation_dir(index_root, kb.id, number)
             summary["index"] = build_indexes(
                 engine, embedder, kb.id, number, index_dir, previous_dir=vector_source(engine, kb, index_root),
+                keyword_dir=keyword_dir(index_root, kb.id, number) if kb.generation == number else None,
                 progress=progress, vector_kind=settings.vector_index,
             )
         summary["ready"] = "complete"
-    summary["seconds"] = round(time.perf_counter() - started, 3)
-    summary["status"] = "published"
+    summary.update(seconds=round(time.perf_counter() - started, 3), status="published")
     with engine.begin() as conn:
         if kb.generation == number:  # published keyword-only above: its vectors join it
             publish_vectors(conn, kb, index_dir, index_root, generation_stats(summary))
@@ -391,62 +377,3 @@ def _flush(engine: Engine, batch: store.FileBatch, summary: dict[str, Any], job_
                           "nodes": summary["nodes"], "chunks": summary["chunks"]},
             )
         )
-
-
-def _add_file(
-    batch: store.FileBatch,
-    parsed: Parsed,
-    kb: KbRef,
-    generation: int,
-    wf: WalkedFile,
-    summary: dict[str, Any],
-) -> None:
-    language, _ = classify(wf.path)
-    tree, error, drafts = parsed
-    if error:
-        summary["failures"].append({"path": wf.path, "error": error})
-    lines = split_lines(wf.text)
-    st = tree.source_type.value
-    batch.files.append(dict(
-        kb_id=kb.id, gen_from=generation, gen_to=None, path=wf.path, language=language, source_type=st,
-        content_hash=wf.content_hash, size_bytes=wf.size, line_count=len(lines), parser=tree.parser,
-        parse_error=error, content=wf.text, chunking=CHUNKING,
-    ))
-    batch.nodes.append(_node_rows(tree, kb))
-    batch.chunks.append([
-        dict(
-            _node=d.node, kb_id=kb.id, tenant=kb.tenant, kind=d.kind.value, source_type=st, path=wf.path,
-            language=language, name=d.name, symbol=d.symbol, part=d.part, module_code=d.module_code,
-            heading_path=d.heading_path, start_line=d.start_line,
-            end_line=d.end_line, public=kb.public, text=d.text,
-            content_hash=content_hash(d.kind, wf.path, d.name, d.heading_path, d.text),
-        )
-        for d in drafts
-    ])
-    batch.entities.append([
-        dict(_node=e.node, kb_id=kb.id, path=wf.path, type=e.type, name=e.name, detail=e.detail,
-             start_line=e.start_line, end_line=e.end_line)
-        for e in tree.entities
-    ])
-    names = [n.qualified_name.split("::", 1)[-1] for n in tree.nodes]
-    batch.refs.append([
-        dict(_caller=r.caller, kb_id=kb.id, path=wf.path,
-             caller_name=names[r.caller] if r.caller else None, callee=r.callee,
-             callee_name=r.callee.rsplit(".", 1)[-1], callee_qualified=r.callee_qualified, line=r.line,
-             bound_locally=r.bound_locally)
-        for r in tree.refs
-    ])
-
-
-def _node_rows(tree: DocumentTree, kb: KbRef) -> list[dict[str, Any]]:
-    st = tree.source_type.value
-    return [
-        dict(
-            _index=n.index, _parent=n.parent, kb_id=kb.id, path=tree.path, language=tree.language, source_type=st,
-            kind=str(n.kind), name=n.name, qualified_name=n.qualified_name, level=n.level,
-            start_line=n.start_line, end_line=n.end_line, body_start_line=n.body_start_line,
-            signature=n.signature, docstring=n.docstring, anchor=n.anchor, meta=n.meta or None,
-        )
-        for n in tree.nodes
-    ]
-

@@ -39,6 +39,7 @@ from sift.ingest.generated import (
     minified,
     package_output,
 )
+from sift.ingest.gitignore import IgnoreRules, is_ignored, parse_spec
 
 log = logging.getLogger(__name__)
 
@@ -56,9 +57,6 @@ SKIP_SYMLINK_OUTSIDE = "symlink_outside"
 SKIP_UNREADABLE = "unreadable"
 
 VCS_DIRS = frozenset({".git", ".hg", ".svn"})
-
-_IgnoreRules = tuple[tuple[str, pathspec.GitIgnoreSpec], ...]
-
 
 @dataclass(frozen=True, slots=True)
 class WalkedFile:
@@ -140,7 +138,7 @@ class _Descend:
 
     abs_dir: str
     prefix: str
-    rules: _IgnoreRules
+    rules: IgnoreRules
     ancestors: tuple[str, ...]
     fd: int | None = None  # the directory, already opened beneath the root
 
@@ -166,7 +164,7 @@ class _Walker:
         return open_inside(self.root_fd, self.root_real, real_path, directory=directory)
 
     def _run(self) -> Iterator[WalkedFile]:
-        rules: _IgnoreRules = ()
+        rules: IgnoreRules = ()
         exclude = self._load_spec(os.path.realpath(os.path.join(self.root_real, ".git", "info", "exclude")))
         if exclude is not None:
             rules = (("", exclude),)
@@ -193,10 +191,10 @@ class _Walker:
                 data = fh.read(self.max_file_bytes + 1)
         except OSError:
             return None
-        return _parse_spec(real_path, data)
+        return parse_spec(real_path, data)
 
     def _walk_dir(
-        self, abs_dir: str, prefix: str, rules: _IgnoreRules, ancestors: tuple[str, ...], fd: int | None = None
+        self, abs_dir: str, prefix: str, rules: IgnoreRules, ancestors: tuple[str, ...], fd: int | None = None
     ) -> Iterator[WalkedFile | _Descend]:
         """Walk one directory; ``ancestors`` are the resolved paths from the root down to this directory."""
         here = DirHandle(self.root_fd, self.root_real, ancestors[-1], fd)
@@ -277,10 +275,10 @@ class _Walker:
             return None
 
     def _dir_skip_reason(
-        self, entry: _Entry, rel: str, rules: _IgnoreRules, sibling_names: set[str]
+        self, entry: _Entry, rel: str, rules: IgnoreRules, sibling_names: set[str]
     ) -> str | None:
         name = entry.name
-        if name in VCS_DIRS or _is_ignored(rules, rel, is_dir=True):
+        if name in VCS_DIRS or is_ignored(rules, rel, is_dir=True):
             return SKIP_IGNORED
         parent = os.path.dirname(entry.abs_path)
         if self.package_builds.get(parent, name) != name:
@@ -308,7 +306,7 @@ class _Walker:
         except OSError:
             return None
 
-    def _read_file(self, entry: _Entry, rel: str, rules: _IgnoreRules, here: DirHandle) -> WalkedFile | None:
+    def _read_file(self, entry: _Entry, rel: str, rules: IgnoreRules, here: DirHandle) -> WalkedFile | None:
         stats = self.stats
         stats.files_seen += 1
         reason = _file_skip_reason(entry.name, rel, rules)
@@ -358,45 +356,15 @@ class _Walker:
         )
 
 
-def _file_skip_reason(name: str, rel: str, rules: _IgnoreRules) -> str | None:
+def _file_skip_reason(name: str, rel: str, rules: IgnoreRules) -> str | None:
     """The reason a file is skipped by name alone (no I/O), or None."""
-    if _is_ignored(rules, rel, is_dir=False):
+    if is_ignored(rules, rel, is_dir=False):
         return SKIP_IGNORED
     if name in LOCK_FILES or name.endswith(MINIFIED_SUFFIXES):
         return SKIP_VENDORED
     if os.path.splitext(name)[1].lower() in BINARY_EXTENSIONS:
         return SKIP_BINARY
     return None
-
-
-def _is_ignored(rules: _IgnoreRules, rel: str, *, is_dir: bool) -> bool:
-    """Apply .gitignore rules like git: the deepest file with a matching pattern decides, last pattern wins."""
-    for prefix, spec in reversed(rules):
-        sub = rel[len(prefix) :] + ("/" if is_dir else "")
-        include = spec.check_file(sub).include
-        if include is not None:
-            return include
-    return False
-
-
-def _parse_spec(path: str, data: bytes) -> pathspec.GitIgnoreSpec | None:
-    """Parse a .gitignore-style file's bytes; None when it has no patterns."""
-    lines = data.decode("utf-8-sig", errors="replace").split("\n")
-    try:
-        spec = pathspec.GitIgnoreSpec.from_lines(lines)
-    except ValueError:
-        # git silently drops a malformed line (e.g. a lone "!"); do the same rather than fail the walk.
-        log.debug("malformed pattern in %s; dropping invalid lines", path)
-        spec = pathspec.GitIgnoreSpec.from_lines([line for line in lines if _is_valid_pattern(line)])
-    return spec if len(spec.patterns) else None
-
-
-def _is_valid_pattern(line: str) -> bool:
-    try:
-        pathspec.GitIgnoreSpec.from_lines([line])
-    except ValueError:
-        return False
-    return True
 
 
 def _is_utf8(name: str) -> bool:

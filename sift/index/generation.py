@@ -22,6 +22,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -155,18 +157,41 @@ def load_indexes(directory: Path, *, mmap: bool = False, ef_search: int | None =
     """Load a generation written by ``build_indexes``; IndexNotReady when it is missing, IndexDamaged (naming the
     file) when a file is missing, truncated, altered at its start or unreadable."""
     directory = Path(directory)
-    manifest = read_manifest(directory)
-    bad = [problem for problem in verify_files(directory, manifest).values() if problem]
-    if bad:
-        raise IndexDamaged("; ".join(bad))
+    manifest = _checked_manifest(directory)
     kwargs = {"ef_search": ef_search} if ef_search else {}
     kinds = KINDS if has_vectors(manifest) else ()
-    try:
+    with _loading(directory):
         vectors = {k: VectorIndex.load(vector_file(directory, k), mmap=mmap, **kwargs) for k in kinds}
         windows = {k: VectorIndex.load(window_file(directory, k), mmap=mmap, **kwargs)
                    for k in manifest.get("window_counts", {})}
         bm25 = BM25Index.load(directory)
+    return LoadedIndexes(directory, manifest, vectors, bm25, windows)
+
+
+def load_vector_indexes(directory: Path, *, mmap: bool = False) -> tuple[str | None, dict[str, VectorIndex]]:
+    """The model id and the chunk vector indexes of a generation (none for a keyword-only one), without its BM25
+    index or windows: what a build reuses of the previous generation. Raises as ``load_indexes`` does."""
+    directory = Path(directory)
+    manifest = _checked_manifest(directory)
+    with _loading(directory):
+        vectors = {k: VectorIndex.load(vector_file(directory, k), mmap=mmap)
+                   for k in (KINDS if has_vectors(manifest) else ())}
+    return manifest["model_id"], vectors
+
+
+def _checked_manifest(directory: Path) -> dict[str, Any]:
+    manifest = read_manifest(directory)
+    bad = [problem for problem in verify_files(directory, manifest).values() if problem]
+    if bad:
+        raise IndexDamaged("; ".join(bad))
+    return manifest
+
+
+@contextmanager
+def _loading(directory: Path) -> Iterator[None]:
+    """Turn a failure to load an index file into IndexDamaged naming the directory."""
+    try:
+        yield
     except (OSError, RuntimeError, ValueError, KeyError, EOFError) as exc:  # faiss raises RuntimeError
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise IndexDamaged(f"an index file in {directory} cannot be loaded: {first[:300]}") from exc
-    return LoadedIndexes(directory, manifest, vectors, bm25, windows)

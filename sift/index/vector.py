@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -101,6 +101,42 @@ class VectorIndex:
         id_arr = _as_ids(ids)
         if len(id_arr):
             index.add_with_ids(_as_vectors(vectors, d), id_arr)
+        return cls(index, kind, ef_search)
+
+    @classmethod
+    def build_in_blocks(
+        cls,
+        total: int,
+        blocks: Iterable[tuple[np.ndarray, np.ndarray]],
+        kind: VectorKind = "flat",
+        *,
+        dim: int,
+        ef_search: int = HNSW_EF_SEARCH,
+    ) -> VectorIndex:
+        """The index ``build`` makes of the ``(ids, vectors)`` blocks put end to end, ``total`` rows in all.
+
+        A flat index takes the blocks one at a time into storage sized for ``total`` up front, so memory is the
+        index and one block (adding blocks to a growing index would copy it each time it outgrows its buffer,
+        holding up to three times its size); the file it saves is byte for byte ``build``'s. An HNSW graph is
+        built from all the vectors at once, as ``build`` does (inserting them block by block makes another graph).
+        """
+        if kind != "flat":
+            parts = list(blocks)
+            ids = np.concatenate([i for i, _ in parts]) if parts else np.zeros(0, dtype=np.int64)
+            vectors = np.vstack([v for _, v in parts]) if parts else np.zeros((0, dim), dtype=np.float32)
+            return cls.build(ids, vectors, kind, dim=dim, ef_search=ef_search)
+        index = _new_index(dim, kind)
+        flat = faiss.downcast_index(index.index)
+        assert isinstance(flat, faiss.IndexFlatCodes)  # what _new_index makes for "flat"
+        # Sized once and emptied: a std::vector keeps its buffer when it shrinks, so each add fills it in place.
+        flat.codes.resize(total * flat.code_size)
+        flat.codes.resize(0)
+        for ids, vectors in blocks:
+            id_arr = _as_ids(ids)
+            if len(id_arr):
+                index.add_with_ids(_as_vectors(vectors, dim), id_arr)
+        if index.ntotal != total:
+            raise ValueError(f"{index.ntotal} vectors given where {total} were announced")
         return cls(index, kind, ef_search)
 
     def save(self, path: Path) -> None:

@@ -11,7 +11,8 @@ import pytest
 from sift.api.app import create_app
 from sift.api.server import serve_in_thread
 from sift.api.settings import ApiSettings
-from sift.ingest.pipeline import ingest, kb_lock
+from sift.ingest.locks import kb_lock
+from sift.ingest.pipeline import ingest
 from tests.conftest import TINY_FILES
 
 BILLING = 'def charge_invoice(amount: int) -> int:\n    """Charge an invoice."""\n    return amount\n'

@@ -13,7 +13,8 @@ from sift.config import Settings
 from sift.db import open_database
 from sift.db.tables import File, Generation
 from sift.ingest import store
-from sift.ingest.pipeline import ingest, kb_lock
+from sift.ingest.locks import kb_lock
+from sift.ingest.pipeline import ingest
 from tests.conftest import TINY_FILES
 
 

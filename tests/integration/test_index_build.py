@@ -261,3 +261,78 @@ def test_an_index_of_the_older_layout_is_built_again(tiny_repo: Path, embedder: 
     assert second["status"] == "published" and second["generation"] == first["generation"] + 1
     assert second["index"]["embedded"] == 0  # every vector reused
     assert ingest(settings, tiny_repo, "tiny", embedder=embedder)["status"] == "unchanged"
+
+
+class HashEncoder:
+    """Deterministic unit vectors seeded by each text's hash: whatever the batches, a text gets the same vector."""
+
+    model_id = "test-hash"
+    dim = 384
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        import hashlib
+
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        for i, text in enumerate(texts):
+            seed = int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest())
+            out[i] = np.random.default_rng(seed).standard_normal(self.dim, dtype=np.float32)
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed_documents([text])[0]
+
+
+def _reference_files(engine: Engine, encoder: HashEncoder, out: Path) -> None:
+    """Every vector index of generation 1 built at once from all its vectors, in chunk id order."""
+    from sift.index.generation import KINDS, vector_file, window_file
+    from sift.index.vector import VectorIndex
+    from sift.ingest.chunk import WINDOW_KINDS, embedding_text, window_texts
+    from sift.models import index_level
+
+    rows = {k: ([], []) for k in KINDS}  # type: dict[str, tuple[list[int], list[str]]]
+    windows = {k: ([], []) for k in WINDOW_KINDS}  # type: dict[str, tuple[list[int], list[str]]]
+    with engine.connect() as conn:
+        for r in conn.execute(Chunk.__table__.select().order_by(Chunk.id)):
+            rows[index_level(r.kind)][0].append(r.id)
+            rows[index_level(r.kind)][1].append(embedding_text(r.kind, r.path, r.name, r.heading_path, r.text))
+            for text in window_texts(r.kind, r.path, r.name, r.text):
+                windows[r.kind][0].append(r.id)
+                windows[r.kind][1].append(text)
+    out.mkdir()
+    for files, where in ((rows, vector_file), (windows, window_file)):
+        for kind, (ids, texts) in files.items():
+            vectors = encoder.embed_documents(texts) if texts else np.zeros((0, encoder.dim), np.float32)
+            VectorIndex.build(ids, vectors, dim=encoder.dim).save(where(out, kind))
+
+
+def test_batched_build_writes_the_indexes_of_all_vectors_at_once(tmp_path: Path) -> None:
+    """Vectors spooled batch by batch and indexes made from the spools: the same files, byte for byte, as indexes
+    built at once from every vector; the BM25 index is the keyword-only generation's (linked, not built again)
+    when it holds exactly these chunks, and built when it does not."""
+    from sift.index.bm25 import BM25Index
+    from sift.ingest.index import build_keyword_index
+
+    engine = open_database(Settings(data_dir=tmp_path / "data"))
+    kb_id, _ = _corpus(engine)
+    _add_file(engine, kb_id, "docs/ops.md", 1, [
+        {"kind": "doc", "name": "Operations", "heading_path": "Ops > Operations", "text": LONG_SECTION}])
+    encoder = HashEncoder()
+    _reference_files(engine, encoder, tmp_path / "ref")
+    build_keyword_index(engine, kb_id, 1, tmp_path / "kw")
+    stats = build_indexes(engine, encoder, kb_id, 1, tmp_path / "g1", keyword_dir=tmp_path / "kw",  # type: ignore[arg-type]
+                          batch_size=4)
+    assert stats["windows"]["count"] >= 2
+    for ref in sorted((tmp_path / "ref").iterdir()):
+        assert (tmp_path / "g1" / ref.name).read_bytes() == ref.read_bytes(), ref.name
+    assert (tmp_path / "g1" / "bm25.npz").stat().st_ino == (tmp_path / "kw" / "bm25.npz").stat().st_ino
+    assert not [p for p in (tmp_path / "g1").iterdir() if p.suffix in (".ids", ".vectors")]  # no spool left
+    load_indexes(tmp_path / "g1")  # its manifest lists every file it holds
+    # A keyword index of other chunks (one file less) is not taken: the BM25 index is built for these.
+    with engine.begin() as conn:
+        conn.execute(update(File).where(File.path == "docs/ops.md").values(gen_to=2))
+    build_indexes(engine, encoder, kb_id, 2, tmp_path / "g2", keyword_dir=tmp_path / "kw")  # type: ignore[arg-type]
+    build_keyword_index(engine, kb_id, 2, tmp_path / "kw2")
+    built, expected = BM25Index.load(tmp_path / "g2"), BM25Index.load(tmp_path / "kw2")
+    assert (tmp_path / "g2" / "bm25.npz").stat().st_ino != (tmp_path / "kw" / "bm25.npz").stat().st_ino
+    assert np.array_equal(built.ids, expected.ids) and built.terms == expected.terms
+    assert (built.matrix != expected.matrix).nnz == 0

@@ -20,7 +20,8 @@ from sift.config import Settings
 from sift.db import open_database
 from sift.db.tables import Chunk, Generation
 from sift.errors import Conflict, NotFound
-from sift.ingest.pipeline import ingest, kb_lock
+from sift.ingest.locks import kb_lock
+from sift.ingest.pipeline import ingest
 from sift.models import Filters
 from sift.retrievers.base import IndexCache
 from sift.retrievers.files import read_file_lines

@@ -11,7 +11,7 @@ from sift.cli import main
 from sift.config import Settings
 from sift.db import open_database
 from sift.errors import InvalidQuery
-from sift.ingest.pipeline import kb_lock
+from sift.ingest.locks import kb_lock
 
 
 def _files_outside(tmp_path: Path, data: Path) -> list[Path]:

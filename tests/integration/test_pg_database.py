@@ -15,7 +15,8 @@ from sift.config import Settings
 from sift.db import make_engine, migrations_dir, open_database, upgrade
 from sift.db.tables import Base, Chunk, File, KnowledgeBase, Node
 from sift.errors import Conflict
-from sift.ingest.pipeline import ingest, ingest_lock
+from sift.ingest.locks import ingest_lock
+from sift.ingest.pipeline import ingest
 from sift.models import display_name
 from sift.retrievers.base import IndexCache
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -118,3 +119,44 @@ def test_vector_hnsw_recall_against_flat(kind: str, ef_search: int, floor: float
     recall = _recall(approx, exact)
     print(f"HNSW recall@{k} vs flat, {n} {kind} {dim}-d vectors, efSearch={ef_search}: {recall:.3f}")
     assert recall >= floor
+
+
+@pytest.mark.parametrize("kind", ["flat", "hnsw"])
+def test_build_in_blocks_writes_the_file_build_writes(kind: str, tmp_path: Path) -> None:
+    rng = np.random.default_rng(7)
+    vectors = normalise(rng.standard_normal((1000, 16)).astype(np.float32))
+    ids = rng.permutation(5000)[:1000].astype(np.int64)
+    blocks = [(ids[a:b], vectors[a:b]) for a, b in ((0, 1), (1, 300), (300, 300), (300, 999), (999, 1000))]
+    whole = VectorIndex.build(ids, vectors, kind, dim=16)  # type: ignore[arg-type]
+    streamed = VectorIndex.build_in_blocks(len(ids), iter(blocks), kind, dim=16)  # type: ignore[arg-type]
+    assert np.array_equal(streamed.ids, ids)
+    assert np.array_equal(streamed.vectors_for(ids), whole.vectors_for(ids))
+    if kind == "flat":  # an HNSW graph is built by several threads: its file is not reproducible
+        whole.save(tmp_path / "whole.faiss")
+        streamed.save(tmp_path / "streamed.faiss")
+        assert (tmp_path / "whole.faiss").read_bytes() == (tmp_path / "streamed.faiss").read_bytes()
+    assert streamed.search(vectors[5], 3) == whole.search(vectors[5], 3)
+    empty = VectorIndex.build_in_blocks(0, iter([]), kind, dim=16)  # type: ignore[arg-type]
+    assert len(empty) == 0 and empty.dim == 16
+
+
+def test_build_in_blocks_fills_storage_sized_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The flat index's buffer is allocated once for all the rows: no block copies it into a larger one."""
+    import faiss
+
+    import sift.index.vector as vector_module
+
+    made: list[faiss.Index] = []
+    new_index = vector_module._new_index
+    monkeypatch.setattr(vector_module, "_new_index", lambda dim, kind: made.append(new_index(dim, kind)) or made[-1])
+    buffers: list[int] = []
+
+    def blocks() -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        for start in range(0, 2000, 100):
+            yield np.arange(start, start + 100), normalise(np.ones((100, 8), dtype=np.float32))
+            buffers.append(int(faiss.downcast_index(made[0].index).codes.data()))
+
+    built = VectorIndex.build_in_blocks(2000, blocks(), "flat", dim=8)
+    assert len(built) == 2000 and len(buffers) == 20 and len(set(buffers)) == 1
+    with pytest.raises(ValueError, match="announced"):
+        VectorIndex.build_in_blocks(50, iter([(np.arange(10), np.ones((10, 8), np.float32))]), "flat", dim=8)
