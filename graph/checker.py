@@ -107,8 +107,15 @@ def check_draft(draft: Draft, evidence: Sequence[Evidence], files: Mapping[str, 
                     if m in checked:
                         checked[m] = checked[m].model_copy(update={"valid": False})
     valid = [n for n, c in checked.items() if c.valid]
+    if draft.mode == "llm":  # a model may list citations its text never marks: only a marked one supports the text
+        marked = set(cited_ids(draft.text))
+        for n in valid:
+            if n not in marked:
+                checked[n] = checked[n].model_copy(update={"valid": False})
+        valid = [n for n in valid if n in marked]
     if len(valid) < k:
-        problems.append(f"{len(valid)} valid citation(s); at least {k} required")
+        problems.append(f"{len(valid)} valid citation(s) marked in the text; at least {k} required"
+                        if draft.mode == "llm" else f"{len(valid)} valid citation(s); at least {k} required")
     return Verdict(ok=not problems, valid=valid, problems=problems, citations=list(checked.values()))
 
 

@@ -39,19 +39,20 @@ async def check(state: AskState, runtime: Runtime[AskContext]) -> dict[str, Any]
     ctx = runtime.context
     plan, draft, evidence = state["plan"], state["draft"], state.get("evidence") or []
     assert draft is not None
-    if draft.confidence is None:
-        draft = await asyncio.to_thread(assessed, ctx.confidence, state, draft, ctx)
     paths = sorted({e.path for e in evidence})
     facts = await asyncio.to_thread(file_facts, ctx, state["kb"], state.get("tenant") or "default", paths) \
         if plan.need_retrieval else {}
-    verdict = check_draft(draft, evidence, facts, plan.k_citations)
     update: dict[str, Any] = {}
-    if draft.mode == "llm" and not verdict.ok:  # the extractive answer instead, and the model set aside
-        failed = failed_check(state, verdict)
-        state = {**state, **failed}  # type: ignore[typeddict-item]  # what finish() reports as degraded
-        draft = await asyncio.to_thread(assessed, ctx.confidence, state, failed["draft"], ctx)
-        verdict = check_draft(draft, evidence, facts, plan.k_citations)
-        update["llm_failed"] = failed["llm_failed"]
+    if draft.mode == "llm" and draft.confidence is None:  # the model's own words, before rating adds sift's
+        own = check_draft(draft, evidence, facts, plan.k_citations)
+        if not own.ok:  # the extractive answer instead, and the model set aside
+            failed = failed_check(state, own)
+            state = {**state, **failed}  # type: ignore[typeddict-item]  # what finish() reports as degraded
+            draft = failed["draft"]
+            update["llm_failed"] = failed["llm_failed"]
+    if draft.confidence is None:
+        draft = await asyncio.to_thread(assessed, ctx.confidence, state, draft, ctx)
+    verdict = check_draft(draft, evidence, facts, plan.k_citations)
     update.update({"verdict": verdict, "draft": draft})
     if verdict.ok:
         update.update(finish(state, draft, verdict.citations, grounded=True, model=ctx.confidence))
