@@ -14,9 +14,10 @@ from sift.graph.writer import ConfidenceModel, final_confidence, hedged, rate
 
 
 def assessed(model: ConfidenceModel, state: AskState, draft: Draft, ctx: AskContext | None = None) -> Draft:
-    """The draft rated by the writer (``writer.rate``), degraded when the run had to do without something."""
+    """The draft rated by the writer (``writer.rate``), degraded when the run had to do without some evidence."""
     return rate(model, state["plan"], state.get("evidence") or [], state.get("idf") or {}, draft,
-                degraded=bool(degraded_reasons(state, draft)), close_to=ctx.closeness if ctx is not None else None)
+                degraded=bool(degraded_reasons(state, draft, model=False)),
+                close_to=ctx.closeness if ctx is not None else None)
 
 
 def _files(citations: list[Citation], evidence: list[Evidence]) -> dict[str, list[FileCitation]]:
@@ -31,15 +32,19 @@ def _files(citations: list[Citation], evidence: list[Evidence]) -> dict[str, lis
     return files
 
 
-def degraded_reasons(state: AskState, draft: Draft) -> list[str]:
+def degraded_reasons(state: AskState, draft: Draft, *, model: bool = True) -> list[str]:
     """Why the answer may differ from a full run: a channel not ready yet, retrieve branches that timed out, an
-    LLM that failed."""
+    LLM that failed.
+
+    ``model=False`` leaves the model's failures out: they cost no evidence (the rules' plan, and the extractive
+    answer over the same evidence, stand in for what the model failed to do), so they lower no confidence, and a
+    failed model's answer is replaced by exactly the answer the extractive mode gives."""
     results = state.get("results") or []
     reasons = [str(r.error) for r in results if r.unavailable]
     reasons += [f"{r.channel} (round {r.round}): {r.error}" for r in results if r.timed_out]
-    if state.get("llm_failed"):
+    if model and state.get("llm_failed"):
         reasons.append(f"llm: {state.get('llm_failed')}")
-    elif draft.degraded:
+    elif model and draft.degraded:
         reasons.append(f"llm: {draft.note or 'failed'}")
     if draft.cut_short:
         reasons.append(draft.cut_short)
@@ -57,7 +62,7 @@ def finish(state: AskState, draft: Draft, citations: list[Citation], grounded: b
     subject = subject or (plan.identifiers[0] if plan.identifiers else "")
     reasons = degraded_reasons(state, draft)
     conf = final_confidence(model, plan, evidence, state.get("idf") or {}, draft, citations, grounded=grounded,
-                            degraded=bool(reasons))
+                            degraded=bool(degraded_reasons(state, draft, model=False)))
     text = hedged(draft.text) if conf.level != "high" and citations and not draft.not_found else draft.text
     number = numbering(text, [c.evidence_id for c in citations], [e.id for e in evidence])
     text = renumber_text(text, number)

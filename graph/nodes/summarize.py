@@ -60,7 +60,7 @@ def near_answer(ctx: AskContext, state: AskState, draft: Draft) -> tuple[Draft, 
     check; else None."""
     plan, evidence, idf = state["plan"], state.get("evidence") or [], state.get("idf") or {}
     written = near_draft(ctx.confidence, plan, evidence, idf, state["kb"], draft,
-                         degraded=bool(degraded_reasons(state, Draft(text=""))), close_to=ctx.closeness)
+                         degraded=bool(degraded_reasons(state, Draft(text=""), model=False)), close_to=ctx.closeness)
     if written is None:
         return None
     facts = file_facts(ctx, state["kb"], state.get("tenant") or "default", sorted({e.path for e in evidence}))

@@ -118,6 +118,45 @@ def test_an_answer_failing_the_evidence_check_falls_back_to_the_extractive_one(e
     assert "`verify_jwt_signature` does not appear" in reason
 
 
+def _extractive(env) -> Any:
+    """The same question's answer with no model configured (and, as ``_ask``, no branch timeout)."""
+    settings, engine, searcher = env
+    plain = settings.model_copy(update={"branch_timeout_ms": 0})
+
+    async def go() -> Any:
+        async with open_checkpointer(settings) as saver:
+            return await AskService(plain, engine, searcher, saver, None).ask(QUESTION, "tiny")
+
+    return asyncio.run(go())
+
+
+def test_a_failed_model_answer_is_replaced_by_exactly_the_extractive_answer(env) -> None:
+    """A model's failure costs no evidence, so its stand-in is the extractive mode's answer, confidence included
+    (a capped confidence would rewrite it as uncertain); only ``degraded`` and its reason say the model failed."""
+    def invented(body: dict[str, Any]) -> dict[str, Any]:
+        return {"content": {"answer": "Tokens are checked by `verify_jwt_signature` [1].",
+                            "citations": [{"evidence_id": 1}], "not_found": False}}
+
+    with ScriptedLLM([invented]) as llm:
+        answer, _ = _ask(env, llm, llm_roles="writer")
+    plain = _extractive(env)
+    assert answer.degraded and any(r.startswith("llm: ") for r in answer.degraded_reasons)
+    assert not plain.degraded
+    assert (answer.text, answer.confidence, answer.citations) == (plain.text, plain.confidence, plain.citations)
+
+
+def test_a_model_answer_must_mark_what_it_cites(env) -> None:
+    """Citations a model lists but its text never marks support nothing: the answer fails the check."""
+    def unmarked(body: dict[str, Any]) -> dict[str, Any]:
+        return {"content": {"answer": "The answer is: [n]", "citations": [{"evidence_id": 1}], "not_found": False}}
+
+    with ScriptedLLM([unmarked]) as llm:
+        answer, _ = _ask(env, llm, llm_roles="writer")
+    assert answer.mode == "extractive" and answer.degraded
+    assert "[n]" not in answer.text
+    assert any("marked in the text" in r for r in answer.degraded_reasons), answer.degraded_reasons
+
+
 @pytest.mark.parametrize("roles", ["writer", "planner,agent", ""])
 def test_roles_choose_which_calls_the_model_makes(env, roles: str) -> None:
     script = {"writer": [final_answer], "planner,agent": [PLAN, DONE], "": []}[roles]
