@@ -77,11 +77,16 @@ def _source(name: str) -> Path:
 
 def ensure_kbs(settings: Settings, embedder: Any, names: set[str]) -> None:
     """Ingest each kb's sdist once: skipped when the kb already serves a generation chunked by this version of
-    the chunker, ingested again (incrementally, as an upgrade would) when another version chunked it."""
+    the chunker with its vectors, ingested again (incrementally, as an upgrade would) when another version chunked
+    it, or when an interrupted ingest left it serving keywords only (the next ingest embeds what is missing)."""
+    from sqlalchemy import select
+
     from bench.embedding_cache import seed_from_benches
-    from sift.catalog import get_serving_kb
+    from sift.catalog import get_serving_kb, index_dir_of
     from sift.db import open_database
+    from sift.db.tables import Generation
     from sift.errors import SiftError
+    from sift.index.generation import has_vectors, read_manifest
     from sift.ingest import store
     from sift.ingest.chunk import CHUNKING
     from sift.ingest.pipeline import ingest
@@ -93,7 +98,10 @@ def ensure_kbs(settings: Settings, embedder: Any, names: set[str]) -> None:
             kb = get_serving_kb(engine, name, settings.tenant)
             with engine.connect() as conn:
                 files = store.visible_files(conn, kb.id, kb.generation, CHUNKING)
-            if all(digest for _, digest in files.values()):
+                stored = conn.execute(select(Generation.index_path).where(
+                    Generation.kb_id == kb.id, Generation.number == kb.generation)).scalar()
+            directory = index_dir_of(settings.resolved_index_dir(), kb.id, kb.generation, stored)
+            if all(digest for _, digest in files.values()) and has_vectors(read_manifest(directory)):
                 continue
         except SiftError:
             pass
