@@ -8,7 +8,7 @@ shows a definition's lines with ``fenced_block``.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from sift.languages import classify
 from sift.text import split_lines
@@ -182,12 +182,17 @@ class _UnitReader:
         first = next((ln for ln in lines[i:] if ln.strip()), "")
         if i == 0 and first and indent(first) > margin and not LIST_ITEM.match(first):
             # The chunk starts inside an indented code block that the previous chunk of the section opened.
-            while i < len(lines) and (not lines[i].strip() or indent(lines[i]) > margin):
-                i += 1
+            i = self.span(i, lambda ln: not ln.strip() or indent(ln) > margin)
             if _code_like(lines[:i]):
                 self.block(lines[:i], self.indented)
             else:
                 i = 0  # indented prose: the rest of a list item
+        return i
+
+    def span(self, i: int, keep: Callable[[str], object]) -> int:
+        """Where the run of lines from ``i`` that ``keep`` accepts ends: the first line it rejects, or the end."""
+        while i < len(self.lines) and keep(self.lines[i]):
+            i += 1
         return i
 
     def read(self, i: int) -> None:
@@ -235,9 +240,8 @@ class _UnitReader:
         if not note:
             return None
         self.flush()
-        j = i + 1
-        while j < len(lines) and (not lines[j].strip() or indent(lines[j]) > len(note.group(1))):
-            j += 1
+        depth = len(note.group(1))
+        j = self.span(i + 1, lambda ln: not ln.strip() or indent(ln) > depth)
         # Sphinx's arguments: the version, then what changed, on the directive's line or in its body.
         version, _, same_line = (note.group(3) or "").partition(" ")
         changed = " ".join(" ".join([same_line, *lines[i + 1:j]]).split())
@@ -257,15 +261,10 @@ class _UnitReader:
             self.para.append(line.strip()[:-1])  # "change the code to this::" reads "…to this:"
         self.flush()
         base = indent(line)
-        j = i + 1
-        while j < len(lines) and lines[j].strip().startswith(":") and indent(lines[j]) > base:
-            j += 1  # the directive's options (":linenos:")
-        body: list[str] = []
-        while j < len(lines) and (not lines[j].strip() or indent(lines[j]) > base):
-            body.append(lines[j])
-            j += 1
-        self.block(body, (directive.group(2) if directive else "") or self.indented)
-        return j
+        j = self.span(i + 1, lambda ln: ln.strip().startswith(":") and indent(ln) > base)  # options (":linenos:")
+        end = self.span(j, lambda ln: not ln.strip() or indent(ln) > base)
+        self.block(lines[j:end], (directive.group(2) if directive else "") or self.indented)
+        return end
 
     def _doctest(self, i: int) -> int | None:
         """A doctest session, up to the next blank line."""
@@ -273,9 +272,7 @@ class _UnitReader:
         if not _DOCTEST.match(lines[i]):
             return None
         self.flush()
-        j = i
-        while j < len(lines) and lines[j].strip():
-            j += 1
+        j = self.span(i, str.strip)
         self.block(lines[i:j], "python")
         return j
 
@@ -285,9 +282,7 @@ class _UnitReader:
         if not _TABLE_ROW.match(lines[i]):
             return None
         self.flush()
-        j = i
-        while j < len(lines) and _TABLE_ROW.match(lines[j]):
-            j += 1
+        j = self.span(i, _TABLE_ROW.match)
         rows = [[c.strip() for c in ln.strip().strip("|").split("|")] for ln in lines[i:j]]
         if len(rows) > 1 and all(_TABLE_RULE.fullmatch(c) for c in rows[1]):
             rows = rows[2:]  # the header and the rule under it
