@@ -315,6 +315,26 @@ def run_eval(
     A ``KeyboardInterrupt`` (Ctrl-C) while it runs cancels the questions not started, lets the running ones
     finish, and returns the answered ones as a ``partial`` run instead of raising.
     """
+    _check_arguments(mode, retrieve, answer, k, concurrency)
+    started_at = datetime.now(UTC).isoformat(timespec="seconds")
+    start = time.perf_counter()
+    log.info("eval: %d questions, %d at a time", len(questions), concurrency)
+    done, partial = _run_all(questions, mode, retrieve, answer, k, concurrency, progress)
+    elapsed = time.perf_counter() - start
+    log.info("eval: %d questions in %.1f s, %d errors%s", len(done), elapsed,
+             sum(r.error is not None for r in done), f" (interrupted, {len(questions)} in the set)" if partial else "")
+    return EvalRun(
+        mode=mode, k=k, results=done, aggregate=aggregate(done), by_kind=aggregate_by_kind(done),
+        by=by, by_group=aggregate_by(done, by),
+        config={"mode": mode, "k": k, "concurrency": concurrency, **(config or {})},
+        line_errors=list(line_errors), started_at=started_at, elapsed_s=round(elapsed, 3),
+        partial=partial, set_size=len(questions),
+    )
+
+
+def _check_arguments(mode: Mode, retrieve: Callable[[EvalQuestion, int], Sequence[HitLike]] | None,
+                     answer: Callable[[EvalQuestion], AnswerLike] | None, k: int, concurrency: int) -> None:
+    """A ``ValueError`` for a mode that is not known or lacks its function, or a ``k`` or concurrency below 1."""
     if mode not in ("retrieval", "answer"):
         raise ValueError(f"mode must be 'retrieval' or 'answer', not {mode!r}")
     if mode == "retrieval" and retrieve is None:
@@ -323,9 +343,19 @@ def run_eval(
         raise ValueError("answer mode needs an answer function")
     if k < 1 or concurrency < 1:
         raise ValueError("k and concurrency must be at least 1")
-    started_at = datetime.now(UTC).isoformat(timespec="seconds")
-    start = time.perf_counter()
-    log.info("eval: %d questions, %d at a time", len(questions), concurrency)
+
+
+def _run_all(
+    questions: Sequence[EvalQuestion],
+    mode: Mode,
+    retrieve: Callable[[EvalQuestion, int], Sequence[HitLike]] | None,
+    answer: Callable[[EvalQuestion], AnswerLike] | None,
+    k: int,
+    concurrency: int,
+    progress: Callable[[QuestionResult], None] | None,
+) -> tuple[list[QuestionResult], bool]:
+    """The questions' results in the set's order, ``concurrency`` at a time, and whether Ctrl-C cut the run short
+    (then only the answered ones)."""
     results: list[QuestionResult | None] = [None] * len(questions)
     pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="eval")
     futures: dict[Future[QuestionResult], int] = {}
@@ -351,13 +381,4 @@ def run_eval(
     else:
         pool.shutdown()
     done = [r for r in results if r is not None]
-    elapsed = time.perf_counter() - start
-    log.info("eval: %d questions in %.1f s, %d errors%s", len(done), elapsed,
-             sum(r.error is not None for r in done), f" (interrupted, {len(questions)} in the set)" if partial else "")
-    return EvalRun(
-        mode=mode, k=k, results=done, aggregate=aggregate(done), by_kind=aggregate_by_kind(done),
-        by=by, by_group=aggregate_by(done, by),
-        config={"mode": mode, "k": k, "concurrency": concurrency, **(config or {})},
-        line_errors=list(line_errors), started_at=started_at, elapsed_s=round(elapsed, 3),
-        partial=partial, set_size=len(questions),
-    )
+    return done, partial

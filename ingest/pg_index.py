@@ -102,18 +102,11 @@ def build_pg_index(
         stats = _write_stats(conn, kb_id, generation, model_id, dim, vector_kind)
     if progress:
         progress("index", 1, 2)
-    written = counts["postings"] + counts["vectors"]
-    if written >= ANALYZE_AFTER_ROWS:
-        with engine.begin() as conn:
-            for table in ("search_postings", "search_names", "search_docs", "search_vectors", "search_windows",
-                          "search_terms"):
-                conn.execute(text(f"ANALYZE {table}"))
+    if counts["postings"] + counts["vectors"] >= ANALYZE_AFTER_ROWS:
+        _analyze(engine)
     t_hnsw = time.perf_counter()
     if vector_kind == "hnsw":
-        with engine.begin() as conn:
-            conn.execute(text(f"SET LOCAL maintenance_work_mem = '{HNSW_BUILD_MEMORY}'"))
-            for table in VECTOR_TABLES:
-                conn.execute(text(hnsw_index_ddl(kb_id, dim, table=table)))
+        _build_hnsw(engine, kb_id, dim)
     if progress:
         progress("index", 2, 2)
     elapsed = time.perf_counter() - started
@@ -130,6 +123,22 @@ def build_pg_index(
     }
     log.info("kb %d generation %d indexed in PostgreSQL: %s", kb_id, generation, out)
     return out
+
+
+def _analyze(engine: Engine) -> None:
+    """Fresh planner statistics for the search tables, after a write large enough to change their plans."""
+    with engine.begin() as conn:
+        for table in ("search_postings", "search_names", "search_docs", "search_vectors", "search_windows",
+                      "search_terms"):
+            conn.execute(text(f"ANALYZE {table}"))
+
+
+def _build_hnsw(engine: Engine, kb_id: int, dim: int) -> None:
+    """The knowledge base's HNSW indexes on its vector tables, built with ``HNSW_BUILD_MEMORY`` of work memory."""
+    with engine.begin() as conn:
+        conn.execute(text(f"SET LOCAL maintenance_work_mem = '{HNSW_BUILD_MEMORY}'"))
+        for table in VECTOR_TABLES:
+            conn.execute(text(hnsw_index_ddl(kb_id, dim, table=table)))
 
 
 # A chunk that may have windows (``window_texts``) and has none for the model. Windows are written with a chunk's

@@ -82,16 +82,48 @@ def _bind_kb(fn: Callable[..., Awaitable[Any]], kb: str | None) -> Callable[...,
 
 def build_server(source: StateSource, kb: str | None = None) -> MCPServer:
     """The MCP server over ``source``; with ``kb`` every tool works on that knowledge base and takes no ``kb``."""
-    settings = source.settings
     fixed = f" of knowledge base {kb!r}" if kb else ""
     server = MCPServer(
         "sift", version="0.1.0", log_level="WARNING",
         instructions=(f"sift answers questions about a software project{fixed} (its code and docs) with citations "
                       "to exact files and lines. Use search to find places, the find_* tools for definitions and "
                       "call sites, docql for structured queries, read_file for exact lines, ask for a cited answer."))
+    tools: list[tuple[Callable[..., Awaitable[Any]], str, str]] = [
+        (_search_tool(source), "search", "Ranked places in the code and docs for a query (BM25, vector and "
+                                         "name-aware channels fused; no LLM): each hit has its path, exact lines, "
+                                         "kind, symbol, score and a snippet. Use it to find where something is "
+                                         "before reading files."),
+        (_ask_tool(source), "ask", "A written answer to a question about the project, citing [n] evidence whose "
+                                   "files and lines are checked against the stored sources, with its confidence "
+                                   "(low, medium, high). Slower than search; pass thread_id to ask follow-ups."),
+        (_docql_tool(source), "docql", f"Run a structured query. {DOCQL_SYNTAX}"),
+        (_find_tool(source, "query"), "find_definition", "Where a function, method or class is defined (DocQL "
+                                                         "$.code.query): its file, lines and signature."),
+        (_find_tool(source, "callers"), "find_callers", "The call sites of a function or method (DocQL "
+                                                        "$.code.callers): each caller with its file and line."),
+        (_find_tool(source, "calls"), "find_calls", "What a function or method calls (DocQL $.code.calls): each "
+                                                    "callee with the file and line of the call."),
+        (_read_file_tool(source), "read_file", "Exact stored lines of an ingested file (1-based, inclusive), "
+                                               "confined to the knowledge base; the lines citations and search "
+                                               "hits point at."),
+    ]
+    for fn, name, description in tools:
+        server.add_tool(_as_tool_error(_bind_kb(fn, kb)), name=name, description=description, annotations=READ_ONLY)
+    server.add_tool(_as_tool_error(_list_kbs_tool(source)), name="list_kbs", annotations=READ_ONLY,
+                    description="The caller's knowledge bases with their serving generation and file, node and "
+                                "chunk counts.")
+    _add_resources(server, source, kb)
+    return server
 
-    async def run(fn: Callable[..., Any], *args: Any) -> Any:
-        return await anyio.to_thread.run_sync(functools.partial(fn, *args))
+
+async def _run(fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)`` on a worker thread (the stores' calls block)."""
+    return await anyio.to_thread.run_sync(functools.partial(fn, *args))
+
+
+def _search_tool(source: StateSource) -> Callable[..., Awaitable[SearchResponse]]:
+    """The ``search`` tool: ranked places for a query, as the search endpoint returns them."""
+    settings = source.settings
 
     async def search(
         kb: KbArg,
@@ -112,6 +144,13 @@ def build_server(source: StateSource, kb: str | None = None) -> MCPServer:
         result = await state.services.search.run(text, filters, k=k, channels=channel)
         return SearchResponse.model_validate(result.as_dict())
 
+    return search
+
+
+def _ask_tool(source: StateSource) -> Callable[..., Awaitable[Answer]]:
+    """The ``ask`` tool: the chat endpoint's service, one answer (a thread id continues a conversation)."""
+    settings = source.settings
+
     async def ask(
         kb: KbArg,
         question: Annotated[str, Field(max_length=MAX_QUESTION_CHARS, description="A question about the code or docs.")],
@@ -130,29 +169,47 @@ def build_server(source: StateSource, kb: str | None = None) -> MCPServer:
         request = ChatRequest(kb=kb, message=question, thread_id=thread_id)
         return await state.services.chat.answer(tenant_of(ctx, settings.tenant), request)
 
+    return ask
+
+
+async def _run_docql(source: StateSource, kb: str, query: str, ctx: Context, limit: int = 50) -> DocqlResponse:
+    """A DocQL query on ``kb``'s serving generation, for the caller's tenant."""
+    from sift.retrievers.docql import execute, parse, resolve_kb
+
+    parse(query)  # a syntax error is reported before anything opens
+    state = await source.get()
+    kb_id, generation = await _run(resolve_kb, state.engine, kb, tenant_of(ctx, source.settings.tenant))
+    result = await _run(functools.partial(execute, limit=limit), state.engine, kb_id, generation, query)
+    return DocqlResponse.model_validate(result)
+
+
+def _docql_tool(source: StateSource) -> Callable[..., Awaitable[DocqlResponse]]:
+    """The ``docql`` tool: any DocQL query."""
+
     async def docql(
         kb: KbArg,
         query: Annotated[str, Field(min_length=1, max_length=2000, description='A DocQL query, e.g. $.code.class("X").')],
         ctx: Context,
         limit: Annotated[int, Field(ge=1, le=500)] = 50,
     ) -> DocqlResponse:
-        return await _docql(kb, query, ctx, limit)
+        return await _run_docql(source, kb, query, ctx, limit)
 
-    async def _docql(kb: str, query: str, ctx: Context, limit: int = 50) -> DocqlResponse:
-        from sift.retrievers.docql import execute, parse, resolve_kb
+    return docql
 
-        parse(query)  # a syntax error is reported before anything opens
-        state = await source.get()
-        kb_id, generation = await run(resolve_kb, state.engine, kb, tenant_of(ctx, settings.tenant))
-        result = await run(functools.partial(execute, limit=limit), state.engine, kb_id, generation, query)
-        return DocqlResponse.model_validate(result)
 
-    def _call(function: str) -> Callable[..., Awaitable[DocqlResponse]]:
-        async def find(kb: KbArg, name: Name, ctx: Context) -> DocqlResponse:
-            quoted = name.replace("\\", "\\\\").replace('"', '\\"')
-            return await _docql(kb, f'$.code.{function}("{quoted}")', ctx, limit=100)
+def _find_tool(source: StateSource, function: str) -> Callable[..., Awaitable[DocqlResponse]]:
+    """A ``find_*`` tool: DocQL's ``$.code.<function>("name")`` for a quoted name."""
 
-        return find
+    async def find(kb: KbArg, name: Name, ctx: Context) -> DocqlResponse:
+        quoted = name.replace("\\", "\\\\").replace('"', '\\"')
+        return await _run_docql(source, kb, f'$.code.{function}("{quoted}")', ctx, limit=100)
+
+    return find
+
+
+def _read_file_tool(source: StateSource) -> Callable[..., Awaitable[FileContent]]:
+    """The ``read_file`` tool: exact stored lines, confined to the knowledge base."""
+    settings = source.settings
 
     async def read_file(
         kb: KbArg,
@@ -164,40 +221,23 @@ def build_server(source: StateSource, kb: str | None = None) -> MCPServer:
         from sift.retrievers.files import read_file_lines
 
         state = await source.get()
-        lines = await run(functools.partial(read_file_lines, tenant=tenant_of(ctx, settings.tenant)),
-                          state.engine, kb, path, start_line, end_line)
+        lines = await _run(functools.partial(read_file_lines, tenant=tenant_of(ctx, settings.tenant)),
+                           state.engine, kb, path, start_line, end_line)
         return FileContent(kb=kb, path=lines.path, start_line=lines.start_line, end_line=lines.end_line,
                            total_lines=lines.total_lines, lines=lines.lines)
 
+    return read_file
+
+
+def _list_kbs_tool(source: StateSource) -> Callable[..., Awaitable[KbList]]:
+    """The ``list_kbs`` tool: the caller's knowledge bases."""
+
     async def list_kbs(ctx: Context) -> KbList:
         state = await source.get()
-        kbs: KbList = await run(state.services.kbs.list_kbs, tenant_of(ctx, settings.tenant))
+        kbs: KbList = await _run(state.services.kbs.list_kbs, tenant_of(ctx, source.settings.tenant))
         return kbs
 
-    tools: list[tuple[Callable[..., Awaitable[Any]], str, str]] = [
-        (search, "search", "Ranked places in the code and docs for a query (BM25, vector and name-aware channels "
-                           "fused; no LLM): each hit has its path, exact lines, kind, symbol, score and a snippet. "
-                           "Use it to find where something is before reading files."),
-        (ask, "ask", "A written answer to a question about the project, citing [n] evidence whose files and lines "
-                     "are checked against the stored sources, with its confidence (low, medium, high). Slower than "
-                     "search; pass thread_id to ask follow-ups."),
-        (docql, "docql", f"Run a structured query. {DOCQL_SYNTAX}"),
-        (_call("query"), "find_definition", "Where a function, method or class is defined (DocQL "
-                                            "$.code.query): its file, lines and signature."),
-        (_call("callers"), "find_callers", "The call sites of a function or method (DocQL $.code.callers): each "
-                                           "caller with its file and line."),
-        (_call("calls"), "find_calls", "What a function or method calls (DocQL $.code.calls): each callee with "
-                                       "the file and line of the call."),
-        (read_file, "read_file", "Exact stored lines of an ingested file (1-based, inclusive), confined to the "
-                                 "knowledge base; the lines citations and search hits point at."),
-    ]
-    for fn, name, description in tools:
-        server.add_tool(_as_tool_error(_bind_kb(fn, kb)), name=name, description=description, annotations=READ_ONLY)
-    server.add_tool(_as_tool_error(list_kbs), name="list_kbs", annotations=READ_ONLY,
-                    description="The caller's knowledge bases with their serving generation and file, node and "
-                                "chunk counts.")
-    _add_resources(server, source, kb)
-    return server
+    return list_kbs
 
 
 def _add_resources(server: MCPServer, source: StateSource, kb: str | None) -> None:

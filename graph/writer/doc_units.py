@@ -8,7 +8,7 @@ shows a definition's lines with ``fenced_block``.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from sift.languages import classify
 from sift.text import split_lines
@@ -132,123 +132,186 @@ def split_units(text: str, code: bool = False, fence: str | None = None, indente
     is the language a block set off by indentation alone is shown in (a reST literal block is Python's; Markdown's
     indented block has none: ``indented_language``).
     """
-    units: list[str] = []
-    para: list[str] = []
-    lines = split_lines(text)
+    reader = _UnitReader(split_lines(text), code, indented)
+    start = reader.start(fence)
+    if start is None:  # the whole text is the rest of a code block an earlier chunk opened
+        return reader.units
+    reader.read(start)
+    return _kept(_numbered(reader.units))
 
-    def flush() -> None:
-        if para:
-            joined = " ".join(_HTML_COMMENT.sub(" ", " ".join(para)).split())
-            units.extend(s.strip() for s in SENTENCE_END.split(joined))
-            para.clear()
 
-    def block(body: list[str], lang: str = "") -> None:
+class _UnitReader:
+    """One text read line by line into units: prose lines gather into a paragraph until a blank or markup line
+    or a block ends it; each kind of block (``_fenced``, ``_version_note``, ``_indented_block``, ``_doctest``,
+    ``_table``, ``_comment``) reads the lines it spans and says where reading goes on."""
+
+    def __init__(self, lines: list[str], code: bool, indented: str) -> None:
+        self.lines, self.code, self.indented = lines, code, indented
+        self.units: list[str] = []
+        self.para: list[str] = []
+
+    def flush(self) -> None:
+        """The paragraph gathered so far, as its sentences."""
+        if self.para:
+            joined = " ".join(_HTML_COMMENT.sub(" ", " ".join(self.para)).split())
+            self.units.extend(s.strip() for s in SENTENCE_END.split(joined))
+            self.para.clear()
+
+    def block(self, body: list[str], lang: str = "") -> None:
+        """A code example, kept as one fenced unit when code is asked for and it can be shown."""
         shown = fenced_block(body, lang)
-        if code and shown and "```" not in shown[3:-3] and not CITATION_MARK.search(shown):
-            units.append(shown)
+        if self.code and shown and "```" not in shown[3:-3] and not CITATION_MARK.search(shown):
+            self.units.append(shown)
 
-    i = 0
-    fences = [m for m in map(_FENCE.match, lines) if m]
-    closer = lines.index(fences[0].string) if fences else 0
-    if fence is not None:  # the text starts inside a fenced block opened above it: code up to its closing fence
-        closer = closer if fences else len(lines)
-        block(lines[:closer], _fence_language(fence))
-        i = closer + 1
-    margin = min((indent(ln) for ln in lines[i:] if ln.strip()), default=0)
-    if i == 0 and margin >= 2 and not any(LIST_ITEM.match(ln) for ln in lines) and _code_like(lines):
-        # Every line indented and no list: the rest of a code block that an earlier chunk opened.
-        block(lines, indented)
-        return units
-    first = next((ln for ln in lines[i:] if ln.strip()), "")
-    if i == 0 and first and indent(first) > margin and not LIST_ITEM.match(first):
-        # The chunk starts inside an indented code block that the previous chunk of the section opened.
-        while i < len(lines) and (not lines[i].strip() or indent(lines[i]) > margin):
-            i += 1
-        if _code_like(lines[:i]):
-            block(lines[:i], indented)
-        else:
-            i = 0  # indented prose: the rest of a list item
-    while i < len(lines):
-        line = lines[i]
-        opener, directive = _FENCE.match(line), _CODE_DIRECTIVE.match(line)
-        if opener:  # up to the closing fence of the same kind
-            flush()
-            mark, lang = opener.group(1), opener.group(2)
-            end = next((j for j in range(i + 1, len(lines)) if lines[j].strip().startswith(mark)), len(lines))
-            if lang == "eval-rst":  # MyST's embedded reStructuredText is text, not code
-                units.extend(split_units("\n".join(lines[i + 1:end]), code, indented=indented))
+    def start(self, fence: str | None) -> int | None:
+        """Where prose reading starts, after the code block the text may start inside (opened by an earlier
+        chunk); None when the whole text is such a block."""
+        lines = self.lines
+        i = 0
+        fences = [m for m in map(_FENCE.match, lines) if m]
+        closer = lines.index(fences[0].string) if fences else 0
+        if fence is not None:  # the text starts inside a fenced block opened above it: code up to its closing fence
+            closer = closer if fences else len(lines)
+            self.block(lines[:closer], _fence_language(fence))
+            i = closer + 1
+        margin = min((indent(ln) for ln in lines[i:] if ln.strip()), default=0)
+        if i == 0 and margin >= 2 and not any(LIST_ITEM.match(ln) for ln in lines) and _code_like(lines):
+            # Every line indented and no list: the rest of a code block that an earlier chunk opened.
+            self.block(lines, self.indented)
+            return None
+        first = next((ln for ln in lines[i:] if ln.strip()), "")
+        if i == 0 and first and indent(first) > margin and not LIST_ITEM.match(first):
+            # The chunk starts inside an indented code block that the previous chunk of the section opened.
+            i = self.span(i, lambda ln: not ln.strip() or indent(ln) > margin)
+            if _code_like(lines[:i]):
+                self.block(lines[:i], self.indented)
             else:
-                block(lines[i + 1:end], _fence_language(lang))
-            i = end + 1
-            continue
-        note = _VERSION_NOTE.match(line)
-        if note:  # the lines indented under it, blank ones too, say what that version brought
-            flush()
-            j = i + 1
-            while j < len(lines) and (not lines[j].strip() or indent(lines[j]) > len(note.group(1))):
-                j += 1
-            # Sphinx's arguments: the version, then what changed, on the directive's line or in its body.
-            version, _, same_line = (note.group(3) or "").partition(" ")
-            changed = " ".join(" ".join([same_line, *lines[i + 1:j]]).split())
-            if changed:  # a bare "New in version 2.5." answers nothing a question asks
-                units.append(f"{_VERSION_LABELS[note.group(2)]} {version}: {changed}" if version else changed)
-            i = j
-            continue
-        literal = line.rstrip().endswith("::") and not directive and not _MARKUP.match(line)
-        if directive or literal:  # the indented lines that follow (blank lines included)
-            if literal:
-                para.append(line.strip()[:-1])  # "change the code to this::" reads "…to this:"
-            flush()
-            base = indent(line)
-            j = i + 1
-            while j < len(lines) and lines[j].strip().startswith(":") and indent(lines[j]) > base:
-                j += 1  # the directive's options (":linenos:")
-            body: list[str] = []
-            while j < len(lines) and (not lines[j].strip() or indent(lines[j]) > base):
-                body.append(lines[j])
-                j += 1
-            block(body, (directive.group(2) if directive else "") or indented)
-            i = j
-            continue
-        if _DOCTEST.match(line):  # a doctest session runs to the next blank line
-            flush()
-            j = i
-            while j < len(lines) and lines[j].strip():
-                j += 1
-            block(lines[i:j], "python")
-            i = j
-            continue
-        if _TABLE_ROW.match(line):  # a Markdown table: each row of its body an item, "first cell: the others"
-            flush()
-            j = i
-            while j < len(lines) and _TABLE_ROW.match(lines[j]):
-                j += 1
-            rows = [[c.strip() for c in ln.strip().strip("|").split("|")] for ln in lines[i:j]]
-            if len(rows) > 1 and all(_TABLE_RULE.fullmatch(c) for c in rows[1]):
-                rows = rows[2:]  # the header and the rule under it
-            for cells in rows:
-                said = [c for c in cells if c]
-                if said and not all(_TABLE_RULE.fullmatch(c) for c in said):
-                    units.append(f"- {said[0]}" + (f": {'; '.join(said[1:])}" if len(said) > 1 else ""))
-            i = j
-            continue
-        if line.lstrip().startswith("<!--") and "-->" not in line.split("<!--", 1)[1]:
-            flush()  # a comment over several lines, up to the line that closes it
-            i = next((j for j in range(i + 1, len(lines)) if "-->" in lines[j]), len(lines)) + 1
-            continue
+                i = 0  # indented prose: the rest of a list item
+        return i
+
+    def span(self, i: int, keep: Callable[[str], object]) -> int:
+        """Where the run of lines from ``i`` that ``keep`` accepts ends: the first line it rejects, or the end."""
+        while i < len(self.lines) and keep(self.lines[i]):
+            i += 1
+        return i
+
+    def read(self, i: int) -> None:
+        """The lines from ``i`` on: each block where one starts, else a line of prose."""
+        steps = (self._fenced, self._version_note, self._indented_block, self._doctest, self._table, self._comment)
+        while i < len(self.lines):
+            for step in steps:
+                after = step(i)
+                if after is not None:
+                    i = after
+                    break
+            else:
+                self._prose(self.lines[i])
+                i += 1
+        self.flush()
+
+    def _prose(self, line: str) -> None:
         if _MARKUP.match(line) or not line.strip():
-            flush()
+            self.flush()
         elif LIST_ITEM.match(line):
-            flush()
-            para.append(line.strip())
+            self.flush()
+            self.para.append(line.strip())
         else:
-            para.append(line.strip())
-        i += 1
-    flush()
-    count = 0  # reST's auto-numbered items ("#.") read as the numbers they render as
+            self.para.append(line.strip())
+
+    def _fenced(self, i: int) -> int | None:
+        """A fenced block, up to the closing fence of the same kind."""
+        lines = self.lines
+        opener = _FENCE.match(lines[i])
+        if not opener:
+            return None
+        self.flush()
+        mark, lang = opener.group(1), opener.group(2)
+        end = next((j for j in range(i + 1, len(lines)) if lines[j].strip().startswith(mark)), len(lines))
+        if lang == "eval-rst":  # MyST's embedded reStructuredText is text, not code
+            self.units.extend(split_units("\n".join(lines[i + 1:end]), self.code, indented=self.indented))
+        else:
+            self.block(lines[i + 1:end], _fence_language(lang))
+        return end + 1
+
+    def _version_note(self, i: int) -> int | None:
+        """A version note: the lines indented under it, blank ones too, say what that version brought."""
+        lines = self.lines
+        note = _VERSION_NOTE.match(lines[i])
+        if not note:
+            return None
+        self.flush()
+        depth = len(note.group(1))
+        j = self.span(i + 1, lambda ln: not ln.strip() or indent(ln) > depth)
+        # Sphinx's arguments: the version, then what changed, on the directive's line or in its body.
+        version, _, same_line = (note.group(3) or "").partition(" ")
+        changed = " ".join(" ".join([same_line, *lines[i + 1:j]]).split())
+        if changed:  # a bare "New in version 2.5." answers nothing a question asks
+            self.units.append(f"{_VERSION_LABELS[note.group(2)]} {version}: {changed}" if version else changed)
+        return j
+
+    def _indented_block(self, i: int) -> int | None:
+        """A code directive or a reST literal block (``::``): the indented lines that follow, blank ones too."""
+        lines = self.lines
+        line = lines[i]
+        directive = _CODE_DIRECTIVE.match(line)
+        literal = line.rstrip().endswith("::") and not directive and not _MARKUP.match(line)
+        if not (directive or literal):
+            return None
+        if literal:
+            self.para.append(line.strip()[:-1])  # "change the code to this::" reads "…to this:"
+        self.flush()
+        base = indent(line)
+        j = self.span(i + 1, lambda ln: ln.strip().startswith(":") and indent(ln) > base)  # options (":linenos:")
+        end = self.span(j, lambda ln: not ln.strip() or indent(ln) > base)
+        self.block(lines[j:end], (directive.group(2) if directive else "") or self.indented)
+        return end
+
+    def _doctest(self, i: int) -> int | None:
+        """A doctest session, up to the next blank line."""
+        lines = self.lines
+        if not _DOCTEST.match(lines[i]):
+            return None
+        self.flush()
+        j = self.span(i, str.strip)
+        self.block(lines[i:j], "python")
+        return j
+
+    def _table(self, i: int) -> int | None:
+        """A Markdown table: each row of its body an item, "first cell: the others"."""
+        lines = self.lines
+        if not _TABLE_ROW.match(lines[i]):
+            return None
+        self.flush()
+        j = self.span(i, _TABLE_ROW.match)
+        rows = [[c.strip() for c in ln.strip().strip("|").split("|")] for ln in lines[i:j]]
+        if len(rows) > 1 and all(_TABLE_RULE.fullmatch(c) for c in rows[1]):
+            rows = rows[2:]  # the header and the rule under it
+        for cells in rows:
+            said = [c for c in cells if c]
+            if said and not all(_TABLE_RULE.fullmatch(c) for c in said):
+                self.units.append(f"- {said[0]}" + (f": {'; '.join(said[1:])}" if len(said) > 1 else ""))
+        return j
+
+    def _comment(self, i: int) -> int | None:
+        """An HTML comment over several lines, up to the line that closes it."""
+        line = self.lines[i]
+        if not (line.lstrip().startswith("<!--") and "-->" not in line.split("<!--", 1)[1]):
+            return None
+        self.flush()
+        return next((j for j in range(i + 1, len(self.lines)) if "-->" in self.lines[j]), len(self.lines)) + 1
+
+
+def _numbered(units: list[str]) -> list[str]:
+    """reST's auto-numbered items ("#.") read as the numbers they render as."""
+    count = 0
     for k, unit in enumerate(units):
         count = count + 1 if unit.startswith("#. ") else 0
         units[k] = f"{count}. {unit[3:]}" if count else unit
+    return units
+
+
+def _kept(units: list[str]) -> list[str]:
+    """The units long enough to quote: a code block, or text whose links read as more than a few words."""
     return [u for u in units if len(u) > 15 and (u.startswith(CODE) or len(_link_text(u)) > 15)]
 
 
