@@ -142,7 +142,7 @@ def test_a_plan_without_its_shape_reads_its_standalone_question() -> None:
 
 def test_the_checkpoint_serializer_gives_back_the_shape() -> None:
     """The shape rides in the state (``shape``) and on the plan, so the checkpointer's allow-list names it."""
-    from sift.graph.service import make_serde
+    from sift.graph.checkpointer import make_serde
 
     serde = make_serde()
     plan = plan_question("Which hooks does it provide?", "kb")
