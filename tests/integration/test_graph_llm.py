@@ -45,8 +45,11 @@ def final_answer(body: dict[str, Any]) -> dict[str, Any]:
 
 def _ask(env, llm: ScriptedLLM, timeout_s: float = 5.0, stream: bool = False):
     settings, engine, searcher = env
+    # no branch timeout: these tests are about the model's calls, and a search branch that a busy machine holds
+    # past its budget would degrade the answer for a reason of its own
     llm_settings = settings.model_copy(update={"llm_base_url": llm.base_url, "llm_model": "stand-in",
-                                               "llm_api_key": "test", "llm_timeout_s": timeout_s})
+                                               "llm_api_key": "test", "llm_timeout_s": timeout_s,
+                                               "branch_timeout_ms": 0})
 
     async def go():
         async with open_checkpointer(settings) as saver:
