@@ -58,10 +58,13 @@ def route_writer(state: AskState, runtime: Runtime[AskContext]) -> Literal["agen
 
 
 def degraded(state: AskState, reason: str, tokens: int) -> dict[str, Any]:
-    """The extractive answer instead of the model's, marked degraded with ``reason``; the model is set aside."""
+    """The extractive answer instead of the model's, marked degraded; the model is set aside, ``reason`` says why.
+
+    The draft keeps the extractive writer's own note: the routers branch on it (a not-found whose words the corpus
+    lacks ends the search), so the run goes on exactly as the extractive mode's would."""
     log.warning("llm answer failed (%s); degrading to the extractive answer", reason)
     draft = write_extractive(state["plan"], state.get("evidence") or [], state.get("idf") or {}, state["kb"])
-    return {"draft": draft.model_copy(update={"degraded": True, "tokens": tokens, "note": reason}),
+    return {"draft": draft.model_copy(update={"degraded": True, "tokens": tokens}),
             "llm_failed": reason, "tokens": state.get("tokens", 0) + tokens}
 
 

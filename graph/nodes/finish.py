@@ -42,10 +42,8 @@ def degraded_reasons(state: AskState, draft: Draft, *, model: bool = True) -> li
     results = state.get("results") or []
     reasons = [str(r.error) for r in results if r.unavailable]
     reasons += [f"{r.channel} (round {r.round}): {r.error}" for r in results if r.timed_out]
-    if model and state.get("llm_failed"):
-        reasons.append(f"llm: {state.get('llm_failed')}")
-    elif model and draft.degraded:
-        reasons.append(f"llm: {draft.note or 'failed'}")
+    if model and (state.get("llm_failed") or draft.degraded):
+        reasons.append(f"llm: {state.get('llm_failed') or 'failed'}")
     if draft.cut_short:
         reasons.append(draft.cut_short)
     return list(dict.fromkeys(reasons))

@@ -25,7 +25,8 @@ def env(tmp_path_factory, local_embedder):
         yield ready
 
 
-def _ask(env, llm: ScriptedLLM, thread: str | None = None, **overrides: Any) -> tuple[Any, Any]:
+def _ask(env, llm: ScriptedLLM, thread: str | None = None, question: str = QUESTION,
+         **overrides: Any) -> tuple[Any, Any]:
     """The answer, and the run's final state when ``thread`` names one."""
     settings, engine, searcher = env
     llm_settings = settings.model_copy(update={"llm_base_url": llm.base_url, "llm_model": "stand-in",
@@ -35,7 +36,7 @@ def _ask(env, llm: ScriptedLLM, thread: str | None = None, **overrides: Any) -> 
     async def go() -> tuple[Any, Any]:
         async with open_checkpointer(settings) as saver:
             service = AskService(llm_settings, engine, searcher, saver, make_chat_model(llm_settings))
-            answer = await service.ask(QUESTION, "tiny", thread_id=thread)
+            answer = await service.ask(question, "tiny", thread_id=thread)
             state = await service.graph.aget_state({"configurable": {"thread_id": thread}}) if thread else None
             return answer, state
 
@@ -118,14 +119,14 @@ def test_an_answer_failing_the_evidence_check_falls_back_to_the_extractive_one(e
     assert "`verify_jwt_signature` does not appear" in reason
 
 
-def _extractive(env) -> Any:
+def _extractive(env, question: str = QUESTION) -> Any:
     """The same question's answer with no model configured (and, as ``_ask``, no branch timeout)."""
     settings, engine, searcher = env
     plain = settings.model_copy(update={"branch_timeout_ms": 0})
 
     async def go() -> Any:
         async with open_checkpointer(settings) as saver:
-            return await AskService(plain, engine, searcher, saver, None).ask(QUESTION, "tiny")
+            return await AskService(plain, engine, searcher, saver, None).ask(question, "tiny")
 
     return asyncio.run(go())
 
@@ -143,6 +144,26 @@ def test_a_failed_model_answer_is_replaced_by_exactly_the_extractive_answer(env)
     assert answer.degraded and any(r.startswith("llm: ") for r in answer.degraded_reasons)
     assert not plain.degraded
     assert (answer.text, answer.confidence, answer.citations) == (plain.text, plain.confidence, plain.citations)
+
+
+def test_a_failed_model_answer_keeps_the_extractive_runs_course(env) -> None:
+    """On a question the extractive writer cannot answer, a failed model answer leaves the run on the extractive
+    mode's course: the same rounds, fallbacks and not-found (``tests/unit/test_llm_degraded.py`` checks the note
+    that keeps it there)."""
+    question = "How does the guide configure the zeppelin quaternion cache?"
+
+    def invented(body: dict[str, Any]) -> dict[str, Any]:
+        return {"content": {"answer": "It uses `zeppelin_cache` [1].", "citations": [{"evidence_id": 1}],
+                            "not_found": False}}
+
+    with ScriptedLLM([invented], default=invented) as llm:
+        answer, _ = _ask(env, llm, question=question, llm_roles="writer")
+    plain = _extractive(env, question)
+    assert plain.citations == [] and plain.text.startswith("Not found"), plain.text
+    assert answer.degraded and any(r.startswith("llm: the model's answer failed") for r in answer.degraded_reasons)
+    assert (answer.text, answer.rounds, answer.fallbacks, answer.confidence) == \
+        (plain.text, plain.rounds, plain.fallbacks, plain.confidence)
+    assert len(llm.requests) == 1  # the model, set aside after its failure, writes nothing more
 
 
 def test_a_model_answer_must_mark_what_it_cites(env) -> None:
