@@ -15,6 +15,7 @@ from sift.config import Settings
 from sift.errors import InvalidQuery, SiftError
 from sift.graph.checkpointer import open_checkpointer
 from sift.graph.context import AskContext, RunLimits
+from sift.graph.progress import read
 from sift.models import MAX_QUESTION_CHARS
 
 if TYPE_CHECKING:  # LangGraph (the state module) loads once a question is valid
@@ -41,24 +42,6 @@ def validate_question(question: str, kb: str) -> str:
     if not kb:
         raise InvalidQuery("name a knowledge base (kb)", field="kb")
     return question
-
-
-def _event(node: str, update: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """Progress events for one node's state update."""
-    if node == "planner" and update.get("plan") is not None:
-        return [("plan", update["plan"].summary().model_dump())]
-    if node == "retrieve":
-        return [("retrieve", {"channel": r.channel, "query": r.query, "round": r.round, "hits": r.size,
-                              "elapsed_ms": r.elapsed_ms, "error": r.error}) for r in update.get("results") or []]
-    if node == "fuse":
-        items = getattr(update.get("evidence"), "items", None) or []
-        return [("fuse", {"evidence": len(items), "items": [e.label() + f" {e.name}" for e in items]})]
-    if node == "check" and update.get("verdict") is not None:
-        v = update["verdict"]
-        return [("check", {"ok": v.ok, "valid": v.valid, "problems": v.problems})]
-    if node == "fallback" and update.get("plan") is not None:
-        return [("fallback", {"strategy": update["plan"].strategy, "round": update.get("rounds")})]
-    return []
 
 
 class AskService:
@@ -113,19 +96,18 @@ class AskService:
             config = self._config(thread_id)
             async for item in self.graph.astream(
                 {"question": question, "kb": kb, "tenant": tenant}, config, context=self.context(),
-                stream_mode=["updates", "messages"],
+                stream_mode=["custom", "messages"],
             ):
                 # With a list of modes each item is a (mode, chunk) pair; LangGraph annotates the one-mode item.
                 mode, chunk = cast("tuple[str, Any]", item)
-                if mode == "messages":
-                    msg, meta = chunk
-                    text = getattr(msg, "content", "")
-                    if meta.get("langgraph_node") in ("answer", "summarize") and isinstance(text, str) and text:
-                        yield "token", {"text": text}
-                    continue
-                for node, update in (chunk or {}).items():
-                    for event in _event(node, update or {}):
+                if mode == "custom":  # the nodes' own progress events (graph/progress.py), as they happen
+                    if (event := read(chunk)) is not None:
                         yield event
+                    continue
+                msg, meta = chunk
+                text = getattr(msg, "content", "")
+                if meta.get("langgraph_node") in ("answer", "summarize") and isinstance(text, str) and text:
+                    yield "token", {"text": text}
             state = await self.graph.aget_state(config)
             answer: Answer = state.values["answer"]
             answer = answer.model_copy(update={"thread_id": thread_id,

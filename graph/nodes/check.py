@@ -18,6 +18,7 @@ from sift.graph.checker import FileFacts, check_draft
 from sift.graph.context import AskContext
 from sift.graph.models import DraftNote
 from sift.graph.nodes.finish import assessed, finish
+from sift.graph.progress import checked, emit
 from sift.graph.state import AskState
 from sift.graph.strategies import next_plan
 from sift.text import split_lines
@@ -56,6 +57,7 @@ async def check(state: AskState, runtime: Runtime[AskContext]) -> dict[str, Any]
     update.update({"verdict": verdict, "draft": draft})
     if verdict.ok:
         update.update(finish(state, draft, verdict.citations, grounded=True, model=ctx.confidence))
+    emit(runtime, checked(verdict))
     return update
 
 

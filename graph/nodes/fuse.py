@@ -10,6 +10,7 @@ from langgraph.runtime import Runtime
 
 from sift.graph.context import AskContext
 from sift.graph.models import Evidence, Plan
+from sift.graph.progress import emit, fused
 from sift.graph.retrieval import (
     build_evidence,
     family_evidence,
@@ -59,6 +60,7 @@ async def fuse(state: AskState, runtime: Runtime[AskContext]) -> dict[str, Any]:
         return ev, idf
 
     evidence, idf = await asyncio.to_thread(work)
+    emit(runtime, fused(evidence))
     return {"evidence": reset(evidence), "idf": idf}
 
 

@@ -14,6 +14,7 @@ from sift.graph import llm
 from sift.graph.context import AskContext
 from sift.graph.models import Plan
 from sift.graph.planner import plan_question
+from sift.graph.progress import emit, planned
 from sift.graph.state import AskState, reset
 
 
@@ -28,6 +29,7 @@ async def planner(state: AskState, runtime: Runtime[AskContext]) -> dict[str, An
         plan, tokens, failed = await llm.plan_with_llm(ctx, question, history, rules)
     if plan.need_retrieval and hasattr(ctx.searcher, "warm"):
         await _warm(ctx, kb, state.get("tenant") or "default", plan)
+    emit(runtime, planned(plan))
     return {"plan": plan, "results": reset(), "evidence": reset(), "draft": None, "verdict": None, "answer": None,
             "rounds": 0, "fallbacks": 0, "tokens": tokens, "tried": [], "idf": {}, "started": time.time(),
             "tenant": state.get("tenant") or "default", "llm_failed": failed, "tool_protocol": None,

@@ -14,6 +14,7 @@ from langgraph.types import Send
 from sift.errors import SiftError, VectorsNotReady
 from sift.graph.context import AskContext
 from sift.graph.models import RetrieveTask
+from sift.graph.progress import emit, retrieved
 from sift.graph.retrieval import in_daemon_thread, plan_tasks, run_task, timed_result
 from sift.graph.state import AskState
 
@@ -48,4 +49,5 @@ async def retrieve(task: RetrieveTask, runtime: Runtime[AskContext]) -> dict[str
     except SiftError as exc:
         result = timed_result(t, started, [], exc.message)
     log.info("retrieve %s round %d: %d hits in %.0f ms", t.channel, t.round, result.size, result.elapsed_ms)
+    emit(runtime, retrieved(result))
     return {"results": [result]}
