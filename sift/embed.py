@@ -12,7 +12,7 @@ import os
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Protocol
 
 import numpy as np
 from sqlalchemy import Engine, Insert, Table, select
@@ -27,7 +27,6 @@ log = logging.getLogger(__name__)
 
 DEFAULT_LOCAL_MODEL = "all-MiniLM-L6-v2"
 KNOWN_OPENAI_DIMS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072, "text-embedding-ada-002": 1536}
-LongText = Literal["head", "mean"]
 _SQL_BATCH = 500
 
 
@@ -53,19 +52,14 @@ def normalise(vectors: np.ndarray) -> np.ndarray:
     return v / np.where(norms == 0, 1.0, norms)
 
 
-def windows(n_tokens: int, size: int) -> list[tuple[int, int]]:
-    """Consecutive, non-overlapping ``[start, end)`` token windows of at most ``size`` covering ``n_tokens``."""
-    return [(start, min(start + size, n_tokens)) for start in range(0, n_tokens, size)] or [(0, 0)]
-
-
 class LocalEmbedder:
     """all-MiniLM-L6-v2 (or another BERT sentence-transformers model directory) on CPU, loaded once per instance.
 
     Runs on ``sift.minilm.MiniLMEncoder`` (NumPy and the ``tokenizers`` package; no torch), whose vectors match
     sentence-transformers' to float32 rounding, so ``model_id`` names the model alone. Texts longer than the
     model's limit (256 word pieces) are embedded by their head (the first 256 tokens: for code, the signature,
-    docstring and start of the body) with ``long_text="head"``, or as the token-weighted mean of consecutive
-    254-token windows with ``long_text="mean"``.
+    docstring and start of the body); the vector channel reads the rest through windows of long chunks, cut by
+    ``sift.ingest.chunk`` and indexed apart.
 
     Queries go through the linear query adapter fitted for this model (``sift.query_adapter``) when one ships
     for its ``model_id``; documents never do. ``query_adapter=False`` embeds queries as the bare model does.
@@ -75,12 +69,9 @@ class LocalEmbedder:
         self,
         model_path: Path | None = None,
         batch_size: int = 64,
-        long_text: LongText = "head",
         threads: int | None = None,
         query_adapter: bool = True,
     ) -> None:
-        if long_text not in ("head", "mean"):
-            raise ValueError(f"long_text must be 'head' or 'mean', not {long_text!r}")
         from sift.minilm import MiniLMEncoder
         from sift.model_files import model_dir
 
@@ -89,10 +80,9 @@ class LocalEmbedder:
         self.model_path = path
         self.encoder = MiniLMEncoder(path)
         self.batch_size = batch_size
-        self.long_text: LongText = long_text
         self.max_tokens = self.encoder.max_tokens
         self._dim = self.encoder.dim
-        self.model_id = f"local:{name}" + ("" if long_text == "head" else "+mean")
+        self.model_id = f"local:{name}"
         # Batches of embed_documents run side by side, one core each (see sift.minilm.single_threaded_blas).
         self.threads = threads or min(_cpu_count(), 4)
         self.query_threads: int | None = None  # threads for embed_queries (None: one)
@@ -103,16 +93,6 @@ class LocalEmbedder:
     def dim(self) -> int:
         """Vector length."""
         return self._dim
-
-    def with_long_text(self, long_text: LongText) -> LocalEmbedder:
-        """A copy that shares the loaded model but embeds long texts with another strategy."""
-        if long_text not in ("head", "mean"):
-            raise ValueError(f"long_text must be 'head' or 'mean', not {long_text!r}")
-        twin = copy.copy(self)
-        twin.long_text = long_text
-        twin.model_id = self.model_id.removesuffix("+mean") + ("" if long_text == "head" else "+mean")
-        twin.query_adapter = adapter_for(twin.model_id) if self.use_query_adapter else None
-        return twin
 
     def without_query_adapter(self) -> LocalEmbedder:
         """A copy that shares the loaded model but embeds queries as the bare model does."""
@@ -132,8 +112,6 @@ class LocalEmbedder:
         """Embed ``texts`` in length-sorted batches; rows come back in input order."""
         if not texts:
             return np.zeros((0, self._dim), dtype=np.float32)
-        if self.long_text == "mean":
-            return self._embed_mean(texts)
         return self._encode(texts, self.threads)
 
     def embed_query(self, text: str) -> np.ndarray:
@@ -145,36 +123,14 @@ class LocalEmbedder:
         ``embed_documents`` gives, through the query adapter when there is one."""
         if not texts:
             return np.zeros((0, self._dim), dtype=np.float32)
-        if self.long_text == "mean":
-            vectors = self.embed_documents(list(texts))
-        else:
-            threads = max(1, min(self.query_threads or 1, len(texts)))
-            vectors = self.encoder(texts, batch_size=-(-len(texts) // threads), threads=threads)
+        threads = max(1, min(self.query_threads or 1, len(texts)))
+        vectors = self.encoder(texts, batch_size=-(-len(texts) // threads), threads=threads)
         return vectors if self.query_adapter is None else self.query_adapter.apply(vectors)
 
     def _encode(self, texts: Sequence[str], threads: int) -> np.ndarray:
         # Longest first in batches of batch_size, so each batch pads little; truncated to max_tokens.
         return self.encoder(texts, batch_size=self.batch_size, threads=threads)
 
-    def _embed_mean(self, texts: list[str]) -> np.ndarray:
-        size = self.max_tokens - 2  # room for [CLS] and [SEP]
-        pieces: list[str] = []
-        owner: list[int] = []
-        weight: list[int] = []
-        for i, (text, offsets) in enumerate(zip(texts, self.encoder.offsets(texts), strict=True)):
-            if len(offsets) <= size:
-                pieces.append(text)
-                owner.append(i)
-                weight.append(max(len(offsets), 1))
-                continue
-            for start, end in windows(len(offsets), size):
-                pieces.append(text[offsets[start][0] : offsets[end - 1][1]])
-                owner.append(i)
-                weight.append(end - start)
-        vectors = self._encode(pieces, self.threads) * np.asarray(weight, dtype=np.float32)[:, None]
-        sums = np.zeros((len(texts), self._dim), dtype=np.float32)
-        np.add.at(sums, np.asarray(owner), vectors)
-        return normalise(sums)
 
 
 def _cpu_count() -> int:

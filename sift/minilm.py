@@ -64,10 +64,6 @@ class MiniLMEncoder:
         return [[self.cls_id, *enc.ids[:keep], self.sep_id]
                 for enc in self.tokenizer.encode_batch(list(texts), add_special_tokens=False)]
 
-    def offsets(self, texts: Sequence[str]) -> list[list[tuple[int, int]]]:
-        """Character spans of every word piece of each text (no special tokens, no truncation)."""
-        return [enc.offsets for enc in self.tokenizer.encode_batch(list(texts), add_special_tokens=False)]
-
     def __call__(self, texts: Sequence[str], batch_size: int = 64, threads: int = 1) -> np.ndarray:
         """Normalised embeddings of ``texts`` (rows in input order), in batches of similar length."""
         return self.encode_ids(self.tokenize(texts), batch_size, threads)

@@ -17,10 +17,18 @@ The signals, computed when the answer is written (pure functions of the plan, th
 ``ConfidenceModel`` turns them into a probability that the answer is right, and the probability into a level.
 Its weights and the two thresholds are data (``sift.fitted.CONFIDENCE``), written by
 ``lab/fit/confidence.py`` from answer runs over the dev sets; the thresholds are set there so that ``high``
-answers were right at least 85% of the time, held out as well as fitted (with today's signals no cut does that,
-and ``high`` is 1.0: no retrieved answer is rated high). The rules that are no fit: a degraded run (a channel
-timed out, the LLM fell back) or an answer that lost unchecked parts is never ``high``; a not-found is ``low``
-with score 0.
+answers were right at least 85% of the time, held out as well as fitted. The rules that are no fit: a degraded
+run (a channel timed out, the LLM fell back) or an answer that lost unchecked parts is never ``high``; a not-found
+is ``low`` with score 0.
+
+What the fitted file gives today: ``medium`` from 0.2651, and ``high`` at 1.0, because no cut met the 85% (the
+fit writes 1.0 for "none"). The model's probability is below 0.851 for any signals (every weight is positive and
+each signal is bounded: ``margin`` by ``MAX_MARGIN``, the others by 1), so a retrieved answer is ``medium`` or
+``low``, never ``high``; ``high`` comes only from ``no_retrieval`` (a reply that needed no sources).
+``tests/unit/test_confidence.py`` holds this, so a refit that changes it says so. The ``high`` branches here and in
+``rating.py`` and the finish node stay: a refit may set the cut below 1.0, the API keeps ``high`` among its
+levels, and ``lab/fit/confidence.py`` collects its rows with a model whose ``high`` begins at 0, telling the
+answers these rules capped (degraded or partly removed) by their level.
 """
 
 from __future__ import annotations

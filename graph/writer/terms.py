@@ -96,14 +96,6 @@ def has_term(words: set[str], term: str) -> bool:
     return term in words or any(v in words for v in prefix_variants(term))
 
 
-_HYPHENATED = re.compile(r"\b([A-Za-z]+)-([A-Za-z]+)\b")
-
-
-def joined_compounds(question: str) -> dict[str, list[str]]:
-    """Hyphenated question words as one word, with their terms: "date-time" → ``{"datetime": [date, time]}``."""
-    return {f"{a}{b}".lower(): tokenize(f"{a} {b}") for a, b in _HYPHENATED.findall(question)}
-
-
 def stems_match(a: str, b: str) -> bool:
     """Two word forms of one stem: ``parse``/``parsers``, ``field``/``fields`` (a shared prefix all but at
     most two letters of the shorter word long)."""

@@ -4,7 +4,7 @@ Reads the pool ``lab/rerank/pool.py`` writes (``bench/out/rerank/pool.npz``: for
 question, the candidates fused search's channels retrieved, their features and gold labels), and writes
 ``bench/out/rerank/groups.jsonl``: one line per question with its project, its kind of pair, the question, and
 per candidate (the ``KEEP`` the committed ranker scores highest, and every one touching a gold span) its span,
-gold label, fused score and passage text (``sift.rerank.passage``:
+gold label, fused score and passage text (``encoder.passage``:
 path, first line and the lines that hold the question's words, within the model's window).
 
 The mined questions' sentences are blanked out of their targets first (``lab/train/cloze.py``), as in the
@@ -38,7 +38,7 @@ LAYERS = 4  # of MiniLM's six: 20 candidates within ~300 ms on 2 cores (lab/rera
 
 
 def info() -> Any:
-    from sift.rerank import RerankerInfo
+    from lab.rerank.encoder import RerankerInfo
 
     return RerankerInfo(LAYERS, MAX_TOKENS, QUESTION_TOKENS, "all-MiniLM-L6-v2", {})
 
@@ -101,11 +101,11 @@ def main() -> None:
     from tokenizers import Tokenizer
 
     from lab.fit import ranker as fr
+    from lab.rerank.encoder import passage
     from lab.rerank.pool import POOL
     from lab.train.make_pairs import load_packages
     from lab.train.pool_cache import load_pool
     from sift.model_files import model_dir
-    from sift.rerank import passage
     from sift.retrievers.ranker import active_weights, scores
 
     t0 = time.perf_counter()

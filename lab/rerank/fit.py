@@ -1,4 +1,4 @@
-"""Fit the cross-encoder (``sift/rerank.py``) on the pooled questions, resumably, and export the fitted file.
+"""Fit the cross-encoder (``lab/rerank/encoder.py``) on the pooled questions, resumably, and export the fitted file.
 
     .venv/bin/python lab/rerank/data.py               # once: the candidates' texts (bench/out/rerank/groups.jsonl)
     .venv/bin/python lab/rerank/fit.py                # fit (resumes from bench/out/rerank/checkpoint.pt)
@@ -107,7 +107,7 @@ class Model:
         self.sep = self.tokenizer.token_to_id("[SEP]")
 
     def batch(self, pairs: list[tuple[str, str]]) -> dict[str, Any]:
-        """Padded input tensors for ``(question, passage)`` pairs, cut as ``sift.rerank.CrossEncoder.encode`` does."""
+        """Padded input tensors for ``(question, passage)`` pairs, cut as ``encoder.CrossEncoder.encode`` does."""
         import torch
 
         rows, types = [], []
@@ -222,8 +222,8 @@ def evaluate(model: Model, groups: list[dict]) -> dict[str, dict[str, float]]:
 def export(groups: list[dict]) -> None:
     import torch
 
+    from lab.rerank.encoder import RerankerInfo, pack
     from sift.model_files import model_dir
-    from sift.rerank import RerankerInfo, pack
 
     state = torch.load(CHECKPOINT, weights_only=False)
     model = Model()

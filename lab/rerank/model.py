@@ -1,5 +1,5 @@
 """The cross-encoder in torch, for fitting: BERT, the mean of its last hidden states over the pair's tokens, and
-a linear head to one logit. ``sift.rerank.CrossEncoder`` computes the same in NumPy.
+a linear head to one logit. ``lab.rerank.encoder.CrossEncoder`` computes the same in NumPy.
 
 The mean, not the ``[CLS]`` state: all-MiniLM-L6-v2 was trained to mean-pool, so its mean state already tells
 passages apart on the first step, where its ``[CLS]`` state is nearly the same for every input.

@@ -22,7 +22,6 @@ from sift.embed import (
     embed_with_cache,
     make_embedder,
     normalise,
-    windows,
 )
 from sift.errors import UpstreamError
 
@@ -30,14 +29,6 @@ from sift.errors import UpstreamError
 @pytest.fixture(scope="session")
 def minilm() -> LocalEmbedder:
     return LocalEmbedder()
-
-
-@pytest.mark.parametrize(
-    ("n_tokens", "size", "expected"),
-    [(0, 254, [(0, 0)]), (10, 254, [(0, 10)]), (254, 254, [(0, 254)]), (600, 254, [(0, 254), (254, 508), (508, 600)])],
-)
-def test_windows_cover_tokens(n_tokens: int, size: int, expected: list[tuple[int, int]]) -> None:
-    assert windows(n_tokens, size) == expected
 
 
 def test_normalise_unit_rows_and_zero_rows() -> None:
@@ -74,7 +65,6 @@ def test_queries_go_through_the_adapter_and_documents_never(minilm: LocalEmbedde
     assert not np.allclose(minilm.embed_query(texts[0]), bare.embed_query(texts[0]), atol=1e-3)
     np.testing.assert_allclose(np.linalg.norm(minilm.embed_queries(texts), axis=1), 1.0, rtol=1e-5)
     assert minilm.model_id == bare.model_id  # documents indexed either way are the same vectors
-    assert minilm.with_long_text("mean").query_adapter is None  # fitted for head vectors only
     assert LocalEmbedder(query_adapter=False).query_adapter is None
 
 
@@ -102,22 +92,6 @@ def test_local_embedder_semantic_neighbour(minilm: LocalEmbedder) -> None:
     )
     q = minilm.embed_query("check that an auth token is valid")
     assert int(np.argmax(docs @ q)) == 0
-
-
-def test_local_embedder_long_text_modes(minilm: LocalEmbedder) -> None:
-    mean = minilm.with_long_text("mean")
-    head_part = "def validate_token(token):\n    '''Check a bearer token.'''\n"
-    long_text = head_part + "    step = compute_something_unrelated(42)\n" * 200
-    short = "a short text"
-    assert mean.model_id == "local:all-MiniLM-L6-v2+mean"
-    bare = minilm.without_query_adapter()  # the adapter is fitted for head vectors only
-    np.testing.assert_allclose(mean.embed_query(short), bare.embed_query(short), atol=1e-5)
-    head_vec, mean_vec = bare.embed_query(long_text), mean.embed_query(long_text)
-    assert abs(np.linalg.norm(mean_vec) - 1) < 1e-5
-    assert float(head_vec @ mean_vec) < 0.999  # the tail windows changed the vector
-    assert mean.with_long_text("head").model_id == minilm.model_id
-    with pytest.raises(ValueError):
-        minilm.with_long_text("tail")  # type: ignore[arg-type]
 
 
 class _Script:

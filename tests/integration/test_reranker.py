@@ -1,4 +1,4 @@
-"""The NumPy cross-encoder (sift.rerank) against its reference: the same weights in the torch model the fit
+"""The NumPy cross-encoder (lab/rerank/encoder.py) against its reference: the same weights in the torch model the fit
 trains (``lab/rerank/model.PairScorer``: transformers' BertModel, the mean of the pair's states, a linear head).
 
 The weights here are the packaged MiniLM's first four layers with a seeded head: what the fit starts from, with a
@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from lab.rerank.encoder import CrossEncoder, RerankerInfo, pack
 from sift.model_files import model_dir
-from sift.rerank import CrossEncoder, RerankerInfo, pack
 
 QUESTION = "How do I make an option that the user must always provide?"
 PASSAGES = [

@@ -100,28 +100,6 @@ def test_snippets_from_remembered_texts_match_the_database(searcher, monkeypatch
         fresh.close()
 
 
-def test_search_async_on_an_event_loop_matches_search(searcher):
-    import asyncio
-
-    s, _ = searcher
-    key = lambda r: [(h.chunk_id, h.start_line, h.end_line, round(h.score, 6)) for h in r.hits]  # noqa: E731
-    for channels in ("all", "vector", "bm25", ("bm25", "smart")):
-        expected = s.search("where is the token validated", Filters(kb="tiny"), k=5, channels=channels)
-
-        async def both(channels=channels):  # noqa: ANN202
-            return await asyncio.gather(*(s.search_async("where is the token validated", Filters(kb="tiny"), k=5,
-                                                          channels=channels) for _ in range(4)))
-
-        results = asyncio.run(both())
-        assert all(key(r) == key(expected) and r.snippets == expected.snippets for r in results)
-        if channels in ("all", "vector"):
-            assert results[0].timings_ms["vector"] > 0
-    with pytest.raises(InvalidQuery):
-        asyncio.run(s.search_async("", Filters(kb="tiny")))
-    with pytest.raises(NotFound):
-        asyncio.run(s.search_async("x", Filters(kb="tiny", tenant="nobody")))
-
-
 def test_vector_search_is_the_same_on_any_thread(searcher):
     from concurrent.futures import ThreadPoolExecutor
 

@@ -18,6 +18,7 @@ from sift.graph.writer.confidence import (
     is_copy,
     load_model,
     margin,
+    no_retrieval,
     places,
     share,
     signals,
@@ -165,3 +166,15 @@ def test_committed_weights_load_and_order_thresholds() -> None:
     assert set(data["weights"]) == set(FEATURES)
     assert 0.0 <= model.medium <= model.high <= 1.0
     assert 0.0 < model.probability({"margin": 1.0, "coverage": 1.0, "agreement": 1.0}) < 1.0
+
+
+def test_committed_model_rates_no_retrieved_answer_high() -> None:
+    """What ``confidence.py`` and docs/architecture.md say of the fitted file: its largest probability (each signal
+    at the end of its range that its weight favours) is below the ``high`` cut, so a retrieved answer is ``medium``
+    or ``low``; only a reply that needed no sources is ``high``. A refit that changes this must update both."""
+    model = load_model()
+    top = {f: (MAX_MARGIN if f == "margin" else 1.0) if w > 0 else 0.0 for f, w in zip(FEATURES, model.weights,
+                                                                                       strict=True)}
+    assert model.probability(top) < model.high == 1.0
+    assert model.level(model.probability(top)) == "medium"
+    assert no_retrieval().level == "high"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sift.rerank import dequantise, quantise, window
+from lab.rerank.encoder import dequantise, quantise, window
 
 LINES = ["def parse(argv):", "    a = 1", "    b = 2", "    if required:", "        raise MissingOption()",
          "    return a", "    # done"]

@@ -10,7 +10,6 @@ from sift.graph.writer.terms import (
     CEILING_KEY,
     has_term,
     is_generic,
-    joined_compounds,
     matched_terms,
     named_identifiers,
     query_tokens,
@@ -67,18 +66,6 @@ def test_has_term(words: set[str], term: str, expected: bool) -> None:
 ])
 def test_stems_match(a: str, b: str, expected: bool) -> None:
     assert stems_match(a, b) is expected
-
-
-@pytest.mark.parametrize(("question", "expected"), [
-    ("How is a date-time parsed?", {"datetime": ["date", "time"]}),
-    ("What is UTC-offset and Date-Time?", {"utcoffset": ["utc", "offset"], "datetime": ["date", "time"]}),
-    ("No hyphen here", {}),
-    ("", {}),
-    ("a - b", {}),  # a dash between spaces joins nothing
-    ("date-time and date-time", {"datetime": ["date", "time"]}),  # duplicates collapse
-])
-def test_joined_compounds(question: str, expected: dict[str, list[str]]) -> None:
-    assert joined_compounds(question) == expected
 
 
 @pytest.mark.parametrize(("identifiers", "expected"), [

@@ -1,7 +1,8 @@
 """A cross-encoder in NumPy: a question and a candidate passage read together, one relevance score out.
 
 The model is BERT sequence classification on all-MiniLM-L6-v2's weights, fitted for code and docs questions by
-``lab/rerank/fit.py`` and shipped as one file (``sift/fitted/reranker.npz``): its first ``layers`` transformer
+``lab/rerank/fit.py`` and stored as one file (``sift/fitted/reranker.npz``; not shipped, and no product path reads
+it: it has not beaten the ranker, ``lab/NOTEBOOK.md``): its first ``layers`` transformer
 layers and a linear head to one logit, every matrix stored as int8 with a float32 scale per output row
 and dequantised once at load, beside the BERT config and the tokenizer (``pack``), so the file is all it needs. The input is ``[CLS] question [SEP] passage [SEP]``, the passage as token type 1; the
 score is the head's logit over the mean of the last hidden states of the pair's tokens (``score``), higher is
