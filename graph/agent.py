@@ -23,7 +23,7 @@ from langgraph.runtime import Runtime
 from sift.chat import check_finished, describe
 from sift.graph import llm, prompts
 from sift.graph.context import AskContext
-from sift.graph.models import Evidence, Verdict
+from sift.graph.models import Draft, Evidence, Verdict
 from sift.graph.retrieval import build_evidence
 from sift.graph.state import AskState, reset
 from sift.graph.tool_protocol import parse_step, rejects_tools, repeats, step_schema, turn_messages
@@ -57,22 +57,38 @@ def route_writer(state: AskState, runtime: Runtime[AskContext]) -> Literal["agen
     return "agent" if use_agent(state, runtime) else writer(state, runtime)
 
 
-def degraded(state: AskState, reason: str, tokens: int) -> dict[str, Any]:
-    """The extractive answer instead of the model's, marked degraded; the model is set aside, ``reason`` says why.
+def _extractive(state: AskState) -> Draft:
+    return write_extractive(state["plan"], state.get("evidence") or [], state.get("idf") or {}, state["kb"])
+
+
+def degraded(state: AskState, reason: str, tokens: int, draft: Draft | None = None) -> dict[str, Any]:
+    """The extractive answer (``draft``, or written now) instead of the model's, marked degraded; the model is set
+    aside, ``reason`` says why.
 
     The draft keeps the extractive writer's own note: the routers branch on it (a not-found whose words the corpus
     lacks ends the search), so the run goes on exactly as the extractive mode's would."""
     log.warning("llm answer failed (%s); degrading to the extractive answer", reason)
-    draft = write_extractive(state["plan"], state.get("evidence") or [], state.get("idf") or {}, state["kb"])
+    draft = draft if draft is not None else _extractive(state)
     return {"draft": draft.model_copy(update={"degraded": True, "tokens": tokens}),
             "llm_failed": reason, "tokens": state.get("tokens", 0) + tokens}
 
 
-def failed_check(state: AskState, verdict: Verdict) -> dict[str, Any]:
-    """For a model's answer that failed the evidence check: the extractive answer, degraded with the checker's
-    first problem as the reason, and the model set aside for the rest of the question."""
-    shown = "; ".join(verdict.problems[:2]) or "no valid citation"
-    return degraded(state, f"the model's answer failed the evidence check ({shown}); extractive answer", 0)
+def set_aside(state: AskState, verdict: Verdict) -> dict[str, Any] | None:
+    """For a model's answer checked as written (``verdict``): None when it stands, else the extractive answer,
+    degraded with the reason, and the model set aside for the rest of the question.
+
+    It does not stand when it fails the evidence check, nor when the extractive writer finds no answer in the same
+    evidence: the model may word and choose what the evidence says, but not overrule the abstention rules
+    (``writer.abstention``), which a model that cites the closest evidence for a question it cannot answer would
+    otherwise turn into an answer."""
+    if not verdict.ok:
+        shown = "; ".join(verdict.problems[:2]) or "no valid citation"
+        return degraded(state, f"the model's answer failed the evidence check ({shown}); extractive answer", 0)
+    written = _extractive(state)
+    if written.not_found:
+        return degraded(state, "the model answered where the evidence supports no answer (the extractive writer "
+                               "finds none); extractive answer", 0, written)
+    return None
 
 
 async def _native_turn(ctx: AskContext, prompt: list[Any]) -> tuple[AIMessage, int]:

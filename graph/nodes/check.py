@@ -13,7 +13,7 @@ from sqlalchemy import select
 from sift.catalog import get_serving_kb
 from sift.db import visible_in
 from sift.db.tables import File
-from sift.graph.agent import failed_check
+from sift.graph.agent import set_aside
 from sift.graph.checker import FileFacts, check_draft
 from sift.graph.context import AskContext
 from sift.graph.models import DraftNote
@@ -45,9 +45,8 @@ async def check(state: AskState, runtime: Runtime[AskContext]) -> dict[str, Any]
         if plan.need_retrieval else {}
     update: dict[str, Any] = {}
     if draft.mode == "llm" and draft.confidence is None:  # the model's own words, before rating adds sift's
-        own = check_draft(draft, evidence, facts, plan.k_citations)
-        if not own.ok:  # the extractive answer instead, and the model set aside
-            failed = failed_check(state, own)
+        failed = set_aside(state, check_draft(draft, evidence, facts, plan.k_citations))
+        if failed is not None:  # the extractive answer instead, and the model set aside
             state = {**state, **failed}  # type: ignore[typeddict-item]  # what finish() reports as degraded
             draft = failed["draft"]
             update["llm_failed"] = failed["llm_failed"]

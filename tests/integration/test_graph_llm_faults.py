@@ -166,6 +166,22 @@ def test_a_failed_model_answer_keeps_the_extractive_runs_course(env) -> None:
     assert len(llm.requests) == 1  # the model, set aside after its failure, writes nothing more
 
 
+def test_a_checked_model_answer_does_not_overrule_the_abstention(env) -> None:
+    """A model answer whose citations hold is still set aside where the extractive writer finds no answer in the
+    same evidence: the run ends with the extractive mode's not-found, degraded with the reason."""
+    question = "How does the guide configure the zeppelin quaternion cache?"
+
+    def plausible(body: dict[str, Any]) -> dict[str, Any]:
+        return {"content": {"answer": "The guide describes this [1].", "citations": [{"evidence_id": 1}],
+                            "not_found": False}}
+
+    with ScriptedLLM([plausible], default=plausible) as llm:
+        answer, _ = _ask(env, llm, question=question, llm_roles="writer")
+    plain = _extractive(env, question)
+    assert plain.text.startswith("Not found") and answer.text == plain.text and answer.citations == []
+    assert any("supports no answer" in r for r in answer.degraded_reasons), answer.degraded_reasons
+
+
 def test_a_model_answer_must_mark_what_it_cites(env) -> None:
     """Citations a model lists but its text never marks support nothing: the answer fails the check."""
     def unmarked(body: dict[str, Any]) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from sift.graph import agent
-from sift.graph.models import Draft, DraftNote, Plan
+from sift.graph.models import Draft, DraftNote, Plan, Verdict
 from sift.graph.nodes.check import searched_enough
 from sift.graph.nodes.finish import degraded_reasons
 
@@ -46,3 +46,22 @@ def test_the_model_failure_is_the_reason_given() -> None:
     assert degraded_reasons(_state(llm_failed=REASON), draft) == [f"llm: {REASON}"]  # type: ignore[arg-type]
     assert degraded_reasons(_state(), draft) == ["llm: failed"]  # type: ignore[arg-type]
     assert degraded_reasons(_state(llm_failed=REASON), draft, model=False) == []  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("ok", "extractive_found", "stands"), [
+    (True, True, True),  # checked, and the evidence holds an answer: the model's words stand
+    (True, False, False),  # checked, but the extractive writer abstains on the same evidence: not the model's call
+    (False, True, False),  # failed the check
+    (False, False, False),
+])
+def test_a_model_answer_stands_only_checked_and_where_the_evidence_holds_an_answer(
+        monkeypatch, ok: bool, extractive_found: bool, stands: bool) -> None:
+    written = Draft(text="x" if extractive_found else "Not found.", not_found=not extractive_found,
+                    note=None if extractive_found else DraftNote.ABSENT_FROM_CORPUS)
+    monkeypatch.setattr(agent, "write_extractive", lambda *args: written)
+    verdict = Verdict(ok=ok, valid=[1] if ok else [], problems=[] if ok else ["[1] names no evidence"])
+    update = agent.set_aside(_state(), verdict)  # type: ignore[arg-type]
+    assert (update is None) is stands
+    if update is not None:
+        assert update["draft"].text == written.text and update["draft"].note == written.note
+        assert ("failed the evidence check" in update["llm_failed"]) is (not ok)
